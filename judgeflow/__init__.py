@@ -1,0 +1,51 @@
+"""judgeflow: LLM-as-judge hallucination detection with routed, claim-level judging.
+
+Labels everywhere: 1 = hallucination/error, 0 = none found, None = unscored.
+"""
+
+from .backends import Backend, LLMJudge, make_backend
+from .baselines import LexicalJudge
+from .claims import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
+from .criteria import Criterion, list_criteria, load_criterion
+from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
+from .items import Item, load_items, read_items
+from .judge import Judge, judge
+from .llm import LLMClient, make_client
+from .results import ClaimResult, Judgment, TraceEntry, Usage
+from .workflow import JudgeContext, JudgeState, build_graph
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Backend",
+    "Claim",
+    "ClaimCheck",
+    "ClaimChecks",
+    "ClaimResult",
+    "Claims",
+    "ConfigError",
+    "Criterion",
+    "CriterionError",
+    "InvalidItemError",
+    "Item",
+    "Judge",
+    "JudgeContext",
+    "JudgeState",
+    "JudgeflowError",
+    "Judgment",
+    "LLMClient",
+    "LLMError",
+    "LLMJudge",
+    "LexicalJudge",
+    "SingleJudgment",
+    "TraceEntry",
+    "Usage",
+    "build_graph",
+    "judge",
+    "list_criteria",
+    "load_criterion",
+    "load_items",
+    "make_backend",
+    "make_client",
+    "read_items",
+]

@@ -1,0 +1,50 @@
+"""Pure aggregation: claim verdicts -> 1 / 0 by the whole-answer rule, in code, not by the model.
+
+The rule: label 1 iff any claim's verdict is one of the criterion's error verdicts. A correct
+core does not excuse a wrong detail elsewhere. An answer with no checkable claims is 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from .claims import Claim, ClaimCheck
+from .criteria import Criterion
+from .results import ClaimResult
+
+
+def merge(claims: Sequence[Claim], checks: Sequence[ClaimCheck], criterion: Criterion) -> list[ClaimResult]:
+    """Join claims with their checks (by id) into result records."""
+    by_id = {c.claim_id: c for c in checks}
+    out = []
+    for claim in claims:
+        check = by_id.get(claim.id)
+        out.append(
+            ClaimResult(
+                id=claim.id,
+                text=claim.text,
+                kind=claim.kind,
+                verdict=check.verdict if check else None,
+                error=bool(check and check.verdict in criterion.error_verdicts),
+                basis=check.basis if check else None,
+                evidence=check.evidence if check else "",
+                reason=check.reason if check else "",
+            )
+        )
+    return out
+
+
+def aggregate(claims: Sequence[ClaimResult], criterion: Criterion) -> tuple[Literal[0, 1] | None, str]:
+    """Return (label, reason). None if any claim is left without a verdict."""
+    if not claims:
+        return 0, "no checkable claims in the answer (e.g. a refusal or a hedge)"
+    unchecked = [c.id for c in claims if c.verdict is None]
+    if unchecked:
+        return None, f"claims {unchecked} have no verdict"
+    errors = [c for c in claims if c.verdict in criterion.error_verdicts]
+    if errors:
+        first = errors[0]
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        return 1, f"claim {first.id} is {first.verdict}: {first.text}{more}"
+    return 0, f"all {len(claims)} claims pass ({', '.join(sorted({c.verdict or '' for c in claims}))})"

@@ -1,0 +1,131 @@
+"""Judge backends: what the graph's decompose / check / single nodes call.
+
+`LLMJudge` renders the criterion's prompts and asks a model through `llm.LLMClient`; the
+offline judges in `baselines` implement the same three steps without a model. `make_backend`
+picks one from a "provider/model" string.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Protocol
+
+from .claims import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
+from .criteria import Criterion
+from .delimit import documents, neutralize, tag
+from .items import Item
+from .results import TraceEntry, Usage
+
+DEFAULT_MODEL_ENV = "JUDGEFLOW_MODEL"
+OFFLINE_MODEL = "baseline/lexical"
+
+
+class Backend(Protocol):
+    """The three steps a judge can take. Each may raise LLMError (-> the item is unscored)."""
+
+    model: str
+
+    @property
+    def fingerprint(self) -> str:
+        """Everything about the backend that changes its verdicts (for cache keys)."""
+        ...
+
+    async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]: ...
+
+    async def check(
+        self, item: Item, criterion: Criterion, claims: list[Claim], usage: Usage, trace: list[TraceEntry]
+    ) -> list[ClaimCheck]: ...
+
+    async def single(
+        self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]
+    ) -> tuple[list[Claim], list[ClaimCheck]]: ...
+
+
+def prompt_fields(item: Item, claims: list[Claim] | None = None) -> dict[str, str]:
+    """The item's texts, each delimited and neutralised, ready for a criterion prompt."""
+    fields = {
+        "question": tag("question", item.question),
+        "answer": tag("answer", item.answer),
+        "reference": tag("reference", item.reference),
+        "source": documents(item.source) if item.source else tag("source", None),
+        "spec": tag("spec", item.spec),
+    }
+    if claims is not None:
+        inner = "\n".join(f'<claim id="{c.id}">{neutralize(c.text)}</claim>' for c in claims)
+        fields["claims"] = f"<claims>\n{inner}\n</claims>"
+    return fields
+
+
+class LLMJudge:
+    """A judge that asks a model, one typed call per step."""
+
+    def __init__(self, client: Any, *, max_claims_per_check: int = 25) -> None:
+        self.client = client
+        self.model: str = client.model
+        self.max_claims_per_check = max_claims_per_check
+
+    @property
+    def fingerprint(self) -> str:
+        c = self.client
+        return f"{c.model}|t={c.temperature}|mt={c.max_tokens}|chunk={self.max_claims_per_check}"
+
+    def _messages(self, criterion: Criterion, key: str, fields: dict[str, str]) -> list[dict[str, Any]]:
+        return [
+            {"role": "system", "content": criterion.prompts.system.strip()},
+            {"role": "user", "content": criterion.render(key, fields).strip()},
+        ]
+
+    def _context(self, criterion: Criterion, **more: Any) -> dict[str, Any]:
+        return {"verdicts": list(criterion.verdicts), "bases": list(criterion.bases),
+                "fact_kinds": criterion.fact_kinds, **more}
+
+    async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
+        result = await self.client.ask(
+            Claims, self._messages(criterion, "decompose", prompt_fields(item)),
+            context=self._context(criterion), usage=usage, trace=trace, step="decompose",
+        )
+        return result.claims
+
+    async def check(
+        self, item: Item, criterion: Criterion, claims: list[Claim], usage: Usage, trace: list[TraceEntry]
+    ) -> list[ClaimCheck]:
+        checks: list[ClaimCheck] = []
+        n = self.max_claims_per_check
+        for start in range(0, len(claims), n):  # very long claim lists are split
+            chunk = claims[start : start + n]
+            result = await self.client.ask(
+                ClaimChecks, self._messages(criterion, "check", prompt_fields(item, chunk)),
+                context=self._context(criterion, claim_ids=[c.id for c in chunk]),
+                usage=usage, trace=trace, step="check",
+            )
+            checks.extend(result.checks)
+        return checks
+
+    async def single(
+        self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]
+    ) -> tuple[list[Claim], list[ClaimCheck]]:
+        result = await self.client.ask(
+            SingleJudgment, self._messages(criterion, "single", prompt_fields(item)),
+            context=self._context(criterion), usage=usage, trace=trace, step="single",
+        )
+        return result.split()
+
+
+def default_model() -> str:
+    """The model to use when none is given: $JUDGEFLOW_MODEL, else the offline judge."""
+    return os.environ.get(DEFAULT_MODEL_ENV) or OFFLINE_MODEL
+
+
+def make_backend(model: str | None = None, **client_kwargs: Any) -> Backend:
+    """A backend for "provider/model": baseline/* offline judges, or an LLM via `llm.make_client`."""
+    from .llm import make_client, parse_model
+
+    model = model or default_model()
+    provider, name = parse_model(model)
+    if provider == "baseline":
+        from .baselines import make_baseline
+
+        return make_baseline(name, **{k: v for k, v in client_kwargs.items() if k in ("threshold",)})
+    chunk = client_kwargs.pop("max_claims_per_check", 25)
+    client_kwargs.pop("threshold", None)
+    return LLMJudge(make_client(model, **client_kwargs), max_claims_per_check=chunk)

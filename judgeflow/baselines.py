@@ -1,0 +1,225 @@
+"""Offline judges that need no model: floors to compare LLM judges with.
+
+`baseline/lexical` follows the same graph as an LLM judge: sentence/clause claims, each
+compared with the reference, source or spec by content-word overlap and by its concrete facts
+(numbers and dates, capitalised names, negation), with verdicts in the criterion's vocabulary.
+It is deterministic, fast and free, and it is what `judgeflow run` uses when no model is set.
+It has no world knowledge: in factual mode a claim it cannot match is `unverifiable`, except
+that a claim sharing almost nothing with a short reference is counted as contradicting it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+from .claims import Claim, ClaimCheck
+from .criteria import Criterion
+from .errors import ConfigError
+from .items import Item
+from .results import TraceEntry, Usage
+
+Outcome = Literal["supported", "conflict", "missing", "weak"]
+
+_STOP = set(
+    """a an the and or but if then than so of to in on at by for with from as into onto over under
+    is are was were be been being am do does did done have has had having it its it's this that these
+    those there here their they them he she his her him we us our you your i me my mine who whom whose
+    which what when where why how not no nor yes can could would should will shall may might must
+    also just very more most much many some any all each every both either neither such only own same
+    too s t about after before because while during between through up down out off again further once
+    one ones something someone anything nothing
+    и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне
+    было вот от меня еще нет о из ему теперь когда даже ну ли если уже или ни быть был него до вас
+    нибудь опять уж вам ведь там потом себя ничего ей может они тут где есть надо ней для мы тебя их
+    чем была сам чтоб без будто чего раз тоже себе под будет ж тогда кто этот того потому этого какой
+    совсем ним здесь этом один почти мой тем чтобы нее сейчас были куда зачем всех никогда можно при
+    наконец два об другой хоть после над больше тот через эти нас про всего них какая много разве три
+    эту моя впрочем хорошо свою этой перед иногда лучше чуть том нельзя такой им более всегда конечно
+    всю между это""".split()
+)
+_NEG = {"not", "no", "never", "none", "nobody", "nothing", "cannot", "can't", "isn't", "don't", "doesn't",
+        "didn't", "won't", "wasn't", "aren't", "weren't", "не", "нет", "никогда", "ни"}
+_REFUSALS = re.compile(
+    r"^\s*(i have no comment|no comment|i don'?t know|i do not know|unknown|i'?m not sure|"
+    r"i cannot answer|i can'?t answer|не знаю|без комментариев)\W*$",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_NUM = re.compile(r"\d+(?:[.,]\d+)?")
+_SENT = re.compile(r"(?<=[.!?;])\s+(?=[\"'«(]?[A-ZА-ЯЁ0-9])|\n+")
+_YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
+_MONTHS = re.compile(
+    r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b", re.I
+)
+
+
+def _stem(w: str) -> str:
+    w = w.lower().replace("’", "'")
+    for suf in ("'s", "ing", "edly", "ed", "es", "ly", "s", "ая", "ое", "ые", "ий", "ый", "ой", "ом", "ах", "ов", "ей", "а", "у", "е", "и", "ы", "ь"):
+        if w.endswith(suf) and len(w) - len(suf) >= 4:
+            return w[: -len(suf)]
+    return w[:8]
+
+
+def _content(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text) if w.lower() not in _STOP and not w.isdigit()}
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", ".").rstrip("0").rstrip(".") if "." in n or "," in n else n for n in _NUM.findall(text)}
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words not at a sentence start (a rough proper-noun detector)."""
+    out = set()
+    for sent in _SENT.split(text):
+        words = _WORD.findall(sent)
+        for w in words[1:]:
+            if w[:1].isupper() and w.lower() not in _STOP:
+                out.add(_stem(w))
+    return out
+
+
+def _negated(text: str) -> bool:
+    words = {w.lower() for w in _WORD.findall(text)}
+    return bool(words & _NEG) or "n't" in text.lower()
+
+
+def split_claims(answer: str) -> list[Claim]:
+    """Sentences (and ;-clauses) with some content; none for a refusal."""
+    text = unicodedata.normalize("NFC", answer).strip()
+    if not text or _REFUSALS.match(text):
+        return []
+    parts = [p.strip() for p in _SENT.split(text) if p and p.strip()]
+    claims = []
+    for p in parts:
+        if not _content(p) and not _numbers(p):
+            continue
+        kind = "date" if (_YEAR.search(p) or _MONTHS.search(p)) else "number" if _NUM.search(p) else "name" if _names(p) else "other"
+        claims.append(Claim(id=f"c{len(claims) + 1}", text=p, kind=kind))
+    return claims
+
+
+@dataclass
+class _Evidence:
+    text: str
+    sentences: list[str]
+    content: set[str]
+    numbers: set[str]
+    names: set[str]
+    short: bool
+
+
+def _evidence(item: Item, criterion: Criterion) -> tuple[str, _Evidence]:
+    for f in criterion.evidence_fields:
+        text = item.source_text if f == "source" else getattr(item, f)
+        if text:
+            sents = [s for s in _SENT.split(text) if s.strip()] or [text]
+            return f, _Evidence(text, sents, _content(text), _numbers(text), _names(text), len(_WORD.findall(text)) <= 40)
+    return "none", _Evidence("", [], set(), set(), set(), True)
+
+
+def _best_sentence(claim_words: set[str], ev: _Evidence) -> str:
+    best, score = "", 0
+    for s in ev.sentences:
+        overlap = len(claim_words & _content(s))
+        if overlap > score:
+            best, score = s.strip(), overlap
+    return best[:300]
+
+
+class LexicalJudge:
+    """Deterministic content-overlap and concrete-fact judge (`baseline/lexical`)."""
+
+    def __init__(self, *, threshold: float = 0.5, low: float = 0.15) -> None:
+        self.model = "baseline/lexical"
+        self.threshold = threshold
+        self.low = low
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{self.model}|v1|t={self.threshold}|low={self.low}"
+
+    async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
+        return split_claims(item.answer)
+
+    async def check(
+        self, item: Item, criterion: Criterion, claims: list[Claim], usage: Usage, trace: list[TraceEntry]
+    ) -> list[ClaimCheck]:
+        basis, ev = _evidence(item, criterion)
+        verdicts = _verdict_names(criterion)
+        checks = []
+        for claim in claims:
+            outcome, reason = self._outcome(claim.text, ev, criterion)
+            verdict = verdicts[outcome]
+            words = _content(claim.text)
+            checks.append(ClaimCheck(
+                claim_id=claim.id, verdict=verdict,
+                basis=basis if outcome != "weak" and basis in criterion.bases else "none",
+                evidence=_best_sentence(words, ev) if outcome in ("supported", "conflict") else "",
+                reason=reason,
+            ))
+        return checks
+
+    async def single(
+        self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]
+    ) -> tuple[list[Claim], list[ClaimCheck]]:
+        claims = await self.decompose(item, criterion, usage, trace)
+        return claims, await self.check(item, criterion, claims, usage, trace)
+
+    def _outcome(self, claim: str, ev: _Evidence, criterion: Criterion) -> tuple[Outcome, str]:
+        words = _content(claim)
+        overlap = len(words & ev.content) / len(words) if words else 1.0
+        nums = _numbers(claim)
+        missing_nums = nums - ev.numbers
+        missing_names = _names(claim) - ev.content - ev.names
+        if missing_nums and ev.numbers:
+            return "conflict", f"states {sorted(missing_nums)} where the evidence has {sorted(ev.numbers)[:5]}"
+        strict = criterion.mode == "faithfulness" or "knowledge" not in criterion.bases
+        if ev.short and overlap >= self.threshold and _negated(claim) != _negated(ev.text):
+            return "conflict", "same content as the reference with the opposite polarity (negation)"
+        if overlap >= self.threshold and not missing_nums and not (strict and missing_names):
+            return "supported", f"{overlap:.0%} of its content words appear in the evidence"
+        if missing_nums or missing_names:
+            what = sorted(missing_nums | missing_names)[:5]
+            if strict:
+                return "missing", f"concrete details {what} are not in the evidence"
+            if ev.short and overlap < self.low:
+                return "conflict", f"shares {overlap:.0%} of its content with the reference and names {what}, which it lacks"
+            return "weak", f"concrete details {what} cannot be checked offline"
+        if strict:
+            return "missing", f"only {overlap:.0%} of its content words appear in the evidence"
+        if ev.short and overlap < self.low:
+            return "conflict", f"shares only {overlap:.0%} of its content with the reference"
+        return "weak", f"{overlap:.0%} content overlap; cannot be settled without world knowledge"
+
+
+_ROLE_NAMES: dict[Outcome, tuple[str, ...]] = {
+    "supported": ("supported", "complies", "faithful", "correct"),
+    "conflict": ("contradicted", "violates_spec", "false_fact", "incorrect"),
+    "missing": ("not_found", "not_in_reference", "unsupported", "extra", "unverifiable"),
+    "weak": ("unverifiable", "extra", "not_found", "not_in_reference", "unsupported"),
+}
+
+
+def _verdict_names(criterion: Criterion) -> dict[Outcome, str]:
+    out: dict[Outcome, str] = {}
+    for role, names in _ROLE_NAMES.items():
+        found = next((n for n in names if n in criterion.verdicts), None)
+        if found is None:
+            raise ConfigError(
+                f"the offline baseline cannot map its '{role}' outcome onto criterion "
+                f"{criterion.name!r} verdicts {list(criterion.verdicts)}; name a verdict one of {names}"
+            )
+        out[role] = found
+    return out
+
+
+def make_baseline(name: str, **kwargs: float) -> LexicalJudge:
+    """`baseline/<name>` -> an offline judge."""
+    if name == "lexical":
+        return LexicalJudge(**kwargs)
+    raise ConfigError(f"unknown offline judge 'baseline/{name}'; available: baseline/lexical")

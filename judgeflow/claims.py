@@ -1,0 +1,130 @@
+"""The typed records exchanged with the judge model, with validators that make Instructor re-ask.
+
+`Claims` is what decomposition returns; `ClaimChecks` is what checking returns for ALL claims of
+an item in one call. Its validator (given the expected claim ids, the criterion's verdicts and
+bases in the validation context) rejects a gap, a duplicate, or a verdict outside the
+vocabulary, so Instructor sends the error back to the model and asks again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+
+
+class Claim(BaseModel):
+    """One short, self-contained claim taken from the answer."""
+
+    id: str = Field(description="Claim id: c1, c2, ...")
+    text: str = Field(description="The claim, in the answer's own language.")
+    kind: str = Field(default="other", description="The kind of fact the claim states.")
+
+    @field_validator("text")
+    @classmethod
+    def _not_empty(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("claim text must not be empty")
+        return v.strip()
+
+
+class Claims(BaseModel):
+    """The answer split into claims. Empty for a refusal or an answer with no factual content."""
+
+    claims: list[Claim] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_ids(self, info: ValidationInfo) -> Claims:
+        ids = [c.id for c in self.claims]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"claim ids must be unique; repeated: {dupes}")
+        kinds = (info.context or {}).get("fact_kinds")
+        if kinds:
+            for c in self.claims:
+                if c.kind not in kinds:
+                    c.kind = "other"
+        return self
+
+
+class ClaimCheck(BaseModel):
+    """The verdict on one claim, with what it rests on."""
+
+    claim_id: str = Field(description="The id of the claim being checked.")
+    verdict: str = Field(description="One verdict from the criterion's list.")
+    basis: str = Field(description="What settled the verdict: reference, source, spec, knowledge or none.")
+    evidence: str = Field(default="", description="A short verbatim quote from the evidence, or empty.")
+    reason: str = Field(default="", description="One sentence explaining the verdict.")
+
+
+def _validate_checks(checks: list[Any], context: dict[str, Any], id_attr: str) -> None:
+    verdicts = context.get("verdicts")
+    bases = context.get("bases")
+    problems: list[str] = []
+    for c in checks:
+        if verdicts and c.verdict not in verdicts:
+            problems.append(f"{getattr(c, id_attr)}: verdict {c.verdict!r} is not one of {list(verdicts)}")
+        if bases and c.basis not in bases:
+            problems.append(f"{getattr(c, id_attr)}: basis {c.basis!r} is not one of {list(bases)}")
+    expected = context.get("claim_ids")
+    if expected is not None:
+        got = [getattr(c, id_attr) for c in checks]
+        missing = [i for i in expected if i not in got]
+        extra = sorted({i for i in got if i not in expected})
+        dupes = sorted({i for i in got if got.count(i) > 1})
+        if missing:
+            problems.append(f"no verdict for claim ids {missing}; answer every claim exactly once")
+        if dupes:
+            problems.append(f"claim ids {dupes} were answered more than once; answer each exactly once")
+        if extra:
+            problems.append(f"claim ids {extra} do not exist; use only {list(expected)}")
+    if problems:
+        raise ValueError("; ".join(problems))
+
+
+class ClaimChecks(BaseModel):
+    """Verdicts for every claim of one item: each claim id exactly once."""
+
+    checks: list[ClaimCheck]
+
+    @model_validator(mode="after")
+    def _complete(self, info: ValidationInfo) -> ClaimChecks:
+        _validate_checks(self.checks, info.context or {}, "claim_id")
+        return self
+
+
+class JudgedClaim(BaseModel):
+    """A claim with its verdict: the one-call (`single`) strategy's record."""
+
+    id: str = Field(description="Claim id: c1, c2, ...")
+    text: str = Field(description="The claim, in the answer's own language.")
+    kind: str = Field(default="other", description="The kind of fact the claim states.")
+    verdict: str = Field(description="One verdict from the criterion's list.")
+    basis: str = Field(description="What settled the verdict.")
+    evidence: str = Field(default="", description="A short verbatim quote from the evidence, or empty.")
+    reason: str = Field(default="", description="One sentence explaining the verdict.")
+
+
+class SingleJudgment(BaseModel):
+    """The answer's claims, each with its verdict, from one call."""
+
+    claims: list[JudgedClaim] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _valid(self, info: ValidationInfo) -> SingleJudgment:
+        ctx = dict(info.context or {})
+        ids = [c.id for c in self.claims]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"claim ids must be unique; repeated: {dupes}")
+        ctx.pop("claim_ids", None)
+        _validate_checks(self.claims, ctx, "id")
+        return self
+
+    def split(self) -> tuple[list[Claim], list[ClaimCheck]]:
+        claims = [Claim(id=c.id, text=c.text, kind=c.kind) for c in self.claims]
+        checks = [
+            ClaimCheck(claim_id=c.id, verdict=c.verdict, basis=c.basis, evidence=c.evidence, reason=c.reason)
+            for c in self.claims
+        ]
+        return claims, checks

@@ -1,0 +1,181 @@
+"""Criteria as data: one TOML file per criterion, validated when loaded.
+
+A criterion says what is checked (the fields it requires), its verdict vocabulary,
+which verdicts are errors, what each claim may be checked against (its bases), the
+concrete fact kinds that count, and the prompts. `load_criterion` accepts a shipped
+name (`factual_correctness`) or a path to a user's own file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+import tomllib
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import CriterionError
+
+Basis = Literal["reference", "source", "spec", "knowledge", "none"]
+EVIDENCE_FIELDS = ("reference", "source", "spec")
+ITEM_FIELDS = ("question", "answer", *EVIDENCE_FIELDS)
+#: placeholders filled by judgeflow itself rather than from the item
+COMPUTED = ("claims", "verdict_guide", "fact_kinds", "bases")
+MODE_DEFAULTS = {
+    "factual": "factual_correctness",
+    "faithfulness": "source_faithfulness",
+    "spec": "spec_compliance",
+}
+
+
+class Prompts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    system: str
+    """System message: the role and the criterion; untrusted text never goes here."""
+    decompose: str
+    """Split the answer into claims."""
+    check: str
+    """Check all claims of one item in one call."""
+    single: str
+    """One-call strategy: claims and verdicts together."""
+
+
+class Criterion(BaseModel):
+    """A judging criterion loaded from a TOML file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str
+    mode: Literal["factual", "faithfulness", "spec"]
+    requires: list[str]
+    """Item fields that must be present (besides `answer`, always required)."""
+    optional: list[str] = Field(default_factory=list)
+    """Item fields used when present."""
+    verdicts: dict[str, str]
+    """verdict -> what it means (shown to the judge)."""
+    error_verdicts: list[str]
+    """Verdicts that make the whole answer a hallucination (label 1)."""
+    bases: list[Basis]
+    """What a claim may be checked against, in order of precedence."""
+    fact_kinds: list[str]
+    """Kinds of concrete, checkable facts a claim can state."""
+    prompts: Prompts
+    path: str = ""
+    """Where the criterion was loaded from."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Criterion:
+        for f in (*self.requires, *self.optional):
+            if f not in ITEM_FIELDS:
+                raise ValueError(f"field {f!r} in requires/optional is not an item field {ITEM_FIELDS}")
+        unknown = [v for v in self.error_verdicts if v not in self.verdicts]
+        if unknown:
+            raise ValueError(f"error_verdicts {unknown} are not among verdicts {list(self.verdicts)}")
+        allowed = {"answer", *self.requires, *self.optional, *COMPUTED}
+        for key in ("system", "decompose", "check", "single"):
+            text = getattr(self.prompts, key)
+            for _, field, _, _ in string.Formatter().parse(text):
+                if field is None:
+                    continue
+                if field not in allowed:
+                    raise ValueError(
+                        f"prompts.{key} uses {{{field}}}, which is not in requires/optional "
+                        f"or one of {COMPUTED}; allowed here: {sorted(allowed)}"
+                    )
+        return self
+
+    @property
+    def evidence_fields(self) -> list[str]:
+        return [f for f in (*self.requires, *self.optional) if f in EVIDENCE_FIELDS]
+
+    @property
+    def fingerprint(self) -> str:
+        """A hash of everything that determines the judge's behaviour (for caches)."""
+        data = self.model_dump_json(exclude={"path"})
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+    def verdict_guide(self) -> str:
+        lines = []
+        for v, meaning in self.verdicts.items():
+            tag = " (an error)" if v in self.error_verdicts else " (not an error)"
+            lines.append(f"- {v}{tag}: {meaning.strip()}")
+        return "\n".join(lines)
+
+    def render(self, key: str, fields: dict[str, str]) -> str:
+        """Fill prompt `key` with already-delimited field texts."""
+        values = {
+            "verdict_guide": self.verdict_guide(),
+            "fact_kinds": ", ".join(self.fact_kinds),
+            "bases": ", ".join(self.bases),
+            **fields,
+        }
+        return string.Formatter().vformat(getattr(self.prompts, key), (), _Defaulting(values))
+
+
+class _Defaulting(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: str) -> str:
+        return "(none given)"
+
+
+def criteria_dirs() -> list[Path]:
+    """Where shipped criteria live: inside the wheel, else the repository checkout."""
+    dirs = []
+    packaged = Path(str(files("judgeflow"))) / "criteria"
+    if packaged.is_dir():
+        dirs.append(packaged)
+    repo = Path(__file__).resolve().parents[1] / "criteria"
+    if repo.is_dir():
+        dirs.append(repo)
+    return dirs
+
+
+def list_criteria() -> list[str]:
+    names: set[str] = set()
+    for d in criteria_dirs():
+        names.update(p.stem for p in d.glob("*.toml"))
+    return sorted(names)
+
+
+def load_criterion(name_or_path: str | Path) -> Criterion:
+    """Load a shipped criterion by name, or a user's criterion file by path.
+
+    Raises:
+        CriterionError: unknown name, unreadable TOML, or a file that fails validation.
+    """
+    text = str(name_or_path)
+    p = Path(text)
+    if p.suffix == ".toml" or p.exists() or "/" in text:
+        if not p.is_file():
+            raise CriterionError("no such criterion file", path=text)
+        return _load_file(str(p.resolve()))
+    for d in criteria_dirs():
+        candidate = d / f"{text}.toml"
+        if candidate.is_file():
+            return _load_file(str(candidate))
+    raise CriterionError(
+        f"unknown criterion {text!r}; shipped criteria: {', '.join(list_criteria())} "
+        "(or give the path to your own .toml file)"
+    )
+
+
+@lru_cache(maxsize=64)
+def _load_file(path: str) -> Criterion:
+    try:
+        data: dict[str, Any] = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise CriterionError(f"not valid TOML: {e}", path=path) from None
+    try:
+        return Criterion(**data, path=path)
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = ".".join(str(x) for x in err["loc"]) or None
+        raise CriterionError(
+            f"{key + ': ' if key else ''}{err['msg']} ({len(e.errors())} problem(s) in all)",
+            path=path, key=key,
+        ) from None

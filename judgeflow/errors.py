@@ -1,0 +1,59 @@
+"""Exceptions raised by judgeflow.
+
+    JudgeflowError            base: the CLI prints its message and exits 2
+    ├── InvalidItemError      an input row is unusable (.path, .line, .field)
+    ├── CriterionError        a criterion is unknown or malformed (.path, .key)
+    ├── ConfigError           a model string, provider or option is invalid
+    └── LLMError              the judge model failed after retries (.attempts, .last_reply)
+
+A judge failure is never a verdict: an item whose judge raised LLMError is recorded
+as unscored (label None) with the message as its reason.
+"""
+
+from __future__ import annotations
+
+
+class JudgeflowError(Exception):
+    """Base class for every error judgeflow raises on purpose."""
+
+
+class InvalidItemError(JudgeflowError):
+    """An input item is missing a field or has a bad value."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        item_id: str | None = None,
+    ) -> None:
+        self.path, self.line, self.field, self.item_id = path, line, field, item_id
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        elif line is not None:
+            where = f"line {line}: "
+        super().__init__(where + message)
+        self.bare_message = message
+
+
+class CriterionError(JudgeflowError):
+    """A criterion could not be found, parsed or validated."""
+
+    def __init__(self, message: str, *, path: str | None = None, key: str | None = None) -> None:
+        self.path, self.key = path, key
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+class ConfigError(JudgeflowError):
+    """A model string, provider, base URL or option is invalid."""
+
+
+class LLMError(JudgeflowError):
+    """The judge model failed: provider errors or unparseable output after retries."""
+
+    def __init__(self, message: str, *, attempts: int | None = None, last_reply: str | None = None):
+        self.attempts, self.last_reply = attempts, last_reply
+        super().__init__(message)

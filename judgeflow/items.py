@@ -1,0 +1,262 @@
+"""Items under judgement, and reading them from JSONL or CSV files.
+
+An item is one answer to judge plus the evidence it is judged against: a short gold
+`reference`, the `source` documents a RAG answer or summary was written from, and/or
+the `spec` an agent's output was written against. Common field names used by other
+tools are accepted as aliases and recorded in `Item.aliases`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import InvalidItemError
+
+Mode = Literal["factual", "faithfulness", "spec"]
+MODES: tuple[str, ...] = ("factual", "faithfulness", "spec")
+
+#: canonical field -> accepted aliases, in order of preference.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "id": ("item_id", "uid", "example_id", "qid"),
+    "question": ("task", "query", "input", "prompt", "user_input", "instruction"),
+    "answer": (
+        "response", "output", "prediction", "generation", "completion",
+        "actual_output", "model_answer",
+    ),
+    "reference": (
+        "ground_truth", "gold", "gold_answer", "expected", "expected_output",
+        "reference_answer", "target", "ideal",
+    ),
+    "source": (
+        "context", "contexts", "documents", "docs", "retrieved_contexts", "passages",
+        "evidence", "knowledge",
+    ),
+    "spec": ("requirements", "specification", "rubric"),
+    "label": ("human_label", "is_hallucination", "hallucination"),
+}
+_CANONICAL = ("id", "question", "answer", "reference", "source", "spec", "mode", "criterion", "label")
+
+
+class Item(BaseModel):
+    """One answer to judge, with the evidence it is judged against."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    """Stable identifier, used to join results with labels and to resume runs."""
+    answer: str
+    """The text under judgement (untrusted)."""
+    question: str | None = None
+    """The question or task the answer responds to."""
+    reference: str | None = None
+    """A short gold answer (factual correctness)."""
+    source: list[str] | None = None
+    """Source documents the answer should be faithful to (RAG, summaries)."""
+    spec: str | None = None
+    """Requirements the answer (an agent's output) was written against."""
+    mode: Mode | None = None
+    """Explicit judging mode for this item; overrides routing by fields."""
+    criterion: str | None = None
+    """Explicit criterion name or path for this item."""
+    label: Literal[0, 1] | None = None
+    """Human label: 1 = hallucination/error, 0 = none."""
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Other input fields, carried through to the result untouched."""
+    aliases: dict[str, str] = Field(default_factory=dict)
+    """canonical field -> the alias it was read from."""
+
+    @classmethod
+    def from_record(
+        cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None
+    ) -> Item:
+        """Build an item from a dict, resolving aliases and normalising `source`.
+
+        Raises:
+            InvalidItemError: naming the path, line, field and the fix.
+        """
+        if not isinstance(record, Mapping):
+            raise InvalidItemError(
+                f"expected a JSON object per line, got {type(record).__name__}",
+                path=path, line=line,
+            )
+        rec = dict(record)
+        values: dict[str, Any] = {}
+        aliases: dict[str, str] = {}
+        for field in _CANONICAL:
+            if field in rec and not _blank(rec[field]):
+                values[field] = rec.pop(field)
+                continue
+            if field in rec:  # present but blank: treat as absent
+                rec.pop(field)
+            for alias in ALIASES.get(field, ()):
+                if alias in rec and not _blank(rec[alias]):
+                    values[field] = rec.pop(alias)
+                    aliases[field] = alias
+                    break
+        item_id = values.get("id")
+        item_id = str(item_id) if item_id is not None else (f"line-{line}" if line else None)
+
+        def bad(msg: str, field: str) -> InvalidItemError:
+            who = f"item '{item_id}' " if item_id else ""
+            return InvalidItemError(who + msg, path=path, line=line, field=field, item_id=item_id)
+
+        if item_id is None:
+            raise bad("has no 'id'; add an \"id\" field (any unique string)", "id")
+        answer = values.get("answer")
+        if answer is None:
+            names = ", ".join(("answer",) + ALIASES["answer"])
+            raise bad(f"has no 'answer'; give the text to judge in one of: {names}", "answer")
+        if not isinstance(answer, str):
+            answer = json.dumps(answer, ensure_ascii=False) if not isinstance(answer, (int, float)) else str(answer)
+        for field in ("question", "reference", "spec"):
+            v = values.get(field)
+            if v is not None and not isinstance(v, str):
+                values[field] = _as_text(v, field, bad)
+        if "source" in values:
+            values["source"] = normalize_source(values["source"], bad)
+        if "mode" in values:
+            m = str(values["mode"]).strip().lower()
+            m = {"auto": None, "faithful": "faithfulness", "factuality": "factual"}.get(m, m)
+            if m is not None and m not in MODES:
+                raise bad(f"has mode {values['mode']!r}; use one of: auto, {', '.join(MODES)}", "mode")
+            values["mode"] = m
+        if "label" in values:
+            values["label"] = parse_label(values["label"], bad)
+        values["id"], values["answer"] = item_id, answer
+        return cls(**values, extra=rec, aliases=aliases)
+
+    @property
+    def source_text(self) -> str | None:
+        """The source documents joined into one text, or None."""
+        if not self.source:
+            return None
+        if len(self.source) == 1:
+            return self.source[0]
+        return "\n\n".join(f"[Document {i}]\n{d}" for i, d in enumerate(self.source, 1))
+
+
+def _blank(v: Any) -> bool:
+    return v is None or (isinstance(v, str) and not v.strip()) or (isinstance(v, (list, dict)) and not v)
+
+
+def _as_text(v: Any, field: str, bad: Any) -> str:
+    if isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return "\n".join(v)
+    raise bad(f"field '{field}' must be a string, got {type(v).__name__}", field)
+
+
+def normalize_source(value: Any, bad: Any = None) -> list[str]:
+    """Turn a string, a list of strings/dicts, or langchain-core Documents into a list of texts."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):  # a JSON list inside a CSV cell
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, list):
+                return normalize_source(parsed, bad)
+        return [value]
+    items: Sequence[Any] = value if isinstance(value, (list, tuple)) else [value]
+    out: list[str] = []
+    for doc in items:
+        text = getattr(doc, "page_content", None)  # langchain_core Document
+        if text is None and isinstance(doc, Mapping):
+            text = doc.get("page_content", doc.get("text", doc.get("content")))
+            title = doc.get("title")
+            if text is not None and title:
+                text = f"{title}\n{text}"
+        elif text is not None:
+            title = (getattr(doc, "metadata", None) or {}).get("title")
+            text = f"{title}\n{text}" if title else text
+        if text is None and isinstance(doc, str):
+            text = doc
+        if not isinstance(text, str):
+            msg = ("field 'source' must be a string, a list of strings, a list of "
+                   "{'page_content'|'text': ...} objects, or langchain-core Documents; "
+                   f"got an element of type {type(doc).__name__}")
+            if bad is None:
+                raise InvalidItemError(msg, field="source")
+            raise bad(msg, "source")
+        out.append(text)
+    return out
+
+
+_TRUE = {"1", "true", "yes", "y", "hallucination", "hallucinated"}
+_FALSE = {"0", "false", "no", "n", "none", "faithful", "correct"}
+
+
+def parse_label(value: Any, bad: Any = None) -> Literal[0, 1] | None:
+    """Accept 0/1, true/false, "yes"/"no" (yes = hallucination); blank -> None."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        return 1 if value else 0
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return 1 if value == 1 else 0
+    s = str(value).strip().lower()
+    if s in _TRUE:
+        return 1
+    if s in _FALSE:
+        return 0
+    msg = f"label {value!r} is not a label; use 1 (hallucination) or 0 (none), or true/false"
+    if bad is None:
+        raise InvalidItemError(msg, field="label")
+    raise bad(msg, "label")
+
+
+def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | InvalidItemError]]:
+    """Yield (line number, record or error) for each non-blank row of a JSONL or CSV file."""
+    p = Path(path)
+    if not p.exists():
+        raise InvalidItemError("no such file; give a .jsonl or .csv file of items", path=str(p))
+    if p.suffix.lower() == ".csv":
+        with p.open(newline="", encoding="utf-8-sig") as f:
+            reader = csv.DictReader(f)
+            for row in reader:
+                yield reader.line_num, {k: v for k, v in row.items() if k is not None}
+        return
+    with p.open(encoding="utf-8") as f:
+        for n, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                yield n, json.loads(raw)
+            except json.JSONDecodeError as e:
+                yield n, InvalidItemError(
+                    f"not valid JSON ({e.msg} at column {e.colno}); each line must be one JSON object",
+                    path=str(p), line=n,
+                )
+
+
+def read_items(path: str | Path) -> Iterator[Item | InvalidItemError]:
+    """Yield an Item, or the InvalidItemError that explains why a row is unusable, per row.
+
+    Nothing is dropped: callers turn error rows into error results.
+    """
+    for line, rec in read_records(path):
+        if isinstance(rec, InvalidItemError):
+            yield rec
+            continue
+        try:
+            yield Item.from_record(rec, path=str(path), line=line)
+        except InvalidItemError as e:
+            yield e
+
+
+def load_items(path: str | Path) -> list[Item]:
+    """Read every item, raising the first InvalidItemError (for strict callers)."""
+    items = []
+    for row in read_items(path):
+        if isinstance(row, InvalidItemError):
+            raise row
+        items.append(row)
+    return items

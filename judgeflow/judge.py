@@ -1,0 +1,186 @@
+"""The Python API: `Judge(model=...)` with an async core and a thin sync facade.
+
+    judge = Judge(model="openai/gpt-4o-mini")          # or "baseline/lexical" offline
+    result = judge.judge({"id": "q1", "question": q, "answer": a, "reference": r})
+    async for result in judge.ajudge_many(items, concurrency=16): ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from typing import Any
+
+from .backends import Backend, make_backend
+from .criteria import Criterion, load_criterion
+from .errors import ConfigError, InvalidItemError
+from .items import MODES, Item
+from .results import Judgment
+from .workflow import JudgeContext, JudgeState, Strategy, build_graph
+
+ItemLike = Item | Mapping[str, Any] | InvalidItemError
+DEFAULT_CONCURRENCY = 8
+
+
+def as_item(obj: ItemLike) -> Item | InvalidItemError:
+    """An Item from an Item, a dict (aliases accepted), or pass an InvalidItemError through."""
+    if isinstance(obj, (Item, InvalidItemError)):
+        return obj
+    try:
+        return Item.from_record(obj)
+    except InvalidItemError as e:
+        return e
+
+
+def invalid_judgment(err: InvalidItemError, *, model: str | None = None) -> Judgment:
+    """The error row for an unusable input row: label None, status invalid, the message kept."""
+    item_id = err.item_id or (f"line-{err.line}" if err.line else "unknown")
+    extra = {"line": err.line} if err.line else {}
+    return Judgment(id=item_id, label=None, status="invalid", error=str(err), model=model, extra=extra)
+
+
+class Judge:
+    """A configured judge: a backend (model), a routing mode or fixed criterion, and a strategy."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        backend: Backend | None = None,
+        mode: str | None = None,
+        criterion: str | Criterion | None = None,
+        strategy: Strategy = "graph",
+        concurrency: int = DEFAULT_CONCURRENCY,
+        keep_trace: bool = True,
+        **client_kwargs: Any,
+    ) -> None:
+        """
+        Args:
+            model: "provider/model" (openai/..., anthropic/..., ollama/..., baseline/lexical);
+                defaults to $JUDGEFLOW_MODEL, else the offline baseline/lexical judge.
+            backend: a ready backend instead of `model`.
+            mode: "auto" (route by fields), "factual", "faithfulness" or "spec".
+            criterion: a shipped criterion name, a path to a .toml file, or a Criterion.
+            strategy: "graph" (decompose, then check all claims in one call) or "single" (one call).
+            concurrency: items judged at once by `ajudge_many`.
+            keep_trace: keep rendered prompts and raw replies on each Judgment.
+            **client_kwargs: passed to `llm.make_client` (base_url, api_key, temperature, ...).
+        """
+        if mode not in (None, "auto", *MODES):
+            raise ConfigError(f"mode {mode!r} is not one of: auto, {', '.join(MODES)}")
+        if strategy not in ("graph", "single"):
+            raise ConfigError(f"strategy {strategy!r} is not one of: graph, single")
+        if concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+        self.backend = backend or make_backend(model, **client_kwargs)
+        self.criterion = load_criterion(criterion) if isinstance(criterion, str) else criterion
+        self.mode = None if mode == "auto" else mode
+        self.strategy: Strategy = strategy
+        self.concurrency = concurrency
+        self.keep_trace = keep_trace
+        self._graph = build_graph()
+
+    @property
+    def model(self) -> str:
+        return self.backend.model
+
+    def context(self) -> JudgeContext:
+        return JudgeContext(backend=self.backend, strategy=self.strategy, criterion=self.criterion, mode=self.mode)
+
+    async def ajudge(self, item: ItemLike) -> Judgment:
+        """Judge one item. Bad input gives an `invalid` judgment; judge failures an `unscored` one."""
+        it = as_item(item)
+        if isinstance(it, InvalidItemError):
+            return invalid_judgment(it, model=self.model)
+        out = await self._graph.ainvoke(JudgeState(item=it), context=self.context())
+        state = JudgeState.model_validate(out)
+        return Judgment(
+            id=it.id,
+            label=state.label,
+            status=state.status,
+            criterion=state.criterion.name if state.criterion else None,
+            routed_by=state.routed_by,
+            reason=state.reason,
+            claims=state.results,
+            error=state.error,
+            usage=state.usage,
+            model=self.model,
+            strategy=self.strategy,
+            human_label=it.label,
+            extra=it.extra,
+            trace=state.trace if self.keep_trace else [],
+        )
+
+    async def ajudge_many(
+        self, items: Iterable[ItemLike] | AsyncIterable[ItemLike], *, concurrency: int | None = None
+    ) -> AsyncIterator[Judgment]:
+        """Judge many items with bounded concurrency, yielding each result as it completes."""
+        limit = concurrency or self.concurrency
+        queue: asyncio.Queue[Judgment | None] = asyncio.Queue()
+        sem = asyncio.Semaphore(limit)
+
+        async def one(obj: ItemLike) -> None:
+            try:
+                await queue.put(await self.ajudge(obj))
+            finally:
+                sem.release()
+
+        async def feed() -> None:
+            tasks: set[asyncio.Task[None]] = set()
+            try:
+                if isinstance(items, AsyncIterable):
+                    async for obj in items:
+                        await sem.acquire()
+                        t = asyncio.create_task(one(obj)); tasks.add(t); t.add_done_callback(tasks.discard)
+                else:
+                    for obj in items:
+                        await sem.acquire()
+                        t = asyncio.create_task(one(obj)); tasks.add(t); t.add_done_callback(tasks.discard)
+                if tasks:
+                    await asyncio.gather(*tasks)
+            finally:
+                await queue.put(None)
+
+        feeder = asyncio.create_task(feed())
+        try:
+            while (result := await queue.get()) is not None:
+                yield result
+            await feeder  # surface unexpected errors from the feeder or a task
+        finally:
+            if not feeder.done():
+                feeder.cancel()
+
+    def judge(self, item: ItemLike) -> Judgment:
+        """Sync facade over `ajudge`."""
+        return _run(self.ajudge(item))
+
+    def judge_many(self, items: Iterable[ItemLike], *, concurrency: int | None = None) -> list[Judgment]:
+        """Sync facade: judge all items concurrently; results in input order."""
+        items = list(items)
+
+        async def collect() -> list[Judgment]:
+            return [j async for j in self.ajudge_many(items, concurrency=concurrency)]
+
+        by_id: dict[str, list[Judgment]] = {}
+        for j in _run(collect()):
+            by_id.setdefault(j.id, []).append(j)
+        ordered = []
+        for obj in items:
+            it = as_item(obj)
+            key = it.id if isinstance(it, Item) else invalid_judgment(it).id
+            ordered.append(by_id[key].pop(0))
+        return ordered
+
+
+def _run(coro: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise RuntimeError("an event loop is already running here; use the async API (await judge.ajudge(...))")
+
+
+def judge(item: ItemLike, *, model: str | None = None, **kwargs: Any) -> Judgment:
+    """Judge one item with a one-off `Judge(model=..., **kwargs)`."""
+    return Judge(model, **kwargs).judge(item)

@@ -1,0 +1,88 @@
+"""The records a judgement produces: `Judgment` (one per item), its claims, usage and trace."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Status = Literal["judged", "unscored", "invalid"]
+
+
+class Usage(BaseModel):
+    """Model calls and tokens spent on one item (retries and re-asks included)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.calls += other.calls
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+
+
+class ClaimResult(BaseModel):
+    """One claim of the answer with its verdict and what it rests on."""
+
+    id: str
+    text: str
+    kind: str = "other"
+    verdict: str | None = None
+    """The criterion's verdict, or None if the claim was not checked."""
+    error: bool = False
+    """True if the verdict is one of the criterion's error verdicts."""
+    basis: str | None = None
+    evidence: str = ""
+    reason: str = ""
+
+
+class TraceEntry(BaseModel):
+    """One model exchange: what was sent and what came back, for auditing any 0 or 1."""
+
+    step: str
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    reply: Any = None
+
+
+class Judgment(BaseModel):
+    """The judge's result for one item. label: 1 = hallucination, 0 = none found, None = unscored."""
+
+    id: str
+    label: Literal[0, 1] | None
+    status: Status = "judged"
+    """judged; unscored (the judge could not decide); invalid (the input row is unusable)."""
+    criterion: str | None = None
+    routed_by: str | None = None
+    """Why this criterion was chosen (e.g. "source present", "--criterion")."""
+    reason: str | None = None
+    """Why the label: the deciding claim, or that no checkable claims were found."""
+    claims: list[ClaimResult] = Field(default_factory=list)
+    error: str | None = None
+    """Why the item is unscored or invalid; None when judged."""
+    usage: Usage = Field(default_factory=Usage)
+    model: str | None = None
+    strategy: str | None = None
+    human_label: Literal[0, 1] | None = None
+    """The input's own label, if it had one."""
+    cached: bool = False
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """The input's other fields, carried through untouched."""
+    trace: list[TraceEntry] = Field(default_factory=list)
+
+    def to_row(self, *, trace: bool = False) -> dict[str, Any]:
+        """The JSONL output row: fixed fields first, then the input's extra fields."""
+        row = self.model_dump(exclude={"extra", "trace", "cached"})
+        if trace:
+            row["trace"] = [t.model_dump() for t in self.trace]
+        for k, v in self.extra.items():
+            row.setdefault(k, v)
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Judgment:
+        """Read a row written by `to_row` back (unknown fields go to `extra`)."""
+        known = set(cls.model_fields)
+        data = {k: v for k, v in row.items() if k in known and k != "extra"}
+        data["extra"] = {k: v for k, v in row.items() if k not in known}
+        return cls(**data)

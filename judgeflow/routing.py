@@ -1,0 +1,50 @@
+"""Routing: which criterion judges an item, and why.
+
+Precedence: a run-level criterion (--criterion / Judge(criterion=...)) > a run-level mode >
+the item's own `criterion` > the item's own `mode` > its fields: `source` -> source
+faithfulness, else `spec` -> spec compliance, else `reference` -> factual correctness.
+"""
+
+from __future__ import annotations
+
+from .criteria import MODE_DEFAULTS, Criterion, load_criterion
+from .errors import InvalidItemError
+from .items import Item
+
+
+def choose_criterion(
+    item: Item, *, criterion: Criterion | None = None, mode: str | None = None
+) -> tuple[Criterion, str]:
+    """Return (criterion, routed_by), or raise InvalidItemError if nothing fits the item."""
+    if criterion is not None:
+        chosen, why = criterion, f"criterion {criterion.name} set for the run"
+    elif mode is not None and mode != "auto":
+        chosen, why = load_criterion(MODE_DEFAULTS[mode]), f"mode {mode} set for the run"
+    elif item.criterion:
+        chosen, why = load_criterion(item.criterion), f"item field criterion={item.criterion}"
+    elif item.mode:
+        chosen, why = load_criterion(MODE_DEFAULTS[item.mode]), f"item field mode={item.mode}"
+    elif item.source:
+        chosen, why = load_criterion("source_faithfulness"), "source present"
+    elif item.spec:
+        chosen, why = load_criterion("spec_compliance"), "spec present"
+    elif item.reference:
+        chosen, why = load_criterion("factual_correctness"), "reference present"
+    else:
+        raise InvalidItemError(
+            f"item '{item.id}' has no source, spec or reference to judge against; add one "
+            "(source for RAG/summaries, reference for QA, spec for agent output) or set "
+            "mode=factual to judge by the model's own knowledge",
+            field="source|spec|reference", item_id=item.id,
+        )
+    missing = [f for f in chosen.requires if not getattr(item, f)]
+    if missing:
+        hint = {"source": "faithfulness", "reference": "factual", "spec": "spec"}
+        alt = ", ".join(f"--mode {hint[f]}" for f in ("source", "reference", "spec")
+                        if getattr(item, f) and f not in missing)
+        raise InvalidItemError(
+            f"item '{item.id}' has no '{missing[0]}'; criterion '{chosen.name}' requires it"
+            + (f" (or pass {alt})" if alt else ""),
+            field=missing[0], item_id=item.id,
+        )
+    return chosen, why

@@ -1,0 +1,140 @@
+"""The judge as a LangGraph workflow: route -> decompose -> check -> aggregate (or route -> single -> aggregate).
+
+Nodes are plain async functions; the backend (an LLM or an offline judge) and run-level
+settings arrive in `JudgeContext` at invoke time. A judge failure (LLMError) is recorded in
+the state and ends as an unscored judgment; it never becomes a 0 or a 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
+
+from .aggregate import aggregate as aggregate_claims
+from .aggregate import merge
+from .backends import Backend
+from .claims import Claim, ClaimCheck
+from .criteria import Criterion
+from .errors import JudgeflowError, LLMError
+from .items import Item
+from .results import ClaimResult, Status, TraceEntry, Usage
+from .routing import choose_criterion
+
+Strategy = Literal["graph", "single"]
+
+
+@dataclass
+class JudgeContext:
+    """Run-level settings passed at invoke time (not part of the state)."""
+
+    backend: Backend
+    strategy: Strategy = "graph"
+    criterion: Criterion | None = None
+    mode: str | None = None
+
+
+class JudgeState(BaseModel):
+    """Everything known about one item as it moves through the graph."""
+
+    item: Item
+    criterion: Criterion | None = None
+    routed_by: str | None = None
+    claims: list[Claim] = Field(default_factory=list)
+    checks: list[ClaimCheck] = Field(default_factory=list)
+    results: list[ClaimResult] = Field(default_factory=list)
+    label: Literal[0, 1] | None = None
+    reason: str | None = None
+    status: Status = "judged"
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    trace: list[TraceEntry] = Field(default_factory=list)
+
+
+def _spent(state: JudgeState) -> tuple[Usage, list[TraceEntry]]:
+    return state.usage.model_copy(), list(state.trace)
+
+
+async def route(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
+    """Pick the criterion: explicit settings first, else by which evidence the item has."""
+    ctx = runtime.context
+    try:
+        criterion, why = choose_criterion(state.item, criterion=ctx.criterion, mode=ctx.mode)
+    except JudgeflowError as e:  # InvalidItemError or CriterionError: a bad input row
+        return {"status": "invalid", "error": str(e)}
+    return {"criterion": criterion, "routed_by": why}
+
+
+def after_route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["decompose", "single", "aggregate"]:
+    if state.status != "judged":
+        return "aggregate"
+    return "single" if runtime.context.strategy == "single" else "decompose"
+
+
+async def decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
+    """Split the answer into claims."""
+    assert state.criterion is not None
+    usage, trace = _spent(state)
+    try:
+        claims = await runtime.context.backend.decompose(state.item, state.criterion, usage, trace)
+    except LLMError as e:
+        return {"status": "unscored", "error": f"decompose: {e}", "usage": usage, "trace": trace}
+    return {"claims": claims, "usage": usage, "trace": trace}
+
+
+def after_decompose(state: JudgeState) -> Literal["check", "aggregate"]:
+    return "check" if state.status == "judged" and state.claims else "aggregate"
+
+
+async def check(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
+    """Check all claims of the item (one call per chunk of claims)."""
+    assert state.criterion is not None
+    usage, trace = _spent(state)
+    try:
+        checks = await runtime.context.backend.check(state.item, state.criterion, state.claims, usage, trace)
+    except LLMError as e:
+        return {"status": "unscored", "error": f"check: {e}", "usage": usage, "trace": trace}
+    return {"checks": checks, "usage": usage, "trace": trace}
+
+
+async def single(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
+    """One call: claims and their verdicts together."""
+    assert state.criterion is not None
+    usage, trace = _spent(state)
+    try:
+        claims, checks = await runtime.context.backend.single(state.item, state.criterion, usage, trace)
+    except LLMError as e:
+        return {"status": "unscored", "error": f"single: {e}", "usage": usage, "trace": trace}
+    return {"claims": claims, "checks": checks, "usage": usage, "trace": trace}
+
+
+async def aggregate(state: JudgeState) -> dict[str, Any]:
+    """Whole-answer rule in code: 1 iff any claim has an error verdict; None if unscored."""
+    if state.status != "judged" or state.criterion is None:
+        results = merge(state.claims, state.checks, state.criterion) if state.criterion else []
+        return {"label": None, "results": results}
+    results = merge(state.claims, state.checks, state.criterion)
+    label, reason = aggregate_claims(results, state.criterion)
+    update: dict[str, Any] = {"label": label, "reason": reason, "results": results}
+    if label is None:
+        update |= {"status": "unscored", "error": reason}
+    return update
+
+
+def build_graph() -> Any:
+    """Compile the judge graph. Invoke with `context=JudgeContext(backend=...)`."""
+    g = StateGraph(JudgeState, context_schema=JudgeContext)
+    for node in (route, decompose, check, single, aggregate):
+        g.add_node(node)
+    g.add_edge(START, "route")
+    g.add_conditional_edges("route", after_route)
+    g.add_conditional_edges("decompose", after_decompose)
+    g.add_edge("check", "aggregate")
+    g.add_edge("single", "aggregate")
+    g.add_edge("aggregate", END)
+    return g.compile(name="judgeflow")
+
+

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # tests/fakellm.py
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runlive", action="store_true", default=False,
+                     help="run tests that call real providers (need API keys; cost money)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--runlive"):
+        return
+    skip = pytest.mark.skip(reason="live provider test: pass --runlive (and set API keys) to run")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """Default tests never see real keys or a configured model."""
+    if "live" in request.keywords:
+        return
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "JUDGEFLOW_MODEL", "JUDGEFLOW_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not (SHARED_DATA / "factual_qa.jsonl").exists():
+        pytest.skip("../shared/data is not beside the project")
+    return SHARED_DATA

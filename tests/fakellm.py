@@ -1,0 +1,114 @@
+"""A fake LLM at the HTTP boundary: the real openai/anthropic SDKs and Instructor's real parsing
+and re-asking run; only the HTTP responses are scripted.
+
+    llm = FakeLLM("openai", [Claims(claims=[...]), ClaimChecks(checks=[...])])
+    judge = Judge(backend=LLMJudge(llm.client()))
+    llm.requests  # the JSON bodies the judge sent, for assertions
+
+A reply may be a pydantic model (sent as a tool call named after its class), a dict (sent as
+that tool call's arguments, for malformed replies), a str (plain text content, no tool call),
+an int HTTP status (an error response), or a callable(request_json) -> one of those.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import httpx2  # openai 3.x / anthropic 2.x are built on httpx2
+from pydantic import BaseModel
+
+from judgeflow.backends import LLMJudge
+from judgeflow.llm import LLMClient, make_client
+
+Reply = BaseModel | dict | str | int | Callable[[dict], Any]
+
+
+def _tool_name(reply: BaseModel | dict, request: dict) -> str:
+    if isinstance(reply, BaseModel):
+        return type(reply).__name__
+    tools = request.get("tools") or []
+    if tools:
+        t = tools[0]
+        return t.get("function", {}).get("name") or t.get("name")
+    return "reply"
+
+
+def openai_body(reply: BaseModel | dict | str, request: dict, usage: tuple[int, int] = (100, 20)) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    if isinstance(reply, str):
+        message["content"] = reply
+    else:
+        args = reply.model_dump_json() if isinstance(reply, BaseModel) else json.dumps(reply)
+        message["tool_calls"] = [{
+            "id": "call_1", "type": "function",
+            "function": {"name": _tool_name(reply, request), "arguments": args},
+        }]
+    return {
+        "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": request.get("model", "m"),
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+    }
+
+
+def anthropic_body(reply: BaseModel | dict | str, request: dict, usage: tuple[int, int] = (100, 20)) -> dict:
+    if isinstance(reply, str):
+        content = [{"type": "text", "text": reply}]
+    else:
+        data = json.loads(reply.model_dump_json()) if isinstance(reply, BaseModel) else reply
+        content = [{"type": "tool_use", "id": "toolu_1", "name": _tool_name(reply, request), "input": data}]
+    return {
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": request.get("model", "m"),
+        "content": content, "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
+        "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+    }
+
+
+class FakeLLM:
+    """Scripted HTTP replies for one provider's wire format."""
+
+    def __init__(self, provider: str, replies: Sequence[Reply] = (), *, usage: tuple[int, int] = (100, 20)) -> None:
+        assert provider in ("openai", "anthropic")
+        self.provider = provider
+        self.replies = list(replies)
+        self.usage = usage
+        self.requests: list[dict] = []
+        self.paths: list[str] = []
+
+    def handler(self, request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content) if request.content else {}
+        self.requests.append(body)
+        self.paths.append(request.url.path)
+        if not self.replies:
+            return httpx2.Response(500, json={"error": {"message": "fake LLM: no scripted reply left"}})
+        reply = self.replies.pop(0)
+        if callable(reply) and not isinstance(reply, BaseModel):
+            reply = reply(body)
+        if isinstance(reply, int):
+            return httpx2.Response(reply, json={"error": {"message": f"fake status {reply}", "type": "fake"}})
+        make = openai_body if self.provider == "openai" else anthropic_body
+        return httpx2.Response(200, json=make(reply, body, self.usage))
+
+    def http_client(self) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler))
+
+    def client(self, **kwargs: Any) -> LLMClient:
+        model = "openai/gpt-fake" if self.provider == "openai" else "anthropic/claude-fake"
+        kwargs.setdefault("provider_retries", 0)
+        return make_client(model, api_key="test-key", base_url="http://llm.test/v1" if self.provider == "openai" else "http://llm.test",
+                           http_client=self.http_client(), **kwargs)
+
+    def backend(self, **kwargs: Any) -> LLMJudge:
+        chunk = kwargs.pop("max_claims_per_check", 25)
+        return LLMJudge(self.client(**kwargs), max_claims_per_check=chunk)
+
+    def user_prompts(self) -> list[str]:
+        """The user-message text of every request sent."""
+        out = []
+        for r in self.requests:
+            for m in r.get("messages", []):
+                if m.get("role") == "user":
+                    c = m["content"]
+                    out.append(c if isinstance(c, str) else " ".join(p.get("text", "") for p in c))
+        return out
