@@ -179,7 +179,7 @@ class LexicalJudge:
         if missing_nums and ev.numbers:
             return "conflict", f"states {sorted(missing_nums)} where the evidence has {sorted(ev.numbers)[:5]}"
         strict = criterion.mode == "faithfulness" or "knowledge" not in criterion.bases
-        if ev.short and overlap >= self.threshold and _negated(claim) != _negated(ev.text):
+        if ev.short and criterion.mode == "factual" and overlap >= self.threshold and _negated(claim) != _negated(ev.text):
             return "conflict", "same content as the reference with the opposite polarity (negation)"
         if overlap >= self.threshold and not missing_nums and not (strict and missing_names):
             return "supported", f"{overlap:.0%} of its content words appear in the evidence"
@@ -187,12 +187,12 @@ class LexicalJudge:
             what = sorted(missing_nums | missing_names)[:5]
             if strict:
                 return "missing", f"concrete details {what} are not in the evidence"
-            if ev.short and overlap < self.low:
+            if ev.short and criterion.mode == "factual" and overlap < self.low:
                 return "conflict", f"shares {overlap:.0%} of its content with the reference and names {what}, which it lacks"
             return "weak", f"concrete details {what} cannot be checked offline"
         if strict:
             return "missing", f"only {overlap:.0%} of its content words appear in the evidence"
-        if ev.short and overlap < self.low:
+        if ev.short and criterion.mode == "factual" and overlap < self.low:
             return "conflict", f"shares only {overlap:.0%} of its content with the reference"
         return "weak", f"{overlap:.0%} content overlap; cannot be settled without world knowledge"
 
