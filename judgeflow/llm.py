@@ -14,6 +14,7 @@ jitter, honouring retry-after) are the SDKs' own; schema re-asks are Instructor'
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -31,6 +32,11 @@ from .results import TraceEntry, Usage
 T = TypeVar("T", bound=BaseModel)
 PROVIDERS = ("openai", "anthropic", "ollama")
 DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
+
+# Instructor logs every failed attempt at ERROR; judgeflow reports the failure itself (the item
+# becomes unscored with the reason), so keep Python's last-resort handler from printing them.
+# Applications that configure logging still receive these records.
+logging.getLogger("instructor").addHandler(logging.NullHandler())
 
 
 def parse_model(model: str) -> tuple[str, str]:
@@ -101,10 +107,19 @@ class LLMClient:
                 **kwargs,
             )
         except InstructorRetryException as e:
+            # Instructor wraps provider errors (raised on the first failing attempt) too.
+            cause = e.__cause__
+            if isinstance(cause, (openai.APIError, anthropic.APIError)):
+                _record(trace, step, messages, {"error": f"{type(cause).__name__}: {cause}"[:2000]})
+                raise LLMError(
+                    f"provider error after retries: {type(cause).__name__}: {_short(cause)}",
+                    attempts=e.n_attempts,
+                ) from e
             last = _reply_text(e.last_completion)
-            _record(trace, step, messages, {"error": str(e)[:2000], "last_reply": last})
+            last_error = e.failed_attempts[-1].exception if e.failed_attempts else (cause or e)
+            _record(trace, step, messages, {"error": str(last_error)[:2000], "last_reply": last})
             raise LLMError(
-                f"unparseable judge output after {e.n_attempts} attempt(s): {_short(e)}",
+                f"unparseable judge output after {e.n_attempts} attempt(s): {_short(last_error)}",
                 attempts=e.n_attempts, last_reply=last,
             ) from e
         except (openai.APIError, anthropic.APIError) as e:
