@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from .errors import CriterionError
 
@@ -71,22 +72,26 @@ class Criterion(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Criterion:
-        for f in (*self.requires, *self.optional):
-            if f not in ITEM_FIELDS:
-                raise ValueError(f"field {f!r} in requires/optional is not an item field {ITEM_FIELDS}")
+        for key in ("requires", "optional"):
+            for f in getattr(self, key):
+                if f not in ITEM_FIELDS:
+                    raise _invalid(key, f"field {f!r} is not an item field; use some of {list(ITEM_FIELDS)}")
         unknown = [v for v in self.error_verdicts if v not in self.verdicts]
         if unknown:
-            raise ValueError(f"error_verdicts {unknown} are not among verdicts {list(self.verdicts)}")
+            raise _invalid("error_verdicts", f"{unknown} are not among verdicts {list(self.verdicts)}")
         allowed = {"answer", *self.requires, *self.optional, *COMPUTED}
         for key in ("system", "decompose", "check", "single"):
             text = getattr(self.prompts, key)
-            for _, field, _, _ in string.Formatter().parse(text):
-                if field is None:
-                    continue
+            try:
+                fields = [field for _, field, _, _ in string.Formatter().parse(text) if field is not None]
+            except ValueError as e:  # a lone "{" or "}"
+                raise _invalid(f"prompts.{key}", f"{e}; write a literal brace as {{{{ or }}}}") from None
+            for field in fields:
                 if field not in allowed:
-                    raise ValueError(
-                        f"prompts.{key} uses {{{field}}}, which is not in requires/optional "
-                        f"or one of {COMPUTED}; allowed here: {sorted(allowed)}"
+                    raise _invalid(
+                        f"prompts.{key}",
+                        f"uses {{{field}}}, which is not in requires/optional or one of {COMPUTED}; "
+                        f"allowed here: {sorted(allowed)}",
                     )
         return self
 
@@ -116,6 +121,11 @@ class Criterion(BaseModel):
             **fields,
         }
         return string.Formatter().vformat(getattr(self.prompts, key), (), _Defaulting(values))
+
+
+def _invalid(key: str, message: str) -> PydanticCustomError:
+    """A validation error that keeps the offending key (reported as CriterionError.key)."""
+    return PydanticCustomError("criterion", "{message}", {"message": message, "key": key})
 
 
 class _Defaulting(dict):  # type: ignore[type-arg]
@@ -174,8 +184,10 @@ def _load_file(path: str) -> Criterion:
         return Criterion(**data, path=path)
     except ValidationError as e:
         err = e.errors()[0]
-        key = ".".join(str(x) for x in err["loc"]) or None
+        key = (err.get("ctx") or {}).get("key") or ".".join(str(x) for x in err["loc"]) or None
+        bad = err.get("input")
+        got = f" (got {bad!r})" if isinstance(bad, (str, int, float, bool)) and err["type"] != "criterion" else ""
         raise CriterionError(
-            f"{key + ': ' if key else ''}{err['msg']} ({len(e.errors())} problem(s) in all)",
+            f"{key + ': ' if key else ''}{err['msg']}{got} ({len(e.errors())} problem(s) in all)",
             path=path, key=key,
         ) from None
