@@ -8,7 +8,7 @@ faithfulness, else `spec` -> spec compliance, else `reference` -> factual correc
 from __future__ import annotations
 
 from .criteria import MODE_DEFAULTS, Criterion, load_criterion
-from .errors import InvalidItemError
+from .errors import CriterionError, InvalidItemError
 from .items import Item
 
 
@@ -21,7 +21,11 @@ def choose_criterion(
     elif mode is not None and mode != "auto":
         chosen, why = load_criterion(MODE_DEFAULTS[mode]), f"mode {mode} set for the run"
     elif item.criterion:
-        chosen, why = load_criterion(item.criterion), f"item field criterion={item.criterion}"
+        try:
+            chosen = load_criterion(item.criterion)
+        except CriterionError as e:
+            raise InvalidItemError(f"item '{item.id}' field criterion: {e}", field="criterion", item_id=item.id) from e
+        why = f"item field criterion={item.criterion}"
     elif item.mode:
         chosen, why = load_criterion(MODE_DEFAULTS[item.mode]), f"item field mode={item.mode}"
     elif item.source:
