@@ -1,0 +1,358 @@
+"""Agreement of a judge with human labels, and the direction of its errors.
+
+    report = calibrate("results.jsonl")                      # human labels from each row's human_label
+    report = calibrate(results, labels="my_labels.csv", by="dataset")
+    report.kappa, report.kappa_ci, report.false_alarms, report.misses, report.diagnosis
+
+Only items with both a judge label (0/1) and a human label enter the statistics. Unscored and
+invalid items are counted apart, never coerced to 0. A false alarm is judge 1 / human 0 (the
+criterion is stricter than the person); a miss is judge 0 / human 1. Cohen's kappa comes from
+scikit-learn; its 95% interval from a seeded percentile bootstrap over items.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+from sklearn.metrics import cohen_kappa_score
+
+from .errors import InvalidItemError
+from .labels import HumanLabels, Label, join_labels, read_labels, read_results
+from .results import ClaimResult, Judgment
+
+Direction = Literal["false_alarm", "miss"]
+#: below this many items the bootstrap interval is too wide to rank judges or criteria
+SMALL_SAMPLE = 30
+DEFAULT_BOOT = 2000
+#: share of the disagreements in one direction that makes it "the" direction
+DOMINANT = 0.7
+#: what to try when a criterion's disagreements are mostly false alarms
+STRICTER_THAN = {
+    "reference_faithfulness": "compare with factual_correctness (`judgeflow compare`)",
+    "source_faithfulness": "check whether benign, true additions count as errors for you",
+    "spec_compliance": "check whether the spec really demands what the judge flags",
+}
+
+
+class Confusion(BaseModel):
+    """Counts of (human, judge) label pairs. Rows = human 0/1, columns = judge 0/1."""
+
+    tn: int = 0
+    """human 0, judge 0."""
+    fp: int = 0
+    """human 0, judge 1: a false alarm."""
+    fn: int = 0
+    """human 1, judge 0: a miss."""
+    tp: int = 0
+    """human 1, judge 1."""
+
+    @property
+    def matrix(self) -> list[list[int]]:
+        """[[tn, fp], [fn, tp]], as sklearn.metrics.confusion_matrix(human, judge, labels=[0, 1])."""
+        return [[self.tn, self.fp], [self.fn, self.tp]]
+
+
+class Agreement(BaseModel):
+    """Agreement statistics on one set of items that have a judge label and a human label."""
+
+    n: int
+    """Items in the statistics (scored by the judge and labelled by a person)."""
+    kappa: float | None = None
+    """Cohen's kappa (scikit-learn); None when undefined (see kappa_note)."""
+    kappa_ci: tuple[float, float] | None = None
+    """Seeded percentile-bootstrap 95% interval for kappa."""
+    kappa_note: str | None = None
+    """Why kappa is missing or cannot be read the usual way."""
+    accuracy: float | None = None
+    precision: float | None = None
+    """Of the items the judge flagged (1), the share people flagged too. None if it flagged none."""
+    recall: float | None = None
+    """Of the items people flagged, the share the judge flagged. None if people flagged none."""
+    f1: float | None = None
+    confusion: Confusion = Field(default_factory=Confusion)
+    false_alarms: int = 0
+    """judge 1, human 0."""
+    misses: int = 0
+    """judge 0, human 1."""
+    false_alarm_share: float | None = None
+    """false_alarms / all disagreements; None without disagreements."""
+    miss_share: float | None = None
+    diagnosis: str = ""
+    """The result in plain words: the agreement and the direction of the errors."""
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def n_disagreements(self) -> int:
+        return self.false_alarms + self.misses
+
+
+class GroupReport(Agreement):
+    """Agreement within one group (a value of the `by` field)."""
+
+    group: str
+    unscored: int = 0
+    """Labelled items in this group the judge left unscored or invalid (not in n)."""
+
+
+class Disagreement(BaseModel):
+    """One item where the judge and the person disagree, with the claim that decided the label."""
+
+    id: str
+    human: Label
+    judge: Label
+    direction: Direction
+    criterion: str | None = None
+    group: str | None = None
+    reason: str | None = None
+    """The judge's own reason for its label."""
+    deciding_claim: ClaimResult | None = None
+    """The first claim with an error verdict (for a 1); None for a 0 (every claim passed)."""
+    claims: list[ClaimResult] = Field(default_factory=list)
+
+
+class CalibrationReport(Agreement):
+    """The judge against human labels: overall, per group, and the items they disagree on."""
+
+    total: int = 0
+    """Result rows read."""
+    label_source: str = "results"
+    """"results" (each row's human_label) or the labels file."""
+    unscored: int = 0
+    """Labelled items the judge could not decide (label null): excluded, counted here."""
+    invalid: int = 0
+    """Labelled items whose input row was unusable: excluded, counted here."""
+    unlabelled: int = 0
+    """Result rows without a human label: not used."""
+    only_in_labels: list[str] = Field(default_factory=list)
+    """Labelled ids that have no result row."""
+    criteria: dict[str, int] = Field(default_factory=dict)
+    """Criterion -> items in the statistics."""
+    models: dict[str, int] = Field(default_factory=dict)
+    by: str | None = None
+    groups: list[GroupReport] = Field(default_factory=list)
+    disagreements: list[Disagreement] = Field(default_factory=list)
+    seed: int = 0
+    n_boot: int = DEFAULT_BOOT
+
+
+# -- statistics ---------------------------------------------------------------------------
+
+
+def kappa_of(human: np.ndarray, judge: np.ndarray) -> np.ndarray:
+    """Cohen's kappa for binary labels along the last axis (vectorised, for the bootstrap).
+
+    NaN where kappa is undefined (both raters constant and equal).
+    """
+    po = (human == judge).mean(axis=-1)
+    ph, pj = human.mean(axis=-1), judge.mean(axis=-1)
+    pe = ph * pj + (1 - ph) * (1 - pj)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+
+
+def bootstrap_indices(n: int, *, seed: int, n_boot: int) -> np.ndarray:
+    """`n_boot` resamples (with replacement) of range(n): shape (n_boot, n)."""
+    return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+
+
+def percentile_ci(values: np.ndarray) -> tuple[float, float] | None:
+    """The 2.5th and 97.5th percentiles of the defined values; None if too few are defined."""
+    ok = values[~np.isnan(values)]
+    if len(ok) < max(20, len(values) // 2):
+        return None
+    lo, hi = np.percentile(ok, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def strength(kappa: float) -> str:
+    """Landis & Koch's words for a kappa value."""
+    if kappa < 0:
+        return "worse than chance"
+    for bound, word in ((0.2, "slight"), (0.4, "fair"), (0.6, "moderate"), (0.8, "substantial")):
+        if kappa <= bound:
+            return word
+    return "almost perfect"
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return a / b if b else None
+
+
+def agreement(
+    human: Sequence[int], judge: Sequence[int], *, seed: int = 0, n_boot: int = DEFAULT_BOOT,
+    criterion: str | None = None,
+) -> Agreement:
+    """All statistics for paired labels (1 = error, 0 = none); both sequences the same length."""
+    if len(human) != len(judge):
+        raise ValueError(f"{len(human)} human labels but {len(judge)} judge labels")
+    n = len(human)
+    h, j = np.asarray(human, dtype=int), np.asarray(judge, dtype=int)
+    conf = Confusion(
+        tn=int(((h == 0) & (j == 0)).sum()), fp=int(((h == 0) & (j == 1)).sum()),
+        fn=int(((h == 1) & (j == 0)).sum()), tp=int(((h == 1) & (j == 1)).sum()),
+    )
+    dis = conf.fp + conf.fn
+    out = Agreement(
+        n=n, confusion=conf, false_alarms=conf.fp, misses=conf.fn,
+        accuracy=_ratio(conf.tp + conf.tn, n),
+        precision=_ratio(conf.tp, conf.tp + conf.fp), recall=_ratio(conf.tp, conf.tp + conf.fn),
+        false_alarm_share=_ratio(conf.fp, dis), miss_share=_ratio(conf.fn, dis),
+    )
+    if out.precision is not None and out.recall is not None:
+        out.f1 = _ratio(2 * conf.tp, 2 * conf.tp + conf.fp + conf.fn)
+    if n == 0:
+        out.kappa_note = "no items to compare"
+        out.diagnosis = "No item has both a judge label and a human label."
+        return out
+    human_classes, judge_classes = set(h.tolist()), set(j.tolist())
+    if len(human_classes) == 1:
+        only = human_classes.pop()
+        if judge_classes == {only}:
+            out.kappa_note = (f"judge and people agree on all {n} items, but all are {only}: kappa is "
+                              "undefined without both classes")
+        else:
+            out.kappa_note = (f"people labelled all {n} items {only}: kappa cannot measure agreement on "
+                              "one class (it is 0 by construction); label items of both classes")
+        out.warnings.append(f"the human labels have one class only ({only}); sample items of both classes")
+    else:
+        out.kappa = float(cohen_kappa_score(h, j, labels=[0, 1]))
+        if len(judge_classes) == 1:
+            out.kappa_note = f"the judge gave every item {judge_classes.pop()}: it does no better than a constant"
+        idx = bootstrap_indices(n, seed=seed, n_boot=n_boot)
+        out.kappa_ci = percentile_ci(kappa_of(h[idx], j[idx]))
+    if n < SMALL_SAMPLE:
+        out.warnings.append(f"only {n} items: the kappa interval is wide; label at least {SMALL_SAMPLE}-50 "
+                            "items before trusting or ranking this")
+    elif out.kappa_ci and out.kappa_ci[1] - out.kappa_ci[0] > 0.4:
+        out.warnings.append(f"the 95% interval for kappa spans {out.kappa_ci[1] - out.kappa_ci[0]:.2f}: "
+                            "label more items to narrow it")
+    out.diagnosis = diagnose(out, criterion=criterion)
+    return out
+
+
+def diagnose(a: Agreement, *, criterion: str | None = None) -> str:
+    """Plain words: how well the judge agrees, and which way it errs."""
+    parts = []
+    if a.kappa is not None:
+        ci = f", 95% CI {a.kappa_ci[0]:.2f} to {a.kappa_ci[1]:.2f}" if a.kappa_ci else ""
+        parts.append(f"Kappa {a.kappa:.2f} ({strength(a.kappa)} agreement{ci}) on {a.n} items.")
+    elif a.kappa_note:
+        parts.append(f"Kappa not available: {a.kappa_note}.")
+    dis = a.n_disagreements
+    if dis == 0:
+        parts.append("The judge agrees with every human label.")
+    elif dis < 3:
+        parts.append(f"Only {dis} disagreement(s) ({a.false_alarms} false alarm(s), {a.misses} miss(es)): "
+                     "too few to tell a direction.")
+    elif (a.false_alarm_share or 0) >= DOMINANT:
+        hint = STRICTER_THAN.get(criterion or "", "try a more lenient criterion and compare the two (`judgeflow compare`)")
+        parts.append(f"{a.false_alarms} of {dis} disagreements are false alarms (judge 1, human 0): the "
+                     f"criterion is probably too strict; {hint}.")
+    elif (a.miss_share or 0) >= DOMINANT:
+        parts.append(f"{a.misses} of {dis} disagreements are misses (judge 0, human 1): the judge overlooks "
+                     "errors people found; the criterion may be too lenient or the judge may lack the "
+                     "knowledge (look at the deciding claims; try a stronger model).")
+    else:
+        parts.append(f"Disagreements go both ways ({a.false_alarms} false alarms, {a.misses} misses): no "
+                     "single direction to fix; read the disagreeing items.")
+    return " ".join(parts)
+
+
+# -- joining results and labels -----------------------------------------------------------
+
+
+def field_value(j: Judgment, field: str) -> str:
+    """A result's value for `field` (a Judgment field, an input field, or a dotted path into one)."""
+    head, _, rest = field.partition(".")
+    value: Any = getattr(j, head) if head in Judgment.model_fields else j.extra.get(head)
+    for key in rest.split(".") if rest else []:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return "(none)" if value is None else str(value)
+
+
+def deciding_claim(j: Judgment) -> ClaimResult | None:
+    """The claim whose error verdict made the label 1 (the first one, as in aggregate)."""
+    return next((c for c in j.claims if c.error), None) if j.label == 1 else None
+
+
+def calibrate(
+    results: Iterable[Judgment] | str | Path,
+    labels: HumanLabels | Mapping[str, Label] | str | Path | None = None,
+    by: str | None = None,
+    *,
+    seed: int = 0,
+    n_boot: int = DEFAULT_BOOT,
+) -> CalibrationReport:
+    """Compare a judge's labels with human labels.
+
+    Args:
+        results: Judgments, or the path of a results file from `judgeflow run`.
+        labels: human labels by id (a labels file path, `read_labels()` output, or a dict);
+            default: each result's `human_label` (the input's `label`).
+        by: a field to group by (`dataset`, `criterion`, `meta.category`, ...).
+        seed: bootstrap seed (the same seed gives the same interval).
+        n_boot: bootstrap resamples.
+
+    Raises:
+        InvalidItemError: unreadable files or labels, duplicated ids, or no item that has both
+            a judge label and a human label.
+    """
+    where = str(results) if isinstance(results, (str, Path)) else "results"
+    rows = read_results(results) if isinstance(results, (str, Path)) else list(results)
+    if isinstance(labels, (str, Path)):
+        labels = read_labels(labels)
+    joined = join_labels(rows, labels)
+    scored = [(j, h) for j, h in joined.pairs if j.label is not None]
+    if not scored:
+        why = (f"{len(joined.pairs)} labelled item(s), all unscored or invalid" if joined.pairs
+               else "no result has a human label; pass --labels FILE or judge items that carry a 'label'")
+        raise InvalidItemError(f"nothing to calibrate: {why}", path=where)
+    criteria = Counter(j.criterion or "(none)" for j, _ in scored)
+    main_criterion = criteria.most_common(1)[0][0] if len(criteria) == 1 else None
+    base = agreement([h for _, h in scored], [int(j.label or 0) for j, _ in scored],
+                     seed=seed, n_boot=n_boot, criterion=main_criterion)
+    report = CalibrationReport(
+        **base.model_dump(), total=len(rows), label_source=joined.label_source,
+        unscored=sum(1 for j, _ in joined.pairs if j.label is None and j.status != "invalid"),
+        invalid=sum(1 for j, _ in joined.pairs if j.status == "invalid"),
+        unlabelled=len(joined.unlabelled), only_in_labels=joined.only_in_labels,
+        criteria=dict(criteria), models=dict(Counter(j.model or "(none)" for j, _ in scored)),
+        by=by, seed=seed, n_boot=n_boot,
+    )
+    if joined.only_in_labels:
+        some = ", ".join(joined.only_in_labels[:5]) + (" ..." if len(joined.only_in_labels) > 5 else "")
+        report.warnings.append(f"{len(joined.only_in_labels)} labelled id(s) have no result row ({some}): "
+                               "were these results made from the labelled file?")
+    if len(criteria) > 1:
+        report.warnings.append(f"items were judged under {len(criteria)} criteria ({', '.join(criteria)}): "
+                               "use --by criterion to see each")
+    if by:
+        report.groups = _groups(joined.pairs, by, seed=seed, n_boot=n_boot)
+    for j, h in scored:
+        if j.label != h:
+            report.disagreements.append(Disagreement(
+                id=j.id, human=h, judge=j.label or 0, direction="false_alarm" if j.label == 1 else "miss",
+                criterion=j.criterion, group=field_value(j, by) if by else None, reason=j.reason,
+                deciding_claim=deciding_claim(j), claims=j.claims,
+            ))
+    return report
+
+
+def _groups(pairs: list[tuple[Judgment, Label]], by: str, *, seed: int, n_boot: int) -> list[GroupReport]:
+    buckets: dict[str, list[tuple[Judgment, Label]]] = {}
+    for j, h in pairs:
+        buckets.setdefault(field_value(j, by), []).append((j, h))
+    out = []
+    for name in sorted(buckets):
+        members = buckets[name]
+        scored = [(j, h) for j, h in members if j.label is not None]
+        crits = {j.criterion for j, _ in scored}
+        a = agreement([h for _, h in scored], [int(j.label or 0) for j, _ in scored], seed=seed,
+                      n_boot=n_boot, criterion=crits.pop() if len(crits) == 1 else None)
+        out.append(GroupReport(**a.model_dump(), group=name, unscored=len(members) - len(scored)))
+    return out

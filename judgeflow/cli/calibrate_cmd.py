@@ -1,0 +1,113 @@
+"""`judgeflow calibrate RESULTS.jsonl [--labels F] [--by FIELD] [--json] [--html REPORT.html]`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from ..calibrate import DEFAULT_BOOT, Agreement, CalibrationReport, calibrate
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("calibrate", help="agreement of a results file with human labels (kappa, false alarms, misses)")
+    p.add_argument("results", type=Path, help="results .jsonl written by `judgeflow run`")
+    p.add_argument("--labels", type=Path,
+                   help="human labels (.jsonl/.csv with id and label: 1/0, true/false, yes/no); "
+                        "default: each row's human_label")
+    p.add_argument("--by", metavar="FIELD", help="also report per group: dataset, criterion, meta.category, ...")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--html", type=Path, metavar="REPORT.html", help="also write a self-contained HTML report")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--n-boot", type=int, default=DEFAULT_BOOT, help=f"bootstrap resamples (default {DEFAULT_BOOT})")
+    p.set_defaults(func=cmd_calibrate)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot)
+    if args.html:
+        from ..report_html import write_calibration_html
+
+        write_calibration_html(report, args.html, title=f"Calibration: {args.results.name}")
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        render(report, Console(highlight=False))
+    if args.html:
+        Console(stderr=True, highlight=False).print(f"HTML report -> {args.html}")
+    return 0
+
+
+def fmt(x: float | None, pct: bool = False) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.0%}" if pct else f"{x:.2f}"
+
+
+def kappa_text(a: Agreement) -> str:
+    if a.kappa is None:
+        return "undefined"
+    ci = f" [{a.kappa_ci[0]:.2f}, {a.kappa_ci[1]:.2f}]" if a.kappa_ci else ""
+    return f"{a.kappa:.2f}{ci}"
+
+
+def confusion_table(a: Agreement, title: str = "confusion (rows: human, columns: judge)") -> Table:
+    c = a.confusion
+    t = Table("", "judge 0", "judge 1", title=title, title_justify="left")
+    t.add_row("human 0", str(c.tn), f"[yellow]{c.fp}[/yellow] false alarms")
+    t.add_row("human 1", f"[magenta]{c.fn}[/magenta] misses", str(c.tp))
+    return t
+
+
+def metrics_table(a: Agreement) -> Table:
+    c = a.confusion
+    t = Table("statistic", "value", "what it means", title="on the scored, labelled items (class 1 = hallucination)",
+              title_justify="left")
+    t.add_row("n", str(a.n), "items with a judge label and a human label")
+    t.add_row("Cohen's kappa [95% CI]", kappa_text(a), "agreement beyond chance (1 = perfect, 0 = chance)")
+    t.add_row("accuracy", fmt(a.accuracy), "share of items where judge and person agree")
+    t.add_row("precision", fmt(a.precision), f"of {c.tp + c.fp} items the judge flagged, share people flagged")
+    t.add_row("recall", fmt(a.recall), f"of {c.tp + c.fn} items people flagged, share the judge flagged")
+    t.add_row("F1", fmt(a.f1), "harmonic mean of precision and recall")
+    t.add_row("false alarms", f"{a.false_alarms} ({fmt(a.false_alarm_share, True)})",
+              "judge 1, human 0 (share of all disagreements)")
+    t.add_row("misses", f"{a.misses} ({fmt(a.miss_share, True)})", "judge 0, human 1 (share of all disagreements)")
+    for col in t.columns[:2]:
+        col.no_wrap = True
+    return t
+
+
+def render(report: CalibrationReport, con: Console) -> None:
+    crit = ", ".join(f"{k} ({v})" for k, v in report.criteria.items())
+    models = ", ".join(report.models)
+    con.print(f"[bold]calibration[/bold]: {report.total} result rows; criterion {crit}; judge {models}; "
+              f"human labels from {report.label_source}")
+    con.print(f"used {report.n}; unscored {report.unscored} and invalid {report.invalid} (labelled, excluded); "
+              f"unlabelled {report.unlabelled}")
+    con.print(metrics_table(report))
+    con.print(confusion_table(report))
+    if report.groups:
+        t = Table(report.by or "group", "n", "excl.", "kappa [95% CI]", "acc", "F1", "false al.",
+                  "misses", title=f"by {report.by} (excl. = labelled but unscored or invalid)", title_justify="left")
+        t.columns[0].no_wrap = t.columns[3].no_wrap = True
+        for g in report.groups:
+            t.add_row(g.group, str(g.n), str(g.unscored), kappa_text(g), fmt(g.accuracy), fmt(g.f1),
+                      str(g.false_alarms), str(g.misses))
+        con.print(t)
+    if report.kappa_note:
+        con.print(f"[yellow]note:[/yellow] {report.kappa_note}")
+    con.print(f"[bold]diagnosis:[/bold] {report.diagnosis}")
+    for g in report.groups:
+        con.print(f"  [bold]{g.group}[/bold]: {g.diagnosis}")
+    for w in report.warnings:
+        con.print(f"[yellow]warning:[/yellow] {w}")
+    if report.disagreements:
+        examples = Table("id", "direction", "deciding claim / reason", title="some disagreements", title_justify="left")
+        for d in report.disagreements[:8]:
+            why = (f"{d.deciding_claim.verdict}: {d.deciding_claim.text}" if d.deciding_claim else d.reason or "")
+            examples.add_row(d.id, d.direction.replace("_", " "), why[:120])
+        con.print(examples)
+        if len(report.disagreements) > 8:
+            con.print(f"... {len(report.disagreements) - 8} more (see --json or --html)")

@@ -1,0 +1,160 @@
+"""Human labels: read from a labels file (JSONL or CSV) or from results rows, joined by `id`.
+
+A labels file has one row per item with an `id` and a `label` (aliases: `human_label`,
+`is_hallucination`, `hallucination`). Accepted label values (case-insensitive):
+
+    1, true, yes, y, hallucination, hallucinated  -> 1 (the answer has an error)
+    0, false, no, n, none, faithful, correct      -> 0 (no error)
+    blank / null                                  -> not labelled (the row is ignored, and counted)
+
+Anything else is an error naming the file, line and field. Rows are never dropped silently:
+ids present on one side only are reported by `join_labels`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from .errors import InvalidItemError
+from .items import ALIASES, parse_label, read_records
+from .results import Judgment
+
+Label = Literal[0, 1]
+LABEL_FIELDS = ("label", *ALIASES["label"])
+ID_FIELDS = ("id", *ALIASES["id"])
+
+
+class HumanLabels(BaseModel):
+    """Labels read from one file: id -> 0/1, plus the ids the file left unlabelled."""
+
+    path: str
+    labels: dict[str, Label] = Field(default_factory=dict)
+    """id -> human label, for rows with a 0/1 label."""
+    unlabelled: list[str] = Field(default_factory=list)
+    """ids whose label is blank or null (skipped while labelling)."""
+
+
+def _first(rec: Mapping[str, Any], names: Iterable[str]) -> tuple[str | None, Any]:
+    for name in names:
+        if name in rec:
+            return name, rec[name]
+    return None, None
+
+
+def read_labels(path: str | Path) -> HumanLabels:
+    """Read a labels file (.jsonl or .csv) with `id` and `label` columns.
+
+    Raises:
+        InvalidItemError: a row without an id, a label that is not one of the accepted
+            values, a duplicated id, or a file with no label column at all.
+    """
+    p = str(path)
+    out = HumanLabels(path=p)
+    seen: dict[str, int] = {}
+    any_label_field = False
+    for line, rec in read_records(path):
+        if isinstance(rec, InvalidItemError):
+            raise rec
+        if not isinstance(rec, Mapping):
+            raise InvalidItemError(f"expected a JSON object per line, got {type(rec).__name__}", path=p, line=line)
+        _, raw_id = _first(rec, ID_FIELDS)
+        if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
+            raise InvalidItemError("row has no 'id'; each label row needs the id of the item it labels",
+                                   path=p, line=line, field="id")
+        item_id = str(raw_id)
+        if item_id in seen:
+            raise InvalidItemError(f"id {item_id!r} is labelled twice (first on line {seen[item_id]}); "
+                                   "keep one label per id", path=p, line=line, field="id", item_id=item_id)
+        seen[item_id] = line
+        field, raw = _first(rec, LABEL_FIELDS)
+        any_label_field = any_label_field or field is not None
+
+        def bad(msg: str, f: str, _line: int = line, _id: str = item_id) -> InvalidItemError:
+            return InvalidItemError(f"item '{_id}': {msg} (also accepted: yes/no)",
+                                    path=p, line=_line, field=field or f, item_id=_id)
+
+        value = parse_label(raw, bad)
+        if value is None:
+            out.unlabelled.append(item_id)
+        else:
+            out.labels[item_id] = value
+    if not seen:
+        raise InvalidItemError("the labels file has no rows", path=p)
+    if not any_label_field:
+        raise InvalidItemError(f"no label column; give each row one of {list(LABEL_FIELDS)} (1 = error, 0 = none)",
+                               path=p, field="label")
+    return out
+
+
+def read_results(path: str | Path) -> list[Judgment]:
+    """Read a results file written by `judgeflow run` (one `Judgment.to_row()` per line).
+
+    Raises:
+        InvalidItemError: a line that is not JSON or not a result row, naming file and line.
+    """
+    p = str(path)
+    out = []
+    for line, rec in read_records(path):
+        if isinstance(rec, InvalidItemError):
+            raise rec
+        if not isinstance(rec, Mapping) or "status" not in rec or "label" not in rec:
+            raise InvalidItemError("not a judgeflow result row (needs 'id', 'label' and 'status'); "
+                                   "give the file written by `judgeflow run -o`", path=p, line=line)
+        try:
+            out.append(Judgment.from_row(dict(rec)))
+        except ValidationError as e:
+            err = e.errors()[0]
+            field = ".".join(str(x) for x in err["loc"])
+            raise InvalidItemError(f"field '{field}': {err['msg']} (input {err.get('input')!r})",
+                                   path=p, line=line, field=field) from None
+    if not out:
+        raise InvalidItemError("the results file has no rows", path=p)
+    return out
+
+
+class Joined(BaseModel):
+    """Results paired with human labels, and what could not be paired."""
+
+    pairs: list[tuple[Judgment, Label]] = Field(default_factory=list)
+    """Results that have a human label (scored or not)."""
+    unlabelled: list[str] = Field(default_factory=list)
+    """Result ids with no human label (not used in the statistics)."""
+    only_in_labels: list[str] = Field(default_factory=list)
+    """Label ids with no result row: the labels file and results do not match there."""
+    label_source: str = "results"
+    """Where the human labels came from: "results" (human_label) or the labels file path."""
+
+
+def join_labels(results: Iterable[Judgment], labels: HumanLabels | Mapping[str, Label] | None = None) -> Joined:
+    """Pair each result with its human label: from `labels` if given, else its `human_label`.
+
+    Raises:
+        InvalidItemError: a result id appears twice.
+    """
+    source = "results"
+    table: Mapping[str, Label] | None = None
+    skipped: set[str] = set()
+    if isinstance(labels, HumanLabels):
+        table, source, skipped = labels.labels, labels.path, set(labels.unlabelled)
+    elif labels is not None:
+        table, source = labels, "labels"
+    joined = Joined(label_source=source)
+    seen: set[str] = set()
+    for j in results:
+        if j.id in seen:
+            raise InvalidItemError(f"result id {j.id!r} appears twice; each item must be judged once "
+                                   "(did two runs get concatenated?)", field="id", item_id=j.id)
+        seen.add(j.id)
+        human = j.human_label if table is None else table.get(j.id)
+        if human is None:
+            joined.unlabelled.append(j.id)
+        else:
+            joined.pairs.append((j, human))
+    if table is not None:
+        joined.only_in_labels = [i for i in table if i not in seen]
+        joined.only_in_labels += [i for i in skipped if i not in seen and i not in table]
+    return joined
