@@ -116,8 +116,21 @@ def default_model() -> str:
     return os.environ.get(DEFAULT_MODEL_ENV) or OFFLINE_MODEL
 
 
-def make_backend(model: str | None = None, **client_kwargs: Any) -> Backend:
-    """A backend for "provider/model": baseline/* offline judges, or an LLM via `llm.make_client`."""
+def make_backend(model: str | None = None, *, max_source_chars: int | None = None, **client_kwargs: Any) -> Backend:
+    """A backend for "provider/model": baseline/* offline judges, or an LLM via `llm.make_client`.
+
+    With `max_source_chars`, sources longer than that are cut to the passages relevant to the
+    claims and evidence is cited by passage (`passages.PassageJudge`); None sends sources whole.
+    """
+    backend = _make_backend(model, **client_kwargs)
+    if max_source_chars is None:
+        return backend
+    from .passages import PassageJudge
+
+    return PassageJudge(backend, max_source_chars=max_source_chars)
+
+
+def _make_backend(model: str | None = None, **client_kwargs: Any) -> Backend:
     from .llm import make_client, parse_model
 
     model = model or default_model()

@@ -1,0 +1,117 @@
+"""Which language an answer is in: a cheap script + stopword guess (no model, no download).
+
+Claims stay in the answer's language (every criterion's decompose prompt says so, and
+`Claim.text` is described to the model as "in the answer's own language"); verdicts stay in the
+criterion's fixed English vocabulary, enforced by the `ClaimChecks` validator. The language is
+recorded on results as `extra["language"]` by the adapters (`with_language`), and
+`by_language` reports results per language.
+
+    detect_language("Москву основал Юрий Долгорукий в 1147 году.")   # "ru"
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from .items import Item
+from .results import Judgment
+
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+#: a few very frequent function words per language, enough to tell Latin-script languages apart
+STOPWORDS: dict[str, frozenset[str]] = {
+    "en": frozenset("the and of to in is was are it that for on with as by this be at from an".split()),
+    "de": frozenset("der die das und ist nicht ein eine zu den mit von im auf des sich dem wurde für".split()),
+    "fr": frozenset("le la les et est des une un du en que qui dans pour pas au sur par il été".split()),
+    "es": frozenset("el la los las y es de que en un una por con para del se fue al su".split()),
+    "it": frozenset("il lo la gli le e è di che un una per con del della non sono fu nel".split()),
+    "pt": frozenset("o a os as e é de que um uma para com do da não em foi no na".split()),
+    "ru": frozenset("и в во не что на с как а то он она это по из к у за от был была было году".split()),
+    "uk": frozenset("і в не що на з як а то він вона це по із до у за від був була було році".split()),
+}
+_SCRIPT_LANGS = {"CYRILLIC": ("ru", "uk"), "LATIN": ("en", "de", "fr", "es", "it", "pt")}
+_SCRIPT_ONLY = {"GREEK": "el", "ARABIC": "ar", "HEBREW": "he", "HANGUL": "ko", "DEVANAGARI": "hi",
+                "HIRAGANA": "ja", "KATAKANA": "ja", "CJK": "zh", "THAI": "th", "ARMENIAN": "hy",
+                "GEORGIAN": "ka"}
+_UK_LETTERS = set("іїєґ")
+
+
+def _script(ch: str) -> str:
+    name = unicodedata.name(ch, "")
+    return name.split(" ")[0] if name else ""
+
+
+def detect_language(text: str | None) -> str | None:
+    """An ISO 639-1 guess ("en", "ru", "de", ...) for `text`, or None if there is too little text.
+
+    The dominant script decides non-Latin, non-Cyrillic languages outright (any kana makes CJK
+    text Japanese); within Latin and Cyrillic, stopword counts decide (і/ї/є/ґ mark Ukrainian),
+    and Latin text with no known stopwords is reported as English.
+    """
+    if not text:
+        return None
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) < 2:
+        return None
+    scripts = Counter(_script(c) for c in letters)
+    if scripts.get("HIRAGANA") or scripts.get("KATAKANA"):
+        return "ja"
+    script = scripts.most_common(1)[0][0]
+    if script in _SCRIPT_ONLY:
+        return _SCRIPT_ONLY[script]
+    candidates = _SCRIPT_LANGS.get(script)
+    if candidates is None:
+        return None
+    words = [w.lower() for w in _WORD.findall(text)]
+    if script == "CYRILLIC" and any(c in _UK_LETTERS for c in text.lower()):
+        return "uk"
+    hits = {lang: sum(w in STOPWORDS[lang] for w in words) for lang in candidates}
+    best = max(candidates, key=lambda lang: (hits[lang], lang == candidates[0]))
+    return best
+
+
+def item_language(item: Item) -> str | None:
+    """The answer's language (the question's if the answer is too short to tell)."""
+    return detect_language(item.answer) or detect_language(item.question)
+
+
+def with_language(item: Item) -> Item:
+    """The item with `extra["language"]` set (kept if the input already had one)."""
+    if "language" in item.extra:
+        return item
+    lang = item_language(item)
+    return item if lang is None else item.model_copy(update={"extra": {**item.extra, "language": lang}})
+
+
+def language_of(judgment: Judgment) -> str | None:
+    """A result's language: its `extra["language"]`, else guessed from its claims' text."""
+    lang = judgment.extra.get("language")
+    if isinstance(lang, str) and lang:
+        return lang
+    return detect_language(" ".join(c.text for c in judgment.claims))
+
+
+def by_language(judgments: Iterable[Judgment]) -> dict[str, dict[str, Any]]:
+    """Per language: counts of items, label 1, label 0, unscored, and agreement with human labels.
+
+    Returns:
+        {"ru": {"items": 3, "label_1": 1, "label_0": 2, "unscored": 0, "labelled": 3,
+                "agree": 3}, ...}; "?" collects results whose language is unknown.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for j in judgments:
+        row = out.setdefault(language_of(j) or "?", {"items": 0, "label_1": 0, "label_0": 0,
+                                                     "unscored": 0, "labelled": 0, "agree": 0})
+        row["items"] += 1
+        if j.label is None:
+            row["unscored"] += 1
+        else:
+            row[f"label_{j.label}"] += 1
+        if j.human_label is not None and j.label is not None:
+            row["labelled"] += 1
+            row["agree"] += int(j.label == j.human_label)
+    return dict(sorted(out.items()))

@@ -1,0 +1,45 @@
+"""The pytest plugin (entry point `judgeflow` in the `pytest11` group): options and a fixture.
+
+    pytest --judgeflow-model openai/gpt-4o-mini      # default: $JUDGEFLOW_MODEL, else offline
+    pytest --judgeflow-no-cache                      # judge afresh, ignore .judgeflow/pytest-cache
+
+    def test_bot(judgeflow_judge):
+        judgeflow_judge.assert_no_hallucination(answer, reference="1147")
+
+Importing this module costs nothing: judgeflow itself is loaded only when the fixture is used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("judgeflow", "judgeflow hallucination checks")
+    group.addoption("--judgeflow-model", default=None,
+                    help="judge model for assert_no_hallucination / judgeflow_judge (provider/model)")
+    group.addoption("--judgeflow-cache-dir", default=None,
+                    help="where judged results are cached (default .judgeflow/pytest-cache under the rootdir)")
+    group.addoption("--judgeflow-no-cache", action="store_true", default=False,
+                    help="do not read or write cached judgements")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    model = config.getoption("--judgeflow-model", default=None)
+    directory = config.getoption("--judgeflow-cache-dir", default=None)
+    no_cache = config.getoption("--judgeflow-no-cache", default=False)
+    if model or directory or no_cache:
+        from .testing import configure
+
+        configure(model=model, cache_dir=directory or config.rootpath / ".judgeflow" / "pytest-cache",
+                  cache=not no_cache)
+
+
+@pytest.fixture
+def judgeflow_judge(request: pytest.FixtureRequest) -> Any:
+    """A CachedJudge for the run's model: `.assert_no_hallucination(...)`, `.judge_item(item)`."""
+    from .testing import cached_judge
+
+    return cached_judge()

@@ -1,0 +1,205 @@
+"""Hallucination checks inside a test suite (QA bots in CI), with judgements cached on disk.
+
+    from judgeflow.testing import assert_no_hallucination
+
+    def test_founding_of_moscow():
+        answer = bot.ask("Who founded Moscow?")
+        assert_no_hallucination(answer, reference="Yuri Dolgorukiy, 1147", question="Who founded Moscow?")
+
+A failing check raises AssertionError listing each failing claim with its verdict, reason and
+evidence. The judge is the offline `baseline/lexical` unless `model=` (or $JUDGEFLOW_MODEL, or
+pytest's `--judgeflow-model`) names an LLM. Judged results are cached as JSON files under
+`.judgeflow/pytest-cache/`, keyed by the backend fingerprint (model and settings), the
+criterion's fingerprint and the item's content, so re-running a suite does not pay twice;
+unscored results are never cached. The pytest plugin (`judgeflow.pytest_plugin`, registered
+as an entry point) adds the `judgeflow_judge` fixture and the options.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .criteria import Criterion
+from .errors import JudgeflowError
+from .items import Item
+from .judge import Judge
+from .languages import with_language
+from .results import Judgment
+from .routing import choose_criterion
+
+CACHE_DIR_ENV = "JUDGEFLOW_CACHE_DIR"
+DEFAULT_CACHE_DIR = Path(".judgeflow") / "pytest-cache"
+_JUDGED_FIELDS = {"question", "answer", "reference", "source", "spec", "mode", "criterion"}
+
+
+class JudgmentCache:
+    """Judged results as one JSON file per key in a directory (safe for parallel writers)."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.dir = Path(directory)
+
+    @staticmethod
+    def key(judge: Judge, item: Item) -> str | None:
+        """Backend fingerprint + routed criterion fingerprint + strategy + item content; None if unroutable."""
+        try:
+            criterion, _ = choose_criterion(item, criterion=judge.criterion, mode=judge.mode)
+        except JudgeflowError:
+            return None
+        data = {"backend": judge.backend.fingerprint, "criterion": criterion.fingerprint,
+                "strategy": judge.strategy, "item": item.model_dump(include=_JUDGED_FIELDS)}
+        return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    def get(self, key: str) -> Judgment | None:
+        path = self.dir / f"{key}.json"
+        try:
+            return Judgment.model_validate_json(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except ValueError:  # a torn or stale file: judge again and overwrite it
+            return None
+
+    def put(self, key: str, judgment: Judgment) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        data = judgment.model_copy(update={"trace": [], "cached": False}).model_dump_json()
+        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(data)
+        os.replace(tmp, self.dir / f"{key}.json")
+
+
+class CachedJudge:
+    """A Judge whose judged results are read from and written to a `JudgmentCache`."""
+
+    def __init__(self, judge: Judge, cache: JudgmentCache | None) -> None:
+        self.judge = judge
+        self.cache = cache
+
+    def judge_item(self, item: Item) -> Judgment:
+        key = self.cache.key(self.judge, item) if self.cache else None
+        if key and self.cache and (hit := self.cache.get(key)) is not None:
+            return hit.model_copy(update={"id": item.id, "extra": item.extra, "cached": True})
+        result = self.judge.judge(item)
+        if key and self.cache and result.status == "judged":
+            self.cache.put(key, result)
+        return result
+
+    def assert_no_hallucination(
+        self,
+        answer: Any,
+        *,
+        reference: str | None = None,
+        source: Any = None,
+        spec: str | None = None,
+        question: str | None = None,
+        allow_unscored: bool = False,
+    ) -> Judgment:
+        """Judge `answer` and raise AssertionError naming the failing claims if it has any.
+
+        Args:
+            answer: the text under test (a dict/list is judged as pretty JSON).
+            reference: a short gold answer (factual correctness).
+            source: documents the answer must be faithful to (str, list, langchain Documents).
+            spec: requirements the answer must meet (spec compliance).
+            question: the question or task, if any.
+            allow_unscored: pass when the judge could not decide (default: fail).
+
+        Returns:
+            The Judgment (label 0, or None with allow_unscored).
+        """
+        item = make_item(answer, reference=reference, source=source, spec=spec, question=question)
+        result = self.judge_item(item)
+        if result.label == 1 or (result.label is None and not allow_unscored):
+            raise AssertionError(failure_message(result, item))
+        return result
+
+
+def make_item(
+    answer: Any, *, reference: str | None = None, source: Any = None, spec: str | None = None,
+    question: str | None = None,
+) -> Item:
+    """An Item for an ad-hoc check; its id is a hash of its content."""
+    if not isinstance(answer, str):
+        answer = json.dumps(answer, ensure_ascii=False, indent=2, default=str)
+    rec: dict[str, Any] = {"answer": answer, "reference": reference, "source": source, "spec": spec,
+                           "question": question}
+    rec = {k: v for k, v in rec.items() if v is not None}
+    digest = hashlib.sha256(json.dumps(rec, sort_keys=True, default=str, ensure_ascii=False).encode())
+    return with_language(Item.from_record({"id": "check-" + digest.hexdigest()[:10], **rec}))
+
+
+def failure_message(result: Judgment, item: Item) -> str:
+    """What a failing test prints: the verdict, then every failing claim with reason and evidence."""
+    who = f"{result.criterion or 'no criterion'}, {result.model}{', cached' if result.cached else ''}"
+    if result.label is None:
+        head = f"judgeflow could not judge the answer ({result.status}, {who}): {result.error or result.reason}"
+    else:
+        head = f"judgeflow found a hallucination ({who}): {result.reason}"
+    lines = [head]
+    for c in result.claims:
+        if c.error:
+            lines.append(f"  {c.id} [{c.verdict}] {c.text}")
+            if c.reason:
+                lines.append(f"      reason: {c.reason}")
+            if c.evidence:
+                lines.append(f"      evidence: {c.evidence}")
+    lines.append(f"answer: {item.answer}")
+    return "\n".join(lines)
+
+
+_settings: dict[str, Any] = {"model": None, "cache_dir": None, "cache": True}
+_judges: dict[tuple[str | None, str | None, bool, str | None], CachedJudge] = {}
+
+
+def configure(*, model: str | None = None, cache_dir: str | Path | None = None, cache: bool = True) -> None:
+    """Run-wide defaults (the pytest plugin calls this from its command-line options)."""
+    _settings.update(model=model, cache_dir=cache_dir, cache=cache)
+    _judges.clear()
+
+
+def cache_dir() -> Path:
+    """$JUDGEFLOW_CACHE_DIR, else the configured directory, else .judgeflow/pytest-cache."""
+    return Path(os.environ.get(CACHE_DIR_ENV) or _settings["cache_dir"] or DEFAULT_CACHE_DIR)
+
+
+def cached_judge(
+    model: str | None = None, *, criterion: str | Criterion | None = None, cache: bool | None = None
+) -> CachedJudge:
+    """A (memoised) CachedJudge for `model` (default: configured, $JUDGEFLOW_MODEL, else offline)."""
+    model = model or _settings["model"]
+    use_cache = _settings["cache"] if cache is None else cache
+    crit_key = criterion.name if isinstance(criterion, Criterion) else criterion
+    key = (model, crit_key, use_cache, str(cache_dir()))
+    if key not in _judges or isinstance(criterion, Criterion):
+        judge = Judge(model, criterion=criterion, keep_trace=False)
+        _judges[key] = CachedJudge(judge, JudgmentCache(cache_dir()) if use_cache else None)
+    return _judges[key]
+
+
+def assert_no_hallucination(
+    answer: Any,
+    *,
+    reference: str | None = None,
+    source: Any = None,
+    spec: str | None = None,
+    question: str | None = None,
+    model: str | None = None,
+    criterion: str | Criterion | None = None,
+    cache: bool | None = None,
+    allow_unscored: bool = False,
+) -> Judgment:
+    """Fail (AssertionError listing the failing claims) if `answer` has a hallucination.
+
+    Give at least one of `reference`, `source` or `spec`; the criterion is routed from which one
+    you give unless `criterion` names one. `model` defaults to pytest's --judgeflow-model, then
+    $JUDGEFLOW_MODEL, then the offline baseline/lexical judge. Judged results are cached on disk
+    (`cache=False` to judge afresh). Returns the Judgment.
+    """
+    return cached_judge(model, criterion=criterion, cache=cache).assert_no_hallucination(
+        answer, reference=reference, source=source, spec=spec, question=question,
+        allow_unscored=allow_unscored,
+    )

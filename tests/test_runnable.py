@@ -1,0 +1,60 @@
+"""The judge as a langchain-core Runnable: invoke / ainvoke / batch / abatch / in a chain."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fakellm import FakeLLM
+from langchain_core.documents import Document
+from langchain_core.runnables import Runnable, RunnableLambda
+
+from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Item, Judge, Judgment
+from judgeflow.integrations.runnable import as_runnable, judge_graph
+
+SOURCE = [Document(page_content="Moscow was founded in 1147 by Yuri Dolgorukiy.")]
+WRONG = {"input": "When was Moscow founded?", "context": SOURCE, "answer": "Moscow was founded in 1247."}
+RIGHT = {**WRONG, "answer": "Moscow was founded in 1147."}
+
+
+def test_invoke_and_batch_offline() -> None:
+    judge = as_runnable(model="baseline/lexical")
+    assert isinstance(judge, Runnable)
+    result = judge.invoke(WRONG)
+    assert isinstance(result, Judgment) and result.label == 1
+    assert result.extra["language"] == "en"
+    assert [j.label for j in judge.batch([WRONG, RIGHT, {"answer": "no evidence"}])] == [1, 0, None]
+
+
+def test_abatch_with_bad_input_gives_invalid_judgments() -> None:
+    judge = as_runnable(model="baseline/lexical")
+    results = asyncio.run(judge.abatch([RIGHT, 42, WRONG], config={"max_concurrency": 2}))
+    assert [(j.label, j.status) for j in results] == [(0, "judged"), (None, "invalid"), (1, "judged")]
+    assert "cannot judge a int" in (results[1].error or "")
+
+
+def test_in_an_lcel_chain_after_a_rag_step() -> None:
+    rag = RunnableLambda(lambda q: {"input": q, "context": SOURCE, "answer": "It was founded in 1247."})
+    chain = rag | as_runnable(model="baseline/lexical")
+    assert chain.invoke("When was Moscow founded?").label == 1
+
+
+def test_fake_llm_behind_the_runnable() -> None:
+    replies = [
+        Claims(claims=[Claim(id="c1", text="Moscow was founded in 1247.", kind="date")]),
+        ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="contradicted", basis="source",
+                                       evidence="founded in 1147", reason="1147, not 1247")]),
+    ]
+    llm = FakeLLM("anthropic", replies * 2)
+    judge = as_runnable(Judge(backend=llm.backend()))
+    assert judge.invoke(WRONG).label == 1
+    assert asyncio.run(judge.ainvoke(WRONG)).claims[0].evidence == "founded in 1147"
+    assert len(llm.requests) == 4
+
+
+def test_compiled_graph_bound_to_the_context() -> None:
+    graph = judge_graph(Judge("baseline/lexical"))
+    item = Item(id="m", answer="Moscow was founded in 1247.", source=["Moscow was founded in 1147."])
+    state = asyncio.run(graph.ainvoke({"item": item}))
+    assert state["label"] == 1 and state["criterion"].name == "source_faithfulness"
+    states = asyncio.run(graph.abatch([{"item": item}, {"item": item.model_copy(update={"answer": "Founded in 1147."})}]))
+    assert [s["label"] for s in states] == [1, 0]

@@ -1,0 +1,120 @@
+"""assert_no_hallucination, its on-disk cache, and the pytest plugin (fixture and options)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+from fakellm import FakeLLM
+
+from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
+from judgeflow import testing
+from judgeflow.testing import CachedJudge, JudgmentCache, assert_no_hallucination
+
+REF = "Yuri Dolgorukiy founded Moscow in 1147."
+
+
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(testing.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    testing.configure()
+    return tmp_path / "cache"
+
+
+def test_offline_pass_and_fail_with_the_claim_listed(_cache_in_tmp: Path) -> None:
+    ok = assert_no_hallucination("Moscow was founded in 1147 by Yuri Dolgorukiy.", reference=REF)
+    assert ok.label == 0
+    with pytest.raises(AssertionError) as err:
+        assert_no_hallucination("Moscow was founded in 1247 by Yuri Dolgorukiy.", reference=REF,
+                                question="Who founded Moscow and when?")
+    msg = str(err.value)
+    assert "judgeflow found a hallucination (factual_correctness, baseline/lexical)" in msg
+    assert "c1 [contradicted] Moscow was founded in 1247 by Yuri Dolgorukiy." in msg
+    assert "reason: states ['1247']" in msg
+    assert len(list(_cache_in_tmp.glob("*.json"))) == 2
+
+
+def test_source_spec_and_json_answers() -> None:
+    assert_no_hallucination("The walls were built in 1156.", source=["The Kremlin walls were built in 1156."])
+    with pytest.raises(AssertionError, match="not_found"):
+        assert_no_hallucination("The walls were painted blue in 1156.", source="The Kremlin walls were built in 1156.")
+    assert_no_hallucination({"status": "shipped", "days": 3}, spec="Status must be shipped. Delivery within 3 days.")
+
+
+def test_no_evidence_is_unscored_and_fails_unless_allowed() -> None:
+    with pytest.raises(AssertionError, match="could not judge the answer \\(invalid"):
+        assert_no_hallucination("anything")
+    assert assert_no_hallucination("anything", allow_unscored=True).label is None
+
+
+def test_the_second_call_is_served_from_the_cache_without_a_model_call(tmp_path: Path) -> None:
+    replies = [
+        Claims(claims=[Claim(id="c1", text="Moscow was founded in 1247.", kind="date")]),
+        ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="contradicted", basis="reference",
+                                       evidence="1147", reason="the reference says 1147")]),
+    ]
+    llm = FakeLLM("openai", replies)
+    cache = JudgmentCache(tmp_path / "c")
+    judge = CachedJudge(Judge(backend=llm.backend(), keep_trace=False), cache)
+    for attempt in range(2):
+        with pytest.raises(AssertionError) as err:
+            judge.assert_no_hallucination("Moscow was founded in 1247.", reference="1147")
+        assert "reason: the reference says 1147" in str(err.value)
+        assert ("cached" in str(err.value)) == (attempt == 1)
+    assert len(llm.requests) == 2  # decompose + check, once
+    # a different model or criterion is a different key
+    other = Judge(backend=FakeLLM("anthropic").backend())
+    item = testing.make_item("Moscow was founded in 1247.", reference="1147")
+    assert cache.key(other, item) != cache.key(judge.judge, item)
+    assert cache.key(Judge("baseline/lexical", criterion="reference_faithfulness"), item) != cache.key(
+        Judge("baseline/lexical"), item)
+
+
+def test_unscored_results_are_not_cached(tmp_path: Path) -> None:
+    cache = JudgmentCache(tmp_path / "c")
+    judge = CachedJudge(Judge(backend=FakeLLM("openai", [500]).backend()), cache)
+    assert judge.assert_no_hallucination("x", reference="y", allow_unscored=True).label is None
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_torn_cache_file_is_judged_again(tmp_path: Path) -> None:
+    cache = JudgmentCache(tmp_path)
+    judge = CachedJudge(Judge("baseline/lexical"), cache)
+    item = testing.make_item("Moscow was founded in 1147.", reference=REF)
+    key = cache.key(judge.judge, item)
+    assert key is not None
+    (tmp_path / f"{key}.json").write_text("{not json")
+    first = judge.judge_item(item)
+    assert (first.label, first.cached) == (0, False)
+    assert judge.judge_item(item).cached
+    assert json.loads((tmp_path / f"{key}.json").read_text())["label"] == 0
+
+
+def test_plugin_is_registered_as_a_pytest11_entry_point() -> None:
+    eps = {ep.name: ep.value for ep in entry_points(group="pytest11")}
+    assert eps.get("judgeflow") == "judgeflow.pytest_plugin"
+
+
+def test_plugin_fixture_and_failure_message_in_a_real_pytest_run(tmp_path: Path) -> None:
+    (tmp_path / "test_bot.py").write_text(textwrap.dedent('''
+        from judgeflow.testing import assert_no_hallucination
+
+        def test_right(judgeflow_judge):
+            judgeflow_judge.assert_no_hallucination("Moscow was founded in 1147.", reference="Moscow, 1147")
+
+        def test_wrong_year():
+            assert_no_hallucination("Moscow was founded in 1247.", reference="Moscow was founded in 1147.")
+    '''))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))}
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--judgeflow-model", "baseline/lexical",
+           "--judgeflow-cache-dir", str(tmp_path / "jc"), str(tmp_path / "test_bot.py")]
+    out = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert "1 failed, 1 passed" in out.stdout, out.stdout + out.stderr
+    assert "c1 [contradicted] Moscow was founded in 1247." in out.stdout
+    assert len(list((tmp_path / "jc").glob("*.json"))) == 2
