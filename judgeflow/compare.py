@@ -254,7 +254,7 @@ def verdict(r: ComparisonReport) -> str:
         if clear:
             parts.append(f"{better.name} agrees with the people clearly better.")
         else:
-            parts.append("The difference is not reliable at this sample size.")
+            parts.append("The difference is within the noise (the interval includes 0 or McNemar p >= 0.05).")
     wins_b, wins_a = r.b_right_a_wrong, r.a_right_b_wrong
     parts.append(f"{b.name} gets {wins_b} item(s) right that {a.name} gets wrong, {a.name} {wins_a} the other way "
                  f"(McNemar exact p = {r.mcnemar_p:.3g}).")

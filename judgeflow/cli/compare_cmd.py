@@ -1,0 +1,77 @@
+"""`judgeflow compare A.jsonl B.jsonl [--labels F] [--json] [--html REPORT.html]`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from ..calibrate import DEFAULT_BOOT
+from ..compare import ComparisonReport, Decision, compare
+from .calibrate_cmd import fmt, kappa_text
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("compare", help="two runs on the same items (two criteria, models or strategies) "
+                                       "against human labels: kappa difference, McNemar")
+    p.add_argument("a", type=Path, help="results .jsonl of run A")
+    p.add_argument("b", type=Path, help="results .jsonl of run B (the same items)")
+    p.add_argument("--labels", type=Path, help="human labels (.jsonl/.csv with id and label); default: human_label")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--html", type=Path, metavar="REPORT.html", help="also write a self-contained HTML report")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--n-boot", type=int, default=DEFAULT_BOOT, help=f"bootstrap resamples (default {DEFAULT_BOOT})")
+    p.set_defaults(func=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    report = compare(args.a, args.b, args.labels, seed=args.seed, n_boot=args.n_boot)
+    if args.html:
+        from ..report_html import write_comparison_html
+
+        write_comparison_html(report, args.html, title=f"{report.a.name} vs {report.b.name}")
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        render(report, Console(highlight=False))
+    if args.html:
+        Console(stderr=True, highlight=False).print(f"HTML report -> {args.html}")
+    return 0
+
+
+def _why(d: Decision) -> str:
+    return f"{d.claim.id} {d.claim.verdict}: {d.claim.text}" if d.claim else (d.reason or "")
+
+
+def render(r: ComparisonReport, con: Console) -> None:
+    con.print(f"[bold]compare[/bold]: A = {r.a.name}, B = {r.b.name}; {r.n} paired items of {r.total} "
+              f"(labelled and scored by both); human labels from {r.label_source}")
+    t = Table("run", "kappa [95% CI]", "accuracy", "F1", "false alarms", "misses", "unscored",
+              title="each run on the paired items", title_justify="left")
+    for side, s in (("A", r.a), ("B", r.b)):
+        a = s.agreement
+        t.add_row(f"{side} {s.name}", kappa_text(a), fmt(a.accuracy), fmt(a.f1),
+                  f"{a.false_alarms} ({fmt(a.false_alarm_share, True)})", f"{a.misses} ({fmt(a.miss_share, True)})",
+                  str(s.unscored))
+    t.columns[0].no_wrap = t.columns[1].no_wrap = True
+    con.print(t)
+    diff = "undefined"
+    if r.kappa_diff is not None:
+        ci = f" [{r.kappa_diff_ci[0]:+.2f}, {r.kappa_diff_ci[1]:+.2f}]" if r.kappa_diff_ci else ""
+        diff = f"{r.kappa_diff:+.2f}{ci}"
+    con.print(f"kappa(B) - kappa(A): {diff} (paired bootstrap 95% CI)")
+    con.print(f"McNemar exact: A right & B wrong {r.a_right_b_wrong}, B right & A wrong {r.b_right_a_wrong}, "
+              f"p = {r.mcnemar_p:.3g}")
+    con.print(f"[bold]verdict:[/bold] {r.verdict}")
+    for w in r.warnings:
+        con.print(f"[yellow]warning:[/yellow] {w}")
+    if r.disagreements:
+        t = Table("id", "human", "A", "B", "A decided by", "B decided by",
+                  title="items the runs label differently", title_justify="left")
+        for d in r.disagreements[:10]:
+            t.add_row(d.id, str(d.human), str(d.a.label), str(d.b.label), _why(d.a)[:90], _why(d.b)[:90])
+        con.print(t)
+        if len(r.disagreements) > 10:
+            con.print(f"... {len(r.disagreements) - 10} more (see --json or --html)")
