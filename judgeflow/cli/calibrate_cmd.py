@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
@@ -14,30 +17,42 @@ from ..calibrate import DEFAULT_BOOT, Agreement, CalibrationReport, calibrate
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("calibrate", help="agreement of a results file with human labels (kappa, false alarms, misses)")
     p.add_argument("results", type=Path, help="results .jsonl written by `judgeflow run`")
+    p.add_argument("--by", metavar="FIELD", help="also report per group: dataset, criterion, meta.category, ...")
+    add_report_args(p)
+    p.set_defaults(func=cmd_calibrate)
+
+
+def add_report_args(p: argparse.ArgumentParser) -> None:
+    """--labels, --json, --html, --seed, --n-boot: shared by calibrate and compare."""
     p.add_argument("--labels", type=Path,
                    help="human labels (.jsonl/.csv with id and label: 1/0, true/false, yes/no); "
                         "default: each row's human_label")
-    p.add_argument("--by", metavar="FIELD", help="also report per group: dataset, criterion, meta.category, ...")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--html", type=Path, metavar="REPORT.html", help="also write a self-contained HTML report")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--n-boot", type=int, default=DEFAULT_BOOT, help=f"bootstrap resamples (default {DEFAULT_BOOT})")
-    p.set_defaults(func=cmd_calibrate)
 
 
-def cmd_calibrate(args: argparse.Namespace) -> int:
-    report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot)
+def emit(args: argparse.Namespace, report: BaseModel, render_fn: Callable[[Any, Console], None],
+         write_html: Callable[[], object]) -> int:
+    """Write the HTML report if asked, then print JSON or the rich rendering."""
     if args.html:
-        from ..report_html import write_calibration_html
-
-        write_calibration_html(report, args.html, title=f"Calibration: {args.results.name}")
+        write_html()
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
-        render(report, Console(highlight=False))
+        render_fn(report, Console(highlight=False))
     if args.html:
         Console(stderr=True, highlight=False).print(f"HTML report -> {args.html}")
     return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..report_html import write_calibration_html
+
+    report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot)
+    return emit(args, report, render, lambda: write_calibration_html(
+        report, args.html, title=f"Calibration: {args.results.name}"))
 
 
 def fmt(x: float | None, pct: bool = False) -> str:

@@ -8,9 +8,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ..calibrate import DEFAULT_BOOT
 from ..compare import ComparisonReport, Decision, compare
-from .calibrate_cmd import fmt, kappa_text
+from .calibrate_cmd import add_report_args, emit, fmt, kappa_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -18,27 +17,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                        "against human labels: kappa difference, McNemar")
     p.add_argument("a", type=Path, help="results .jsonl of run A")
     p.add_argument("b", type=Path, help="results .jsonl of run B (the same items)")
-    p.add_argument("--labels", type=Path, help="human labels (.jsonl/.csv with id and label); default: human_label")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--html", type=Path, metavar="REPORT.html", help="also write a self-contained HTML report")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--n-boot", type=int, default=DEFAULT_BOOT, help=f"bootstrap resamples (default {DEFAULT_BOOT})")
+    add_report_args(p)
     p.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    report = compare(args.a, args.b, args.labels, seed=args.seed, n_boot=args.n_boot)
-    if args.html:
-        from ..report_html import write_comparison_html
+    from ..report_html import write_comparison_html
 
-        write_comparison_html(report, args.html, title=f"{report.a.name} vs {report.b.name}")
-    if args.json:
-        print(report.model_dump_json(indent=2))
-    else:
-        render(report, Console(highlight=False))
-    if args.html:
-        Console(stderr=True, highlight=False).print(f"HTML report -> {args.html}")
-    return 0
+    report = compare(args.a, args.b, args.labels, seed=args.seed, n_boot=args.n_boot)
+    return emit(args, report, render, lambda: write_comparison_html(
+        report, args.html, title=f"{report.a.name} vs {report.b.name}"))
 
 
 def _why(d: Decision) -> str:
