@@ -37,6 +37,17 @@ class ClaimResult(BaseModel):
     reason: str = ""
 
 
+class RequirementResult(BaseModel):
+    """One requirement of a spec and whether the output meets it (see `judgeflow.requirements`)."""
+
+    id: str
+    text: str
+    status: Literal["met", "not_met", "not_applicable"]
+    evidence: str = ""
+    """A short quote from the output, or empty."""
+    reason: str = ""
+
+
 class TraceEntry(BaseModel):
     """One model exchange: what was sent and what came back, for auditing any 0 or 1."""
 
@@ -66,6 +77,8 @@ class Judgment(BaseModel):
     human_label: Literal[0, 1] | None = None
     """The input's own label, if it had one."""
     cached: bool = False
+    requirements: list[RequirementResult] | None = None
+    """Requirement coverage against the spec (spec review with requirements on), else None."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """The input's other fields, carried through untouched."""
     trace: list[TraceEntry] = Field(default_factory=list)
