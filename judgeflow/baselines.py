@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Literal
 
 from .claims import Claim, ClaimCheck
 from .criteria import Criterion
 from .errors import ConfigError
 from .items import Item
 from .results import TraceEntry, Usage
+
+if TYPE_CHECKING:
+    from .rouge import RougeJudge
 
 Outcome = Literal["supported", "conflict", "missing", "weak"]
 
@@ -56,6 +60,7 @@ _MONTHS = re.compile(
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def _stem(w: str) -> str:
     w = w.lower().replace("’", "'")
     for suf in ("'s", "ing", "edly", "ed", "es", "ly", "s", "ая", "ое", "ые", "ий", "ый", "ой", "ом", "ах", "ов", "ей", "а", "у", "е", "и", "ы", "ь"):
@@ -68,7 +73,12 @@ def _content(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text) if w.lower() not in _STOP and not w.isdigit()}
 
 
+_THOUSANDS = re.compile(r"\b\d{1,3}(?:[,\u00a0\u202f]\d{3})+\b")
+
+
 def _numbers(text: str) -> set[str]:
+    """Numbers in `text`, normalised: "1,000" = "1000" (a thousands separator), "2.50" = "2,5" = "2.5"."""
+    text = _THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group()), text)
     return {n.replace(",", ".").rstrip("0").rstrip(".") if "." in n or "," in n else n for n in _NUM.findall(text)}
 
 
@@ -111,6 +121,7 @@ class _Evidence:
     numbers: set[str]
     names: set[str]
     short: bool
+    sentence_content: list[set[str]] = field(default_factory=list)
 
 
 def _evidence(item: Item, criterion: Criterion) -> tuple[str, _Evidence]:
@@ -118,14 +129,15 @@ def _evidence(item: Item, criterion: Criterion) -> tuple[str, _Evidence]:
         text = item.source_text if f == "source" else getattr(item, f)
         if text:
             sents = [s for s in _SENT.split(text) if s.strip()] or [text]
-            return f, _Evidence(text, sents, _content(text), _numbers(text), _names(text), len(_WORD.findall(text)) <= 40)
+            return f, _Evidence(text, sents, _content(text), _numbers(text), _names(text),
+                                len(_WORD.findall(text)) <= 40, [_content(s) for s in sents])
     return "none", _Evidence("", [], set(), set(), set(), True)
 
 
 def _best_sentence(claim_words: set[str], ev: _Evidence) -> str:
     best, score = "", 0
-    for s in ev.sentences:
-        overlap = len(claim_words & _content(s))
+    for s, words in zip(ev.sentences, ev.sentence_content):
+        overlap = len(claim_words & words)
         if overlap > score:
             best, score = s.strip(), overlap
     return best[:300]
@@ -218,8 +230,12 @@ def _verdict_names(criterion: Criterion) -> dict[Outcome, str]:
     return out
 
 
-def make_baseline(name: str, **kwargs: float) -> LexicalJudge:
-    """`baseline/<name>` -> an offline judge."""
+def make_baseline(name: str, **kwargs: float) -> LexicalJudge | RougeJudge:
+    """`baseline/<name>` -> an offline judge: lexical, or rouge-l (the study's ROUGE-L baseline)."""
     if name == "lexical":
         return LexicalJudge(**kwargs)
-    raise ConfigError(f"unknown offline judge 'baseline/{name}'; available: baseline/lexical")
+    if name in ("rouge-l", "rougel", "rouge"):
+        from .rouge import RougeJudge as Rouge
+
+        return Rouge(**kwargs)
+    raise ConfigError(f"unknown offline judge 'baseline/{name}'; available: baseline/lexical, baseline/rouge-l")

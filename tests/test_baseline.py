@@ -1,0 +1,158 @@
+"""The offline `baseline/lexical` judge: unit behaviour, and agreement with human labels on
+../shared/data (sanity floors, not exact values)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import defaultdict
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from judgeflow import ConfigError, Item, Judge, LexicalJudge, list_criteria, load_criterion
+from judgeflow.aggregate import aggregate, merge
+from judgeflow.baselines import split_claims
+from judgeflow.results import Usage
+from judgeflow.routing import choose_criterion
+
+lexical = Judge("baseline/lexical")
+
+MOSCOW = {"id": "m", "question": "When was Moscow founded and by whom?",
+          "answer": "Moscow was founded in 1247 by Yuri Dolgorukiy.", "reference": "1147, by Yuri Dolgorukiy"}
+
+
+def test_wrong_year_is_caught() -> None:
+    r = lexical.judge(MOSCOW)
+    assert r.label == 1 and r.criterion == "factual_correctness"
+    (claim,) = r.claims
+    assert claim.verdict == "contradicted" and claim.kind == "date" and claim.basis == "reference"
+    assert "1247" in claim.reason and "1147" in claim.reason
+
+
+def test_right_year_and_name_is_0() -> None:
+    assert lexical.judge(dict(MOSCOW, answer="Moscow was founded in 1147 by Yuri Dolgorukiy.")).label == 0
+
+
+def test_russian_wrong_year_is_caught() -> None:
+    r = lexical.judge({"id": "ru", "question": "Когда и кем основана Москва?",
+                       "answer": "Москва основана в 1247 году Юрием Долгоруким", "reference": "1147, Юрий Долгорукий"})
+    assert r.label == 1 and r.claims[0].verdict == "contradicted" and "1247" in r.claims[0].reason
+
+
+@pytest.mark.parametrize("answer", ["I have no comment.", "I don't know", "Не знаю.", "  ", "Unknown."])
+def test_refusal_has_no_claims_and_is_0(answer: str) -> None:
+    assert split_claims(answer) == []
+    r = lexical.judge(dict(MOSCOW, answer=answer or "x")) if answer.strip() else None
+    if r is not None:
+        assert r.label == 0 and r.claims == [] and "no checkable claims" in (r.reason or "")
+
+
+def test_claims_are_sentences_with_kinds() -> None:
+    claims = split_claims("Paris is the capital. It has 2.1 million people; Victor Hugo lived there. Born in May 1802!")
+    assert [c.id for c in claims] == ["c1", "c2", "c3", "c4"]
+    assert [c.kind for c in claims] == ["other", "number", "name", "date"]
+
+
+def test_thousands_separator_is_the_same_number() -> None:
+    item = {"id": "n", "answer": "The stadium holds 60,000 people.", "source": "The stadium holds 60000 people."}
+    assert lexical.judge(item).label == 0
+    assert lexical.judge(dict(item, answer="The stadium holds 80,000 people.")).label == 1
+
+
+def test_source_faithfulness_unsupported_detail_is_1() -> None:
+    src = "The Eiffel Tower stands in Paris. It was completed in 1889."
+    ok = lexical.judge({"id": "s1", "answer": "The Eiffel Tower stands in Paris.", "source": src})
+    bad = lexical.judge({"id": "s2", "answer": "The Eiffel Tower stands in Paris. Napoleon painted it green.",
+                         "source": src})
+    assert ok.label == 0 and ok.claims[0].evidence == "The Eiffel Tower stands in Paris."
+    assert bad.label == 1 and [c.verdict for c in bad.claims] == ["supported", "not_found"]
+
+
+def test_spec_compliance_value_change_is_a_violation() -> None:
+    spec = "The API must return JSON. Requests time out after 30 seconds."
+    ok = lexical.judge({"id": "a1", "answer": "The API returns JSON with a 30 second timeout.", "spec": spec})
+    bad = lexical.judge({"id": "a2", "answer": "The API returns JSON with a 60 second timeout.", "spec": spec})
+    assert (ok.criterion, ok.label) == ("spec_compliance", 0)
+    assert bad.label == 1 and bad.claims[0].verdict == "violates_spec"
+
+
+@pytest.mark.parametrize("name", list_criteria())
+def test_verdicts_are_in_each_criterion_vocabulary(name: str) -> None:
+    crit = load_criterion(name)
+    item = Item(id="v", question="Q?", answer="Paris is in France. It has 99 bridges. Zorro lives there.",
+                reference="Paris, France", source=["Paris is the capital of France."], spec="Mention Paris.")
+    backend = LexicalJudge()
+
+    async def go() -> list[Any]:
+        claims = await backend.decompose(item, crit, Usage(), [])
+        return await backend.check(item, crit, claims, Usage(), [])
+
+    checks = asyncio.run(go())
+    assert checks and all(c.verdict in crit.verdicts and c.basis in crit.bases for c in checks)
+
+
+def test_criterion_with_unmappable_verdicts_is_a_config_error(tmp_path: Path) -> None:
+    src = Path(load_criterion("factual_correctness").path).read_text(encoding="utf-8")
+    custom = src.replace("supported =", "fine =")
+    p = tmp_path / "custom.toml"
+    p.write_text(custom, encoding="utf-8")
+    with pytest.raises(ConfigError, match="cannot map its 'supported' outcome"):
+        Judge("baseline/lexical", criterion=str(p)).judge(MOSCOW)
+
+
+def test_deterministic_and_free() -> None:
+    a, b = lexical.judge(MOSCOW), lexical.judge(MOSCOW)
+    assert a.model_dump(exclude={"trace"}) == b.model_dump(exclude={"trace"})
+    assert a.usage.calls == 0 and a.model == "baseline/lexical"
+
+
+# --- agreement with human labels on ../shared/data -----------------------------------------------
+
+
+def lexical_labels(rows: list[dict[str, Any]]) -> list[int | None]:
+    """The labels the graph would give, computed by calling the same steps directly (fast)."""
+    backend = LexicalJudge()
+
+    async def go() -> list[int | None]:
+        out = []
+        for row in rows:
+            item = Item.from_record({k: v for k, v in row.items() if k != "meta"})  # a judge never sees meta
+            crit, _ = choose_criterion(item)
+            claims = await backend.decompose(item, crit, Usage(), [])
+            checks = await backend.check(item, crit, claims, Usage(), []) if claims else []
+            out.append(aggregate(merge(claims, checks, crit), crit)[0])
+        return out
+
+    return asyncio.run(go())
+
+
+@lru_cache(maxsize=1)
+def judged_by_dataset(data_dir: str) -> dict[str, tuple[list[dict[str, Any]], list[int | None]]]:
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for name in ("factual_qa.jsonl", "faithfulness.jsonl"):
+        for line in (Path(data_dir) / name).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            groups[row["dataset"]].append(row)
+    return {d: (rows, lexical_labels(rows)) for d, rows in groups.items()}
+
+
+@pytest.mark.parametrize("dataset, floor", [
+    ("halueval_qa", 0.5), ("lfqa_verification", 0.4), ("truthfulqa", 0.05), ("faithbench", 0.05),
+])
+def test_kappa_with_human_labels_is_above_floor(shared_data: Path, dataset: str, floor: float) -> None:
+    rows, predicted = judged_by_dataset(str(shared_data))[dataset]
+    assert None not in predicted  # the offline judge always decides
+    kappa = cohen_kappa_score([r["label"] for r in rows], predicted)
+    assert kappa > floor, f"{dataset}: kappa {kappa:.3f}"
+
+
+def test_graph_gives_the_same_labels_as_the_direct_steps(shared_data: Path) -> None:
+    for rows, predicted in judged_by_dataset(str(shared_data)).values():
+        sample = rows[:15]
+        results = lexical.judge_many([{k: v for k, v in r.items() if k != "meta"} for r in sample])
+        assert [j.label for j in results] == predicted[:15]
+        assert all(j.id == str(r["id"]) for j, r in zip(results, sample))
