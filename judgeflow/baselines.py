@@ -184,8 +184,10 @@ class LexicalJudge:
 
     def _outcome(self, claim: str, ev: _Evidence, criterion: Criterion) -> tuple[Outcome, str]:
         words = _content(claim)
-        overlap = len(words & ev.content) / len(words) if words else 1.0
         nums = _numbers(claim)
+        # numbers the evidence shares count as overlap: "It was founded in 1147." vs "1147"
+        total = len(words) + len(nums)
+        overlap = (len(words & ev.content) + len(nums & ev.numbers)) / total if total else 1.0
         missing_nums = nums - ev.numbers
         missing_names = _names(claim) - ev.content - ev.names
         if missing_nums and ev.numbers:

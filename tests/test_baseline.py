@@ -37,6 +37,12 @@ def test_right_year_and_name_is_0() -> None:
     assert lexical.judge(dict(MOSCOW, answer="Moscow was founded in 1147 by Yuri Dolgorukiy.")).label == 0
 
 
+def test_number_only_reference_matching_the_answer_is_0() -> None:
+    item = {"id": "y", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1147.", "reference": "1147"}
+    assert lexical.judge(item).label == 0
+    assert lexical.judge(dict(item, answer="Moscow was founded in 1247.")).label == 1
+
+
 def test_russian_wrong_year_is_caught() -> None:
     r = lexical.judge({"id": "ru", "question": "Когда и кем основана Москва?",
                        "answer": "Москва основана в 1247 году Юрием Долгоруким", "reference": "1147, Юрий Долгорукий"})
