@@ -11,7 +11,8 @@ from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowErro
 from .items import Item, load_items, read_items
 from .judge import Judge, judge
 from .llm import LLMClient, make_client
-from .results import ClaimResult, Judgment, TraceEntry, Usage
+from .requirements import SpecJudge, review
+from .results import ClaimResult, Judgment, RequirementResult, TraceEntry, Usage
 from .workflow import JudgeContext, JudgeState, build_graph
 
 __version__ = "0.1.0"
@@ -37,7 +38,9 @@ __all__ = [
     "LLMError",
     "LLMJudge",
     "LexicalJudge",
+    "RequirementResult",
     "SingleJudgment",
+    "SpecJudge",
     "TraceEntry",
     "Usage",
     "build_graph",
@@ -48,4 +51,5 @@ __all__ = [
     "make_backend",
     "make_client",
     "read_items",
+    "review",
 ]
