@@ -1,0 +1,46 @@
+"""`judgeflow sample INPUT -n 40 -o TO_LABEL.jsonl [--stratify-by FIELD] [--results R] [--seed N]`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from ..sampling import JUDGE_LABEL, sample_file
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("sample", help="pick a stratified, reproducible sample of items to label by hand")
+    p.add_argument("input", type=Path, help="items (.jsonl or .csv)")
+    p.add_argument("-n", type=int, default=40, help="sample size (default 40; the method asks for 30-50)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="the sample, .jsonl (label it with `judgeflow label`)")
+    p.add_argument("--stratify-by", action="append", metavar="FIELD",
+                   help=f"stratify by a field (dataset, meta.category, ...) or {JUDGE_LABEL} (needs --results); "
+                        f"repeat for several; default {JUDGE_LABEL} with --results, else none")
+    p.add_argument("--results", type=Path, help="the judge's results for these items: adds its verdict "
+                                                "(hidden while labelling) and allows --stratify-by judge_label")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0): the same seed, the same sample")
+    p.add_argument("--equal", action="store_true", help="equal shares per stratum instead of proportional")
+    p.add_argument("--keep-labels", action="store_true", help="keep the input's own label (default: dropped)")
+    p.set_defaults(func=cmd_sample)
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    s = sample_file(args.input, args.n, args.output, stratify_by=args.stratify_by, results=args.results,
+                    seed=args.seed, equal=args.equal, keep_labels=args.keep_labels)
+    con = Console(highlight=False)
+    how = f"stratified by {', '.join(s.stratify_by)}" if s.stratify_by else "simple random sample"
+    con.print(f"sampled {s.n} of {s.pool} rows ({how}, seed {s.seed}) -> {s.output}")
+    if s.stratify_by:
+        t = Table(" | ".join(s.stratify_by), "rows", "sampled")
+        for st in s.strata:
+            t.add_row(st.key, str(st.size), str(st.sampled))
+        con.print(t)
+    if s.without_results:
+        con.print(f"[yellow]note:[/yellow] {s.without_results} input rows have no result and were left out")
+    if s.labels_dropped:
+        con.print("the input's own labels were left out (--keep-labels keeps them)")
+    con.print(f"next: judgeflow label {s.output}")
+    return 0

@@ -1,0 +1,225 @@
+"""An interactive terminal labeller for a sample made by `judgeflow sample`.
+
+    label_file("to_label.jsonl")                    # input_fn=input, a rich Console
+
+It shows each item's question, reference / source / spec (long texts truncated) and answer,
+and reads one key per item: 1 (hallucination), 0 (none), s (skip), b (back), q (quit). Every
+label is saved at once (the file is rewritten atomically), so it resumes at the first item
+neither labelled nor skipped. The judge's verdict, if the sample carries one, is shown only
+after the person has labelled the item, so it cannot anchor them. The labelled file is a
+labels file for `judgeflow calibrate --labels`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+
+from .errors import InvalidItemError
+from .items import Item, read_records
+from .labels import LABEL_FIELDS
+
+HELP = "1 = hallucination/error · 0 = no error · s = skip · b = back · q = quit (progress is saved)"
+SKIPPED = "label_skipped"
+
+
+class LabelSummary(BaseModel):
+    """Where labelling stands."""
+
+    path: str
+    total: int
+    labelled: int
+    ones: int
+    zeros: int
+    skipped: int
+    remaining: int
+    agree: int = 0
+    """Labelled items whose judge verdict matches the person's (when the sample carries one)."""
+    false_alarms: int = 0
+    misses: int = 0
+
+
+def truncate(text: str, limit: int) -> str:
+    """`text` cut at a word boundary near `limit`, saying how much was left out."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    cut = cut if cut > limit * 0.8 else limit
+    return f"{text[:cut].rstrip()} … [+{len(text) - cut} characters not shown]"
+
+
+def atomic_write(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write JSONL rows to a temporary file beside `path`, then rename it over `path`."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Labeller:
+    """The labelling session over one JSONL file."""
+
+    def __init__(self, path: str | Path, *, input_fn: Callable[[str], str] = input, console: Console | None = None,
+                 max_chars: int = 1500) -> None:
+        self.path = Path(path)
+        if self.path.suffix.lower() != ".jsonl":
+            raise InvalidItemError("the labeller works on .jsonl files; make one with `judgeflow sample INPUT -o "
+                                   "TO_LABEL.jsonl`", path=str(path))
+        self.input_fn, self.max_chars = input_fn, max_chars
+        self.con = console or Console(highlight=False)
+        self.rows: list[dict[str, Any]] = []
+        self.items: list[Item] = []
+        for line, rec in read_records(self.path):
+            if isinstance(rec, InvalidItemError):
+                raise rec
+            self.items.append(Item.from_record(rec, path=str(self.path), line=line))
+            self.rows.append(dict(rec))
+        if not self.rows:
+            raise InvalidItemError("no items to label", path=str(self.path))
+
+    def label_of(self, i: int) -> int | None:
+        return self.items[i].label
+
+    def done(self, i: int) -> bool:
+        return self.label_of(i) is not None or bool(self.rows[i].get(SKIPPED))
+
+    def next_open(self, after: int = -1) -> int | None:
+        """The next item neither labelled nor skipped after `after`, wrapping round; None if none."""
+        n = len(self.rows)
+        return next(((after + k) % n for k in range(1, n + 1) if not self.done((after + k) % n)), None)
+
+    def set_label(self, i: int, label: int | None) -> None:
+        row = self.rows[i]
+        for f in LABEL_FIELDS:
+            row.pop(f, None)
+        if label is None:
+            row[SKIPPED] = True
+        else:
+            row.pop(SKIPPED, None)
+            row["label"] = label
+            row["labelled_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.items[i] = self.items[i].model_copy(update={"label": label})
+        atomic_write(self.path, self.rows)
+
+    def show(self, i: int) -> None:
+        it, n = self.items[i], len(self.rows)
+        s = self.summary()
+        self.con.rule(f"item {i + 1} of {n} · {escape(it.id)} · labelled {s.labelled}, skipped {s.skipped}")
+        if it.question:
+            self.con.print(Panel(escape(truncate(it.question, self.max_chars)), title="question", title_align="left"))
+        if it.reference:
+            self.con.print(Panel(escape(truncate(it.reference, self.max_chars)), title="reference", title_align="left"))
+        if it.source:
+            per_doc = max(300, self.max_chars * 2 // len(it.source))
+            for k, doc in enumerate(it.source[:8], 1):
+                title = f"source {k} of {len(it.source)}" if len(it.source) > 1 else "source"
+                self.con.print(Panel(escape(truncate(doc, per_doc)), title=title, title_align="left"))
+            if len(it.source) > 8:
+                self.con.print(f"… {len(it.source) - 8} more source documents not shown")
+        if it.spec:
+            self.con.print(Panel(escape(truncate(it.spec, self.max_chars)), title="spec", title_align="left"))
+        self.con.print(Panel(escape(truncate(it.answer, self.max_chars * 2)), title="answer", title_align="left",
+                             border_style="bold"))
+        if self.label_of(i) is not None:
+            self.con.print(f"your label: {self.label_of(i)} (type 1 or 0 to change it, s to keep it)")
+
+    def reveal(self, i: int) -> None:
+        """After the person labelled item i: what the judge said, and whether they agree."""
+        judge = self.rows[i].get("judge")
+        if not isinstance(judge, dict) or "label" not in judge:
+            return
+        mine, theirs = self.label_of(i), judge.get("label")
+        claim = judge.get("claim") or {}
+        why = f"{claim.get('verdict')}: {claim.get('text')}" if claim else judge.get("reason") or ""
+        if theirs is None:
+            outcome = "the judge left it unscored"
+        elif theirs == mine:
+            outcome = "[green]you agree[/green]"
+        else:
+            outcome = "[yellow]a false alarm by the judge[/yellow]" if theirs == 1 else "[magenta]a miss by the judge[/magenta]"
+        self.con.print(f"judge said {theirs} ({escape(str(judge.get('criterion')))}): {escape(why)} → {outcome}")
+
+    def summary(self) -> LabelSummary:
+        labels = [self.label_of(i) for i in range(len(self.rows))]
+        s = LabelSummary(path=str(self.path), total=len(labels), labelled=sum(x is not None for x in labels),
+                         ones=labels.count(1), zeros=labels.count(0),
+                         skipped=sum(1 for i, x in enumerate(labels) if x is None and self.rows[i].get(SKIPPED)),
+                         remaining=sum(1 for i in range(len(labels)) if not self.done(i)))
+        for i, mine in enumerate(labels):
+            judge = self.rows[i].get("judge")
+            theirs = judge.get("label") if isinstance(judge, dict) else None
+            if mine is None or theirs is None:
+                continue
+            s.agree += theirs == mine
+            s.false_alarms += theirs == 1 and mine == 0
+            s.misses += theirs == 0 and mine == 1
+        return s
+
+    def run(self, *, start: int | None = None) -> LabelSummary:
+        """Label until every item is labelled or skipped, or the person quits."""
+        i = start if start is not None else self.next_open()
+        if i is None:
+            self.con.print(f"all {len(self.rows)} items are labelled or skipped; `--start N` revisits item N")
+            return self.finish()
+        i = max(0, min(i, len(self.rows) - 1))
+        self.con.print(HELP)
+        while True:
+            self.show(i)
+            try:
+                key = self.input_fn("label [1/0/s/b/q]: ").strip().lower()
+            except (EOFError, KeyboardInterrupt):
+                key = "q"
+            if key in ("1", "0"):
+                self.set_label(i, int(key))
+                self.reveal(i)
+            elif key in ("s", "skip"):
+                if self.label_of(i) is None:
+                    self.set_label(i, None)
+            elif key in ("b", "back"):
+                i = max(0, i - 1)
+                continue
+            elif key in ("q", "quit"):
+                self.con.print(f"saved; run `judgeflow label {self.path}` again to resume")
+                return self.finish()
+            else:
+                self.con.print(f"[red]unknown key {escape(key)!r}[/red]: {HELP}")
+                continue
+            nxt = self.next_open(i)
+            if nxt is None:
+                self.con.print("[bold]every item is labelled or skipped[/bold]")
+                return self.finish()
+            i = nxt
+
+    def finish(self) -> LabelSummary:
+        s = self.summary()
+        self.con.print(f"{s.labelled} of {s.total} labelled ({s.ones} × 1, {s.zeros} × 0), {s.skipped} skipped, "
+                       f"{s.remaining} to go -> {self.path}")
+        if s.agree + s.false_alarms + s.misses:
+            self.con.print(f"the judge agrees on {s.agree}; {s.false_alarms} false alarm(s), {s.misses} miss(es). "
+                           f"Full report: judgeflow calibrate RESULTS.jsonl --labels {self.path}")
+        return s
+
+
+def label_file(path: str | Path, *, input_fn: Callable[[str], str] = input, console: Console | None = None,
+               start: int | None = None, max_chars: int = 1500) -> LabelSummary:
+    """Label the items in `path` interactively (see the module docstring); returns where it stands."""
+    return Labeller(path, input_fn=input_fn, console=console, max_chars=max_chars).run(start=start)
+

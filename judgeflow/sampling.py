@@ -1,0 +1,197 @@
+"""Pick a sample to label by hand: stratified, seeded, reproducible.
+
+    summary = sample_file("items.jsonl", 40, "to_label.jsonl", results="results.jsonl")
+
+Strata are the values of one or more fields (`dataset`, `meta.category`), or `judge_label`
+(the judge's 0 / 1 / unscored, from a results file joined by id). Each stratum gets its
+proportional share (largest remainder, at least one item when n allows), or an equal share
+with `equal=True`; the sample is then shuffled so strata do not come in runs. The same input
+and seed always give the same sample. Rows are written as they were read (a valid items file),
+with the judge's verdict under `judge` when results are given, and without the input's own
+label unless `keep_labels=True`, so the person labelling is not shown it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from .calibrate import deciding_claim
+from .errors import ConfigError, InvalidItemError
+from .items import Item, read_records
+from .labels import LABEL_FIELDS, read_results
+from .results import Judgment
+
+JUDGE_LABEL = "judge_label"
+"""The stratify-by name for the judge's own label (needs results)."""
+
+
+class Stratum(BaseModel):
+    """One stratum: its key, how many rows it has, how many were sampled."""
+
+    key: str
+    size: int
+    sampled: int
+
+
+class SampleSummary(BaseModel):
+    """What `sample_file` did."""
+
+    output: str
+    n: int
+    """Rows written."""
+    pool: int
+    """Rows sampled from."""
+    stratify_by: list[str] = Field(default_factory=list)
+    strata: list[Stratum] = Field(default_factory=list)
+    seed: int = 0
+    without_results: int = 0
+    """Input rows with no result row (left out of the pool when results are given)."""
+    labels_dropped: bool = False
+
+
+def field_of(record: Mapping[str, Any], field: str) -> str:
+    """The record's value for `field` (dotted paths go into nested objects); "(none)" if absent."""
+    value: Any = record
+    for key in field.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    if value is None:
+        return "(none)"
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+
+
+def allocate(sizes: Mapping[str, int], n: int, *, equal: bool = False) -> dict[str, int]:
+    """How many to draw from each stratum so the total is min(n, all rows).
+
+    Proportional (or equal) quotas, rounded by largest remainder, capped at each stratum's
+    size, with at least one per non-empty stratum when n is at least the number of strata.
+    """
+    keys = sorted(k for k, v in sizes.items() if v > 0)
+    n = min(n, sum(sizes[k] for k in keys))
+    quota: dict[str, float] = {}
+    if equal:  # water-filling: small strata are taken whole, the rest share equally
+        left, rest = float(n), list(keys)
+        while rest:
+            share = left / len(rest)
+            small = [k for k in rest if sizes[k] <= share]
+            if not small:
+                quota.update({k: share for k in rest})
+                break
+            for k in small:
+                quota[k] = sizes[k]
+                left -= sizes[k]
+                rest.remove(k)
+    else:
+        total = sum(sizes[k] for k in keys)
+        quota = {k: n * sizes[k] / total for k in keys}
+    alloc = {k: min(sizes[k], math.floor(quota[k])) for k in keys}
+    by_remainder = sorted(keys, key=lambda k: (-(quota[k] - math.floor(quota[k])), k))
+    while sum(alloc.values()) < n:
+        for k in by_remainder:
+            if sum(alloc.values()) < n and alloc[k] < sizes[k]:
+                alloc[k] += 1
+    if n >= len(keys):
+        for k in keys:
+            if alloc[k] == 0:
+                donor = max(keys, key=lambda d: (alloc[d], d))
+                alloc[donor] -= 1
+                alloc[k] = 1
+    return alloc
+
+
+def stratified_sample(
+    rows: Sequence[Mapping[str, Any]], n: int, *, keys: Sequence[str], seed: int = 0, equal: bool = False,
+) -> tuple[list[int], list[Stratum]]:
+    """Indices of the sampled rows (shuffled) and the strata, for strata `keys` (empty: simple random)."""
+    if n < 1:
+        raise ConfigError(f"-n must be at least 1, got {n}")
+    groups: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        key = " | ".join(field_of(row, k) for k in keys) if keys else "(all)"
+        groups.setdefault(key, []).append(i)
+    alloc = allocate({k: len(v) for k, v in groups.items()}, n, equal=equal)
+    rng = random.Random(seed)
+    chosen: list[int] = []
+    for key in sorted(groups):
+        chosen.extend(rng.sample(groups[key], alloc.get(key, 0)))
+    rng.shuffle(chosen)
+    strata = [Stratum(key=k, size=len(groups[k]), sampled=alloc.get(k, 0)) for k in sorted(groups)]
+    return chosen, strata
+
+
+def judge_summary(j: Judgment) -> dict[str, Any]:
+    """What the labeller reveals after the person has labelled an item."""
+    claim = deciding_claim(j)
+    return {"label": j.label, "status": j.status, "criterion": j.criterion, "model": j.model, "reason": j.reason,
+            "claim": {"id": claim.id, "text": claim.text, "verdict": claim.verdict} if claim else None}
+
+
+def read_pool(path: str | Path, results: str | Path | None = None) -> tuple[list[dict[str, Any]], int]:
+    """Raw input rows (each checked as an Item), with `judge` attached from `results` by id.
+
+    Returns the rows and how many input rows had no result (left out).
+    """
+    by_id = {j.id: j for j in read_results(results)} if results is not None else None
+    rows, missing = [], 0
+    for line, rec in read_records(path):
+        if isinstance(rec, InvalidItemError):
+            raise rec
+        if isinstance(rec, Mapping) and "status" in rec and "claims" in rec and "answer" not in rec:
+            raise InvalidItemError("this is a results file (its rows have no answer to show); sample the items "
+                                   "file and pass this one as --results", path=str(path), line=line)
+        item = Item.from_record(rec, path=str(path), line=line)
+        row = dict(rec)
+        if by_id is not None:
+            j = by_id.get(item.id)
+            if j is None:
+                missing += 1
+                continue
+            row["judge"] = judge_summary(j)
+            row[JUDGE_LABEL] = "unscored" if j.label is None else str(j.label)
+        rows.append(row)
+    return rows, missing
+
+
+def sample_file(
+    path: str | Path, n: int, output: str | Path, *, stratify_by: Sequence[str] | None = None,
+    results: str | Path | None = None, seed: int = 0, equal: bool = False, keep_labels: bool = False,
+) -> SampleSummary:
+    """Write a stratified sample of `path` to `output` (JSONL) for labelling by hand.
+
+    Args:
+        path: items (.jsonl or .csv).
+        n: sample size (all rows if fewer).
+        output: where to write the sample.
+        stratify_by: fields to stratify by; `judge_label` needs `results`. Default: `judge_label`
+            with results, else none (a simple random sample).
+        results: a results file of these items; adds each row's judge verdict (hidden while labelling).
+        seed: the random seed.
+        equal: equal shares per stratum instead of proportional ones.
+        keep_labels: keep the input's own `label` (default: drop it, so it cannot anchor the person).
+
+    Raises:
+        InvalidItemError: an unreadable row, or a results file given as the input.
+        ConfigError: `judge_label` without results, or n < 1.
+    """
+    keys = list(stratify_by) if stratify_by else ([JUDGE_LABEL] if results is not None else [])
+    if JUDGE_LABEL in keys and results is None:
+        raise ConfigError("--stratify-by judge_label needs the judge's results: pass --results RESULTS.jsonl")
+    rows, missing = read_pool(path, results)
+    if not rows:
+        raise InvalidItemError("no rows to sample" + (" that have a result" if results is not None else ""),
+                               path=str(path))
+    chosen, strata = stratified_sample(rows, n, keys=keys, seed=seed, equal=equal)
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
+        for i in chosen:
+            row = {k: v for k, v in rows[i].items() if k != JUDGE_LABEL and (keep_labels or k not in LABEL_FIELDS)}
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return SampleSummary(output=str(out), n=len(chosen), pool=len(rows), stratify_by=keys, strata=strata, seed=seed,
+                         without_results=missing, labels_dropped=not keep_labels)
