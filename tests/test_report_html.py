@@ -1,0 +1,93 @@
+"""The HTML reports: self-contained, pictures as inline SVG, untrusted text escaped."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from judgeflow.calibrate import Confusion, calibrate
+from judgeflow.compare import compare
+from judgeflow.report_html import calibration_html, comparison_html, svg_confusion, svg_split
+from judgeflow.results import ClaimResult, Judgment
+
+EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+class Tags(HTMLParser):
+    """Collects the tags and attributes of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def parse(page: str) -> Tags:
+    t = Tags()
+    t.feed(page)
+    return t
+
+
+def rows(human: list[int], judge: list[int], *, evil: bool = False) -> list[Judgment]:
+    out = []
+    for i, (h, j) in enumerate(zip(human, judge)):
+        text = EVIL if evil and i == 0 else f"claim {i}"
+        claims = [ClaimResult(id="c1", text=text, verdict="contradicted" if j else "supported", error=bool(j),
+                              evidence=EVIL if evil else "", reason=EVIL if evil else "r")]
+        out.append(Judgment(id=(f'q{i}"><u>' if evil and i == 0 else f"q{i}"), label=j, human_label=h,
+                            criterion="reference_faithfulness", reason=EVIL if evil else "why",
+                            claims=claims, extra={"dataset": EVIL if evil and i % 2 else "plain"}))
+    return out
+
+
+HUMAN = [0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 1]
+JUDGE = [1, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1]
+
+
+def test_untrusted_text_is_escaped_everywhere() -> None:
+    page = calibration_html(calibrate(rows(HUMAN, JUDGE, evil=True), by="dataset"), title=EVIL)
+    tags = parse(page)
+    assert not [t for t, _ in tags.tags if t in ("script", "img", "u")]
+    assert not any(k.startswith("on") for _, attrs in tags.tags for k in attrs)
+    assert "&lt;script&gt;" in page and "<script" not in page
+
+
+def test_self_contained_with_svg_pictures() -> None:
+    r = calibrate(rows(HUMAN, JUDGE), by="dataset")
+    page = calibration_html(r)
+    tags = parse(page)
+    names = [t for t, _ in tags.tags]
+    assert names.count("svg") >= 4  # confusion, split, kappa per group, split per group
+    assert not [a for t, a in tags.tags if t in ("script", "link", "iframe") or "src" in a]
+    assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", page)  # nothing fetched from the network
+    assert f"Disagreements ({len(r.disagreements)})" in page
+    assert all(d.id in page for d in r.disagreements)
+    assert "By dataset" in page and "<th>dataset</th>" in page
+
+
+def test_confusion_svg_shows_each_count_and_the_split_its_shares() -> None:
+    c = Confusion(tn=11, fp=29, fn=3, tp=57)
+    svg = svg_confusion(c)
+    texts = re.findall(r">([^<>]+)</text>", svg)
+    for count in ("11", "29", "3", "57"):
+        assert count in texts
+    assert "false alarms · 29%" in texts and "misses · 3%" in texts
+    split = svg_split(29, 3)
+    assert "29 (91%)" in split and "32 disagreement(s)" in split
+    assert "none" in svg_split(0, 0)
+    widths = [float(w) for w in re.findall(r'<rect x="[\d.]+" y="22" width="([\d.]+)"', split)]
+    assert widths[0] / sum(widths) == pytest.approx(29 / 32, abs=1e-3)
+
+
+def test_comparison_page() -> None:
+    a = rows(HUMAN, JUDGE, evil=True)
+    b = [j.model_copy(update={"criterion": "factual_correctness", "label": h}) for j, h in zip(a, HUMAN)]
+    page = comparison_html(compare(a, b))
+    tags = parse(page)
+    assert not [t for t, _ in tags.tags if t in ("script", "img", "u")]
+    assert "McNemar exact p" in page and "factual_correctness is right" in page
+    assert [t for t, _ in tags.tags].count("svg") >= 5
