@@ -8,18 +8,26 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
+import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from .backends import Backend, make_backend
 from .criteria import Criterion, load_criterion
-from .errors import ConfigError, InvalidItemError
+from .errors import ConfigError, InvalidItemError, JudgeflowError
 from .items import MODES, Item
-from .results import Judgment
+from .results import Judgment, Usage
+from .routing import choose_criterion
+from .store import RunStore
 from .workflow import JudgeContext, JudgeState, Strategy, build_graph
 
 ItemLike = Item | Mapping[str, Any] | InvalidItemError
-DEFAULT_CONCURRENCY = 8
+DEFAULT_CONCURRENCY = 16
+#: bump when a change in judgeflow itself makes earlier cached results stale
+CACHE_VERSION = 1
+_JUDGED_FIELDS = ("question", "answer", "reference", "source", "spec", "mode", "criterion")
 
 
 def as_item(obj: ItemLike) -> Item | InvalidItemError:
@@ -111,34 +119,98 @@ class Judge:
             trace=state.trace if self.keep_trace else [],
         )
 
+    def cache_key(self, item: Item) -> str | None:
+        """The response-cache key: everything that determines this judge's answer for `item`.
+
+        Covers the backend fingerprint (model, temperature, ...), the routed criterion's content,
+        the strategy and routing settings, and the item's judged content (not its id, label or
+        extra fields). None if the item cannot be routed (it will be an `invalid` row).
+        """
+        try:
+            criterion, _ = choose_criterion(item, criterion=self.criterion, mode=self.mode)
+        except JudgeflowError:
+            return None
+        data = {
+            "v": CACHE_VERSION,
+            "backend": self.backend.fingerprint,
+            "criterion": criterion.fingerprint,
+            "strategy": self.strategy,
+            "mode": self.mode,
+            "run_criterion": self.criterion.fingerprint if self.criterion else None,
+            "item": item.model_dump(include=set(_JUDGED_FIELDS)),
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    def _from_cache(self, hit: Judgment, it: Item) -> Judgment:
+        return hit.model_copy(update={
+            "id": it.id, "human_label": it.label, "extra": it.extra, "cached": True, "usage": Usage(),
+            "model": self.model, "strategy": self.strategy, "trace": hit.trace if self.keep_trace else [],
+        })
+
     async def ajudge_many(
-        self, items: Iterable[ItemLike] | AsyncIterable[ItemLike], *, concurrency: int | None = None
+        self,
+        items: Iterable[ItemLike] | AsyncIterable[ItemLike],
+        *,
+        concurrency: int | None = None,
+        store: RunStore | None = None,
+        run: str | None = None,
+        cache: bool = True,
     ) -> AsyncIterator[Judgment]:
-        """Judge many items with bounded concurrency, yielding each result as it completes."""
+        """Judge many items with bounded concurrency, yielding each result as it completes.
+
+        Args:
+            items: Items, dicts, or InvalidItemErrors (from `read_items`), sync or async iterable.
+            concurrency: items in flight at once (default: the judge's `concurrency`).
+            store: a RunStore: judged results are cached there, and served from it (`cached=True`,
+                no calls) when everything that determines the answer is unchanged.
+            run: a run id in `store`: each result is committed under it as soon as it is done, and
+                items already recorded under it are skipped (not judged, not yielded): resume.
+            cache: read the store's cache (results are written to it either way).
+        """
         limit = concurrency or self.concurrency
+        if limit < 1:
+            raise ConfigError(f"concurrency must be at least 1, got {limit}")
+        if run is not None and store is None:
+            raise ConfigError("ajudge_many(run=...) needs store=RunStore(...)")
         queue: asyncio.Queue[Judgment | None] = asyncio.Queue()
         sem = asyncio.Semaphore(limit)
+        done = store.done_ids(run) if store is not None and run is not None else set()
 
-        async def one(obj: ItemLike) -> None:
+        def finish(seq: int, j: Judgment, key: str | None) -> Judgment:
+            if store is not None and run is not None:
+                store.record(run, seq, j, cache_key=key)
+            elif store is not None and key is not None and j.status == "judged" and not j.cached:
+                store.put_cache(key, j)
+            return j
+
+        async def one(seq: int, it: Item | InvalidItemError, key: str | None) -> None:
             try:
-                await queue.put(await self.ajudge(obj))
+                await queue.put(finish(seq, await self.ajudge(it), key))
             finally:
                 sem.release()
 
         async def feed() -> None:
             tasks: set[asyncio.Task[None]] = set()
             try:
-                if isinstance(items, AsyncIterable):
-                    async for obj in items:
-                        await sem.acquire()
-                        t = asyncio.create_task(one(obj)); tasks.add(t); t.add_done_callback(tasks.discard)
-                else:
-                    for obj in items:
-                        await sem.acquire()
-                        t = asyncio.create_task(one(obj)); tasks.add(t); t.add_done_callback(tasks.discard)
+                async for seq, obj in _aenumerate(items):
+                    it = as_item(obj)
+                    item_id = it.id if isinstance(it, Item) else invalid_judgment(it).id
+                    if item_id in done:
+                        continue
+                    key = self.cache_key(it) if store is not None and isinstance(it, Item) else None
+                    hit = store.cached(key) if cache and store is not None and key is not None else None
+                    if hit is not None and isinstance(it, Item):
+                        await queue.put(finish(seq, self._from_cache(hit, it), key))
+                        continue
+                    await sem.acquire()
+                    t = asyncio.create_task(one(seq, it, key))
+                    tasks.add(t)
+                    t.add_done_callback(tasks.discard)
                 if tasks:
                     await asyncio.gather(*tasks)
             finally:
+                for t in tasks:
+                    t.cancel()
                 await queue.put(None)
 
         feeder = asyncio.create_task(feed())
@@ -149,17 +221,21 @@ class Judge:
         finally:
             if not feeder.done():
                 feeder.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await feeder
 
     def judge(self, item: ItemLike) -> Judgment:
         """Sync facade over `ajudge`."""
         return _run(self.ajudge(item))
 
-    def judge_many(self, items: Iterable[ItemLike], *, concurrency: int | None = None) -> list[Judgment]:
-        """Sync facade: judge all items concurrently; results in input order."""
+    def judge_many(
+        self, items: Iterable[ItemLike], *, concurrency: int | None = None, store: RunStore | None = None
+    ) -> list[Judgment]:
+        """Sync facade: judge all items concurrently (served from `store`'s cache where possible)."""
         items = list(items)
 
         async def collect() -> list[Judgment]:
-            return [j async for j in self.ajudge_many(items, concurrency=concurrency)]
+            return [j async for j in self.ajudge_many(items, concurrency=concurrency, store=store)]
 
         by_id: dict[str, list[Judgment]] = {}
         for j in _run(collect()):
@@ -170,6 +246,17 @@ class Judge:
             key = it.id if isinstance(it, Item) else invalid_judgment(it).id
             ordered.append(by_id[key].pop(0))
         return ordered
+
+
+async def _aenumerate(items: Iterable[ItemLike] | AsyncIterable[ItemLike]) -> AsyncIterator[tuple[int, ItemLike]]:
+    if isinstance(items, AsyncIterable):
+        n = 0
+        async for obj in items:
+            yield n, obj
+            n += 1
+    else:
+        for n, obj in enumerate(items):
+            yield n, obj
 
 
 def _run(coro: Any) -> Any:

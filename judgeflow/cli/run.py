@@ -2,24 +2,43 @@
 
 Every input row ends as exactly one output row: judged (label 1/0), unscored (label null,
 the judge could not decide) or invalid (label null, the input row is unusable).
+
+Each finished item is committed to the run store (`--store`, SQLite) at once; the output file
+is (re)written from the store at the end, or when the run is interrupted, through a temporary
+file and an atomic rename, so it never holds a duplicate or a torn row. `--resume` continues the
+last run that wrote OUTPUT; the store's response cache makes an unchanged item free on any re-run.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
+import hashlib
 import json
-import sys
+import os
+import shlex
+import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..backends import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidItemError, JudgeflowError
 from ..items import read_items
-from ..judge import Judge
+from ..judge import DEFAULT_CONCURRENCY, Judge
+from ..pricing import estimate_cost, load_prices
+from ..results import Judgment, Usage
+from ..store import DEFAULT_STORE, RunStore
+
+#: settings that change the results of a run; a resume must match them
+RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace")
+
+
+class OutputError(JudgeflowError):
+    """The output file cannot be written."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,49 +53,244 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--strategy", default="graph", choices=["graph", "single"],
                    help="graph: decompose then check (2 calls); single: one call")
     p.add_argument("--limit", type=int, help="judge only the first N rows")
-    p.add_argument("--concurrency", type=int, default=8, help="items judged at once (default 8)")
+    p.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY,
+                   help=f"items judged at once (default {DEFAULT_CONCURRENCY})")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--trace", action="store_true", help="write prompts and raw replies into each row")
+    p.add_argument("--store", type=Path, default=DEFAULT_STORE,
+                   help=f"the run store, a SQLite file (default {DEFAULT_STORE})")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the last run that wrote OUTPUT: finished items are not judged again")
+    p.add_argument("--no-cache", action="store_true",
+                   help="do not serve results from the store's response cache (new results are still cached)")
+    p.add_argument("--retries", type=int, default=4,
+                   help="provider retries on 429/5xx/timeouts, with backoff and jitter, honouring retry-after (default 4)")
+    p.add_argument("--reasks", type=int, default=2,
+                   help="re-asks after an invalid structured reply (default 2)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
+    p.add_argument("--prices", type=Path, help=f"a TOML/JSON price table to override the built-in one (or ${'JUDGEFLOW_PRICES'})")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--batch", action="store_true",
+                   help="submit through the provider's batch API (about half the price; collect later "
+                        "with `judgeflow batch collect RUN_ID`)")
     p.set_defaults(func=cmd_run)
 
 
 def make_judge(args: argparse.Namespace) -> Judge:
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
+    model = args.model or default_model()
+    if not model.startswith("baseline/"):
+        kwargs.update(provider_retries=args.retries, max_retries=args.reasks, timeout=args.timeout)
     if args.base_url:
         kwargs["base_url"] = args.base_url
     if args.temperature:
         kwargs["temperature"] = args.temperature
     return Judge(
-        args.model or default_model(), mode=args.mode, criterion=args.criterion,
-        strategy=args.strategy, concurrency=args.concurrency, **kwargs,
+        model, mode=args.mode, criterion=args.criterion, strategy=args.strategy,
+        concurrency=args.concurrency, keep_trace=args.trace, **kwargs,
     )
+
+
+def run_settings(args: argparse.Namespace, judge: Judge) -> dict[str, Any]:
+    """What the results depend on (never an API key)."""
+    return {
+        "model": judge.model,
+        "base_url": args.base_url,
+        "mode": args.mode,
+        "criterion": f"{judge.criterion.name}@{judge.criterion.fingerprint}" if judge.criterion else None,
+        "strategy": args.strategy,
+        "temperature": args.temperature,
+        "limit": args.limit,
+        "trace": args.trace,
+    }
+
+
+def resume_command(args: argparse.Namespace, model: str) -> str:
+    """The command line that resumes this run."""
+    parts = ["judgeflow", "run", str(args.input), "-o", str(args.output), "--model", model]
+    opts: list[tuple[str, Any, Any]] = [
+        ("--base-url", args.base_url, None), ("--mode", args.mode, "auto"), ("--criterion", args.criterion, None),
+        ("--strategy", args.strategy, "graph"), ("--limit", args.limit, None),
+        ("--concurrency", args.concurrency, DEFAULT_CONCURRENCY), ("--temperature", args.temperature, 0.0),
+        ("--store", str(args.store), str(DEFAULT_STORE)), ("--retries", args.retries, 4),
+        ("--reasks", args.reasks, 2), ("--timeout", args.timeout, 120.0), ("--prices", args.prices, None),
+    ]
+    for flag, value, default in opts:
+        if value is not None and value != default:
+            parts += [flag, str(value)]
+    for flag, on in (("--trace", args.trace), ("--no-cache", args.no_cache)):
+        if on:
+            parts.append(flag)
+    return shlex.join([*parts, "--resume"])
+
+
+def file_sha(path: Path) -> str:
+    h = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except FileNotFoundError:
+        raise InvalidItemError("no such file; give a .jsonl or .csv file of items", path=str(path)) from None
+    return h.hexdigest()
+
+
+def check_output_writable(path: Path) -> None:
+    """Fail before judging anything if OUTPUT cannot be written."""
+    if path.is_dir():
+        raise OutputError(f"{path}: is a directory; give a file path for -o, e.g. {path / 'results.jsonl'}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{path.parent}: cannot create the output directory ({e.strerror}); choose another -o path") from None
+    if path.exists() and not os.access(path, os.W_OK):
+        raise OutputError(f"{path}: the output file is read-only; make it writable or choose another -o path")
+    probe = path.with_name(f".{path.name}.{os.getpid()}.probe")
+    try:
+        probe.open("w").close()
+        probe.unlink()
+    except OSError as e:
+        raise OutputError(f"{path.parent}: cannot write the output there ({e.strerror}); "
+                          "choose another -o path") from None
+
+
+def write_output(store: RunStore, run_id: str, path: Path, *, trace: bool) -> int:
+    """(Re)write OUTPUT from the store: a temporary file, fsync, then an atomic rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    n = 0
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            for j in store.results(run_id):
+                f.write(json.dumps(j.to_row(trace=trace), ensure_ascii=False) + "\n")
+                n += 1
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(
+            f"{path}: cannot write the results ({e.strerror}); every finished result is saved in the store "
+            f"{store.path}: fix this and run the same command with --resume to write them"
+        ) from None
+    return n
+
+
+def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, total: int, command: str) -> str:
+    """The run id to record into: the last run for OUTPUT (--resume), else a new run."""
+    settings = run_settings(args, judge)
+    out = str(args.output.resolve())
+    if not args.resume:
+        return store.start_run(settings=settings, input_path=str(args.input.resolve()), input_sha=sha,
+                               output_path=out, total=total, command=command)
+    run = store.latest_run(output_path=out)
+    if run is None:
+        raise ConfigError(f"nothing to resume: no run in {store.path} wrote {args.output}; run without --resume "
+                          "(results already judged are served from the cache)")
+    if run.input_sha != sha:
+        raise ConfigError(
+            f"{args.input} changed since run {run.run_id} started (its content hash differs), so its finished "
+            "results may not match the rows any more; run without --resume to start a new run (unchanged "
+            "items are served from the cache at no cost)"
+        )
+    diff = [f"{k}: {run.settings.get(k)!r} then, {settings.get(k)!r} now" for k in RESULT_SETTINGS
+            if run.settings.get(k) != settings.get(k)]
+    if diff:
+        raise ConfigError(f"run {run.run_id} used other settings ({'; '.join(diff)}); resume with "
+                          f"`{run.command}`, or run without --resume to start a new run")
+    store.set_status(run.run_id, "running")
+    return run.run_id
+
+
+def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: float, session: Usage,
+              session_items: int) -> list[str]:
+    """The end-of-run summary lines: labels, unscored, tokens and estimated cost."""
+    counts = Counter(j.status if j.status != "judged" else f"label {j.label}" for j in results)
+    cached = sum(j.cached for j in results)
+    total = Usage()
+    for j in results:
+        total.add(j.usage)
+    labels = ", ".join(f"{k}: {counts[k]}" for k in ("label 1", "label 0") if counts[k])
+    lines = [
+        f"{len(results)} rows: {labels or 'no labels'}; unscored: {counts['unscored']}; invalid: {counts['invalid']}"
+        + (f"; served from cache: {cached}" if cached else ""),
+        f"tokens in {total.input_tokens:,}, out {total.output_tokens:,} in {total.calls:,} calls"
+        + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "
+           f"{session_items / elapsed:.1f} items/s)" if elapsed > 0 and session_items else ""),
+    ]
+    cost = estimate_cost(model, total, prices=prices)
+    if cost is None:
+        lines.append(f"estimated cost: unknown (no price for {model}; add it with --prices FILE)")
+    else:
+        lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model}")
+    return lines
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     con = Console(stderr=True, highlight=False)
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be a positive number of rows")
+    if args.concurrency < 1:
+        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
     if not args.model and default_model() == OFFLINE_MODEL:
         con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
                   f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
+    check_output_writable(args.output)
+    prices = load_prices(args.prices)
     judge = make_judge(args)
-    rows = read_items(args.input)
-    if args.limit:
-        rows = itertools.islice(rows, args.limit)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    counts: Counter[str] = Counter()
+    sha = file_sha(args.input)
+    rows = list(read_items(args.input))[: args.limit] if args.limit else list(read_items(args.input))
+    command = resume_command(args, judge.model)
+    with RunStore(args.store) as store:
+        run_id = open_run(store, args, judge, sha, len(rows), command)
+        if args.batch:
+            from .batch_cmd import submit
 
-    async def go() -> None:
-        with args.output.open("w", encoding="utf-8") as out:
-            async for j in judge.ajudge_many(rows):
-                out.write(json.dumps(j.to_row(trace=args.trace), ensure_ascii=False) + "\n")
-                out.flush()
-                counts[j.status if j.status != "judged" else f"label {j.label}"] += 1
-
-    asyncio.run(go())
-    summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
-    con.print(f"judged {sum(counts.values())} rows with {judge.model} -> {args.output} ({summary})")
+            return submit(store, run_id, judge, rows, con=con)
+        already = store.count(run_id)
+        if already:
+            con.print(f"resuming run {run_id}: {already} of {len(rows)} rows already done")
+        session = Usage()
+        stats = Counter[str]()
+        start = time.monotonic()
+        try:
+            asyncio.run(_judge_all(judge, rows, store, run_id, args, con, session, stats, already))
+        except KeyboardInterrupt:
+            store.set_status(run_id, "interrupted")
+            n = write_output(store, run_id, args.output, trace=args.trace)
+            con.print(f"[yellow]interrupted:[/yellow] {n} of {len(rows)} rows are saved (in {args.store} and "
+                      f"{args.output}). Resume with:\n  {command}", soft_wrap=True)
+            return 130
+        elapsed = time.monotonic() - start
+        store.set_status(run_id, "done")
+        write_output(store, run_id, args.output, trace=args.trace)
+        results = list(store.results(run_id))
+    con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
+    for line in summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
+                          session_items=stats["items"]):
+        con.print("  " + line)
     return 0
 
 
+async def _judge_all(judge: Judge, rows: list[Any], store: RunStore, run_id: str, args: argparse.Namespace,
+                     con: Console, session: Usage, stats: Counter[str], already: int) -> None:
+    columns = (
+        TextColumn("[bold]judging[/bold]"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
+        TextColumn("calls {task.fields[calls]} · tokens {task.fields[tokens]} · cached {task.fields[cached]} · "
+                   "errors {task.fields[errors]}"),
+    )
+    start = time.monotonic()
+    with Progress(*columns, console=con, disable=args.no_progress, refresh_per_second=4) as progress:
+        task = progress.add_task("judge", total=len(rows), completed=already, rate="", calls=0, tokens=0,
+                                 cached=0, errors=0)
+        async for j in judge.ajudge_many(rows, concurrency=args.concurrency, store=store, run=run_id,
+                                         cache=not args.no_cache):
+            session.add(j.usage)
+            stats["items"] += 1
+            stats["cached"] += j.cached
+            stats["errors"] += j.status == "unscored"
+            rate = stats["items"] / max(time.monotonic() - start, 1e-9)
+            progress.update(task, advance=1, rate=f"{rate:.1f} items/s", calls=session.calls,
+                            tokens=f"{session.input_tokens + session.output_tokens:,}",
+                            cached=stats["cached"], errors=stats["errors"])

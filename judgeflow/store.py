@@ -1,0 +1,271 @@
+"""The run store: one SQLite file (WAL) holding runs, their per-item results, and a response cache.
+
+    store = RunStore(".judgeflow/runs.sqlite")
+    run_id = store.start_run(settings={...}, input_path="items.jsonl", input_sha=..., output_path=...)
+    store.record(run_id, seq, judgment, cache_key=key)   # one atomic commit per item
+    store.results(run_id)                                # in input order, for writing the output
+
+Each finished item is committed on its own, so a kill, a crash or a power loss loses at most the
+items in flight, never a finished one, and never leaves a half-written row. The cache maps a key
+(see `Judge.cache_key`) to a judged result; it is shared by every run in the file. API keys are
+never written here: runs keep only the settings the CLI chose to record.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from .errors import JudgeflowError
+from .results import Judgment
+
+DEFAULT_STORE = Path(".judgeflow") / "runs.sqlite"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    status TEXT NOT NULL,
+    input_path TEXT,
+    input_sha TEXT,
+    output_path TEXT,
+    total INTEGER,
+    settings TEXT NOT NULL,
+    command TEXT
+);
+CREATE TABLE IF NOT EXISTS results (
+    run_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    judgment TEXT NOT NULL,
+    PRIMARY KEY (run_id, item_id)
+);
+CREATE INDEX IF NOT EXISTS results_seq ON results (run_id, seq);
+CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, judgment TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS batches (
+    run_id TEXT NOT NULL,
+    stage INTEGER NOT NULL,
+    provider TEXT NOT NULL,
+    batch_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (run_id, stage)
+);
+CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, run_id TEXT NOT NULL, reply TEXT NOT NULL);
+"""
+
+
+class StoreError(JudgeflowError):
+    """The run store cannot be opened, read or written (corrupted file, full disk, read-only)."""
+
+
+class RunInfo(BaseModel):
+    """One run as recorded in the store."""
+
+    run_id: str
+    created: float
+    status: str
+    """running, done, interrupted, or batch (submitted to a provider batch API)."""
+    input_path: str | None = None
+    input_sha: str | None = None
+    """sha256 of the input file when the run started (resume refuses a changed file)."""
+    output_path: str | None = None
+    total: int | None = None
+    """Input rows in the run."""
+    settings: dict[str, Any]
+    """What determines the results: model, strategy, mode, criterion, ... (never API keys)."""
+    command: str | None = None
+    """The command line that resumes this run."""
+
+
+class RunStore:
+    """A SQLite run store. Opening it creates the file and its tables if needed."""
+
+    def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row is None:
+                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            elif int(row[0]) != SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: run store schema {row[0]} is not the supported {SCHEMA_VERSION}; "
+                    "use a new --store path"
+                )
+        except sqlite3.DatabaseError as e:
+            raise self._error(e, "open") from None
+        except OSError as e:
+            raise StoreError(f"{self.path}: cannot create the run store ({e.strerror}); "
+                             "pass --store PATH in a writable directory") from None
+
+    def _error(self, e: sqlite3.Error, doing: str) -> StoreError:
+        msg = str(e)
+        if "not a database" in msg or "malformed" in msg or "file is encrypted" in msg:
+            return StoreError(
+                f"{self.path}: the run store is corrupted ({msg}); move it aside and start over "
+                "with a new --store path (finished results in it cannot be read)"
+            )
+        if "full" in msg:
+            return StoreError(
+                f"{self.path}: disk full while trying to {doing} ({msg}); every finished item up to now is "
+                "saved: free some space and run the same command with --resume"
+            )
+        if "readonly" in msg or "read-only" in msg or "unable to open" in msg:
+            return StoreError(f"{self.path}: cannot {doing} the run store ({msg}); pass --store PATH "
+                              "in a writable directory")
+        return StoreError(f"{self.path}: cannot {doing} the run store: {msg}")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, doing: str, sql: str, params: tuple[Any, ...] = ()) -> None:
+        try:
+            self._db.execute(sql, params)
+        except sqlite3.Error as e:
+            raise self._error(e, doing) from None
+
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._db.execute(sql, params).fetchall()
+        except sqlite3.Error as e:
+            raise self._error(e, "read") from None
+
+    # runs -----------------------------------------------------------------------------------
+
+    def start_run(
+        self,
+        *,
+        settings: dict[str, Any],
+        input_path: str | None = None,
+        input_sha: str | None = None,
+        output_path: str | None = None,
+        total: int | None = None,
+        command: str | None = None,
+        run_id: str | None = None,
+    ) -> str:
+        """Record a new run and return its id."""
+        run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self._write(
+            "start a run in",
+            "INSERT INTO runs VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+            (run_id, time.time(), input_path, input_sha, output_path, total,
+             json.dumps(settings, sort_keys=True), command),
+        )
+        return run_id
+
+    def set_status(self, run_id: str, status: str) -> None:
+        self._write("update", "UPDATE runs SET status=? WHERE run_id=?", (status, run_id))
+
+    def get_run(self, run_id: str) -> RunInfo:
+        rows = self._read("SELECT * FROM runs WHERE run_id=?", (run_id,))
+        if not rows:
+            known = ", ".join(r.run_id for r in self.runs()[:5]) or "none"
+            raise StoreError(f"{self.path}: no run {run_id!r} in the store (latest runs: {known})")
+        return _run_info(rows[0])
+
+    def runs(self) -> list[RunInfo]:
+        """All runs, newest first."""
+        return [_run_info(r) for r in self._read("SELECT * FROM runs ORDER BY created DESC")]
+
+    def latest_run(self, *, output_path: str) -> RunInfo | None:
+        """The newest run that wrote to `output_path`, if any."""
+        rows = self._read("SELECT * FROM runs WHERE output_path=? ORDER BY created DESC LIMIT 1", (output_path,))
+        return _run_info(rows[0]) if rows else None
+
+    # results --------------------------------------------------------------------------------
+
+    def record(self, run_id: str, seq: int, judgment: Judgment, *, cache_key: str | None = None) -> None:
+        """Commit one item's result (and its cache entry, if judged) in one transaction."""
+        data = judgment.model_dump_json()
+        try:
+            with self._db:  # BEGIN ... COMMIT, or ROLLBACK on error
+                self._db.execute("BEGIN")
+                self._db.execute(
+                    "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
+                    (run_id, judgment.id, seq, judgment.status, data),
+                )
+                if cache_key is not None and judgment.status == "judged" and not judgment.cached:
+                    self._db.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (cache_key, data, time.time()))
+        except sqlite3.Error as e:
+            raise self._error(e, "save a result in") from None
+
+    def done_ids(self, run_id: str) -> set[str]:
+        return {r[0] for r in self._read("SELECT item_id FROM results WHERE run_id=?", (run_id,))}
+
+    def count(self, run_id: str) -> int:
+        return int(self._read("SELECT COUNT(*) FROM results WHERE run_id=?", (run_id,))[0][0])
+
+    def results(self, run_id: str) -> Iterator[Judgment]:
+        """The run's results in input order."""
+        try:
+            cur = self._db.execute("SELECT judgment FROM results WHERE run_id=? ORDER BY seq, item_id", (run_id,))
+            for (data,) in cur:
+                yield Judgment.model_validate_json(data)
+        except sqlite3.Error as e:
+            raise self._error(e, "read") from None
+
+    # cache ----------------------------------------------------------------------------------
+
+    def put_cache(self, key: str, judgment: Judgment) -> None:
+        """Cache a judged result outside any run (the Python API without `run=`)."""
+        self._write("cache a result in", "INSERT OR REPLACE INTO cache VALUES (?, ?, ?)",
+                    (key, judgment.model_dump_json(), time.time()))
+
+    def cached(self, key: str) -> Judgment | None:
+        rows = self._read("SELECT judgment FROM cache WHERE key=?", (key,))
+        return Judgment.model_validate_json(rows[0][0]) if rows else None
+
+    # provider batches -----------------------------------------------------------------------
+
+    def add_batch(self, run_id: str, stage: int, provider: str, batch_id: str) -> None:
+        self._write("record a batch in", "INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?, 'submitted', ?)",
+                    (run_id, stage, provider, batch_id, time.time()))
+
+    def set_batch_status(self, run_id: str, stage: int, status: str) -> None:
+        self._write("update", "UPDATE batches SET status=? WHERE run_id=? AND stage=?", (status, run_id, stage))
+
+    def batches(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._read("SELECT stage, provider, batch_id, status, created FROM batches WHERE run_id=? ORDER BY stage",
+                          (run_id,))
+        return [dict(zip(("stage", "provider", "batch_id", "status", "created"), r)) for r in rows]
+
+    def add_replies(self, run_id: str, replies: dict[str, str]) -> None:
+        """Store provider replies (raw JSON bodies) by request key, in one transaction."""
+        try:
+            with self._db:
+                self._db.execute("BEGIN")
+                self._db.executemany("INSERT OR REPLACE INTO replies VALUES (?, ?, ?)",
+                                     [(k, run_id, v) for k, v in replies.items()])
+        except sqlite3.Error as e:
+            raise self._error(e, "save batch replies in") from None
+
+    def reply(self, key: str) -> str | None:
+        rows = self._read("SELECT reply FROM replies WHERE key=?", (key,))
+        return rows[0][0] if rows else None
+
+
+def _run_info(row: tuple[Any, ...]) -> RunInfo:
+    run_id, created, status, input_path, input_sha, output_path, total, settings, command = row
+    return RunInfo(run_id=run_id, created=created, status=status, input_path=input_path, input_sha=input_sha,
+                   output_path=output_path, total=total, settings=json.loads(settings), command=command)
