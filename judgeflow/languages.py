@@ -24,7 +24,9 @@ _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 #: a few very frequent function words per language, enough to tell Latin-script languages apart
 STOPWORDS: dict[str, frozenset[str]] = {
-    "en": frozenset("the and of to in is was are it that for on with as by this be at from an".split()),
+    "en": frozenset("""the and of to in is was are it that for on with as by this be at from an a i you
+                       not no yes do does did there if can will would should have has they he she we my
+                       your all one only many never what who when which their its but or""".split()),
     "de": frozenset("der die das und ist nicht ein eine zu den mit von im auf des sich dem wurde für".split()),
     "fr": frozenset("le la les et est des une un du en que qui dans pour pas au sur par il été".split()),
     "es": frozenset("el la los las y es de que en un una por con para del se fue al su".split()),

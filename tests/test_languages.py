@@ -80,3 +80,12 @@ def test_report_per_language() -> None:
     assert report["en"]["unscored"] == 1
     assert report["?"]["items"] == 1
     assert list(report) == ["?", "en", "ru"]
+
+
+def test_english_answers_of_the_labelled_data_are_detected_as_english(shared_data) -> None:  # type: ignore[no-untyped-def]
+    from judgeflow import read_items
+
+    langs = [detect_language(i.answer) for i in read_items(shared_data / "factual_qa.jsonl") if isinstance(i, Item)]
+    detected = [lang for lang in langs if lang is not None]
+    assert len(detected) > 900
+    assert detected.count("en") / len(detected) >= 0.99  # short answers like "No" or "I am a bird" included
