@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .backends import default_model
 from .criteria import Criterion
 from .errors import JudgeflowError
 from .items import Item
@@ -152,7 +153,7 @@ def failure_message(result: Judgment, item: Item) -> str:
 
 
 _settings: dict[str, Any] = {"model": None, "cache_dir": None, "cache": True}
-_judges: dict[tuple[str | None, str | None, bool, str | None], CachedJudge] = {}
+_judges: dict[tuple[str, str | None, bool, str], CachedJudge] = {}
 
 
 def configure(*, model: str | None = None, cache_dir: str | Path | None = None, cache: bool = True) -> None:
@@ -170,7 +171,7 @@ def cached_judge(
     model: str | None = None, *, criterion: str | Criterion | None = None, cache: bool | None = None
 ) -> CachedJudge:
     """A (memoised) CachedJudge for `model` (default: configured, $JUDGEFLOW_MODEL, else offline)."""
-    model = model or _settings["model"]
+    model = model or _settings["model"] or default_model()
     use_cache = _settings["cache"] if cache is None else cache
     crit_key = criterion.name if isinstance(criterion, Criterion) else criterion
     key = (model, crit_key, use_cache, str(cache_dir()))

@@ -118,3 +118,12 @@ def test_plugin_fixture_and_failure_message_in_a_real_pytest_run(tmp_path: Path)
     assert "1 failed, 1 passed" in out.stdout, out.stdout + out.stderr
     assert "c1 [contradicted] Moscow was founded in 1247." in out.stdout
     assert len(list((tmp_path / "jc").glob("*.json"))) == 2
+
+
+def test_the_model_follows_judgeflow_model_between_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    from judgeflow import ConfigError
+
+    assert assert_no_hallucination("Moscow was founded in 1147.", reference=REF).model == "baseline/lexical"
+    monkeypatch.setenv("JUDGEFLOW_MODEL", "openai/gpt-4o-mini")
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        assert_no_hallucination("Moscow was founded in 1147.", reference=REF)
