@@ -184,10 +184,11 @@ class LexicalJudge:
 
     def _outcome(self, claim: str, ev: _Evidence, criterion: Criterion) -> tuple[Outcome, str]:
         words = _content(claim)
+        overlap = len(words & ev.content) / len(words) if words else 1.0
         nums = _numbers(claim)
-        # numbers the evidence shares count as overlap: "It was founded in 1147." vs "1147"
-        total = len(words) + len(nums)
-        overlap = (len(words & ev.content) + len(nums & ev.numbers)) / total if total else 1.0
+        # a claim sharing a number with a short reference does not "share nothing" with it:
+        # "Moscow was founded in 1147." vs "1147"
+        unrelated = ev.short and criterion.mode == "factual" and overlap < self.low and not nums & ev.numbers
         missing_nums = nums - ev.numbers
         missing_names = _names(claim) - ev.content - ev.names
         if missing_nums and ev.numbers:
@@ -201,12 +202,12 @@ class LexicalJudge:
             what = sorted(missing_nums | missing_names)[:5]
             if strict:
                 return "missing", f"concrete details {what} are not in the evidence"
-            if ev.short and criterion.mode == "factual" and overlap < self.low:
+            if unrelated:
                 return "conflict", f"shares {overlap:.0%} of its content with the reference and names {what}, which it lacks"
             return "weak", f"concrete details {what} cannot be checked offline"
         if strict:
             return "missing", f"only {overlap:.0%} of its content words appear in the evidence"
-        if ev.short and criterion.mode == "factual" and overlap < self.low:
+        if unrelated:
             return "conflict", f"shares only {overlap:.0%} of its content with the reference"
         return "weak", f"{overlap:.0%} content overlap; cannot be settled without world knowledge"
 

@@ -31,7 +31,8 @@ class Claim(BaseModel):
 class Claims(BaseModel):
     """The answer split into claims. Empty for a refusal or an answer with no factual content."""
 
-    claims: list[Claim] = Field(default_factory=list)
+    claims: list[Claim] = Field(description="The claims; an empty list if the answer makes none.")
+    """Required, so a reply in the wrong shape is re-asked rather than read as "no claims" (label 0)."""
 
     @model_validator(mode="after")
     def _unique_ids(self, info: ValidationInfo) -> Claims:
@@ -108,7 +109,8 @@ class JudgedClaim(BaseModel):
 class SingleJudgment(BaseModel):
     """The answer's claims, each with its verdict, from one call."""
 
-    claims: list[JudgedClaim] = Field(default_factory=list)
+    claims: list[JudgedClaim] = Field(description="The claims with verdicts; an empty list if the answer makes none.")
+    """Required, for the same reason as `Claims.claims`."""
 
     @model_validator(mode="after")
     def _valid(self, info: ValidationInfo) -> SingleJudgment:

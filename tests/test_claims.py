@@ -54,6 +54,10 @@ def test_claims_need_unique_ids_and_text() -> None:
     with pytest.raises(ValidationError, match="must not be empty"):
         Claims.model_validate({"claims": [{"id": "c1", "text": "  "}]})
     assert Claims.model_validate({"claims": []}).claims == []
+    with pytest.raises(ValidationError, match="claims"):  # a missing list is not "no claims"
+        Claims.model_validate({})
+    with pytest.raises(ValidationError, match="claims"):
+        SingleJudgment.model_validate({"checks": []})
 
 
 def test_unknown_fact_kind_becomes_other() -> None:

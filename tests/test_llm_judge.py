@@ -248,6 +248,22 @@ def test_unparseable_decompose_is_unscored_not_zero(provider: str) -> None:
     assert result.claims == [] and result.usage.calls == 3
 
 
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("strategy, wrong", [
+    pytest.param("graph", {"checks": [{"claim_id": "c1", "verdict": "supported", "basis": "reference"}]},
+                 id="decompose-gets-checks"),
+    pytest.param("graph", {}, id="decompose-gets-empty-object"),
+    pytest.param("single", {"verdict": "supported"}, id="single-gets-a-bare-verdict"),
+])
+def test_wrong_shape_is_never_read_as_no_claims(provider: str, strategy: str, wrong: dict[str, Any]) -> None:
+    """A reply without the `claims` field is re-asked, not taken as "no claims" (which would be 0)."""
+    llm = FakeLLM(provider, [wrong, wrong, wrong])
+    result = Judge(backend=llm.backend(), strategy=strategy).judge(MOSCOW)
+    assert result.label is None and result.status == "unscored"
+    assert "claims" in (result.error or "") and "Field required" in (result.error or "")
+    assert len(llm.requests) == 3
+
+
 # --- provider errors -------------------------------------------------------------------------
 
 
