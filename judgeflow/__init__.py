@@ -5,7 +5,9 @@ Labels everywhere: 1 = hallucination/error, 0 = none found, None = unscored.
 
 from .backends import Backend, LLMJudge, make_backend
 from .baselines import LexicalJudge
+from .calibrate import CalibrationReport, calibrate
 from .claims import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
+from .compare import ComparisonReport, compare
 from .criteria import Criterion, list_criteria, load_criterion
 from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
 from .items import Item, load_items, read_items
@@ -13,17 +15,20 @@ from .judge import Judge, judge
 from .llm import LLMClient, make_client
 from .requirements import SpecJudge, review
 from .results import ClaimResult, Judgment, RequirementResult, TraceEntry, Usage
+from .rouge import RougeJudge
 from .workflow import JudgeContext, JudgeState, build_graph
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Backend",
+    "CalibrationReport",
     "Claim",
     "ClaimCheck",
     "ClaimChecks",
     "ClaimResult",
     "Claims",
+    "ComparisonReport",
     "ConfigError",
     "Criterion",
     "CriterionError",
@@ -39,11 +44,14 @@ __all__ = [
     "LLMJudge",
     "LexicalJudge",
     "RequirementResult",
+    "RougeJudge",
     "SingleJudgment",
     "SpecJudge",
     "TraceEntry",
     "Usage",
     "build_graph",
+    "calibrate",
+    "compare",
     "judge",
     "list_criteria",
     "load_criterion",

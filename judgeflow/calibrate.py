@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
-from sklearn.metrics import cohen_kappa_score
 
 from .errors import InvalidItemError
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
@@ -220,6 +219,8 @@ def agreement(
                               "one class (it is 0 by construction); label items of both classes")
         out.warnings.append(f"the human labels have one class only ({only}); sample items of both classes")
     else:
+        from sklearn.metrics import cohen_kappa_score  # imported here: slow, and only needed here
+
         out.kappa = float(cohen_kappa_score(h, j, labels=[0, 1]))
         if len(judge_classes) == 1:
             out.kappa_note = f"the judge gave every item {judge_classes.pop()}: it does no better than a constant"

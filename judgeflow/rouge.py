@@ -12,9 +12,6 @@ import re
 from importlib.metadata import version
 from typing import Literal
 
-from nltk.stem import porter
-from rouge_score import rouge_scorer, tokenizers
-
 from .claims import Claim, ClaimCheck
 from .criteria import Criterion
 from .errors import ConfigError, LLMError
@@ -28,11 +25,13 @@ _FAIL = ("not_in_reference", "not_found", "unsupported", "contradicted", "violat
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
-class UnicodeTokenizer(tokenizers.Tokenizer):
+class UnicodeTokenizer:
     """rouge-score's default tokenisation (lowercase, alphanumeric runs, Porter stem for words
     longer than 3 letters), keeping non-ASCII letters instead of dropping them."""
 
     def __init__(self, *, stem: bool = True) -> None:
+        from nltk.stem import porter  # rouge-score's own stemmer; imported late (slow)
+
         self._stemmer = porter.PorterStemmer() if stem else None
 
     def tokenize(self, text: str) -> list[str]:
@@ -70,6 +69,8 @@ class RougeJudge:
             raise ConfigError(f"baseline/rouge-l threshold must be between 0 and 1, got {threshold}")
         if measure not in ("fmeasure", "precision", "recall"):
             raise ConfigError(f"baseline/rouge-l measure must be fmeasure, precision or recall, got {measure!r}")
+        from rouge_score import rouge_scorer
+
         self.model = "baseline/rouge-l"
         self.threshold, self.measure, self.stem = threshold, measure, stem
         self._scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=UnicodeTokenizer(stem=stem))
