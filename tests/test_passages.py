@@ -128,3 +128,17 @@ def test_llm_short_source_is_unchanged_but_still_cited() -> None:
         {"id": "k", "answer": "The walls date from 1156.", "source": source})
     assert wrapped.user_prompts() == plain.user_prompts()
     assert result.claims[0].evidence.startswith("[document 2, passage 1] ")
+
+
+def test_cli_max_source_chars_cites_passages(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from judgeflow.cli import main
+
+    items = tmp_path / "rag.jsonl"
+    items.write_text(json.dumps({"id": "m", "answer": "Moscow was first mentioned in 1247.", "source": SOURCES}) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["run", str(items), "-o", str(out), "--max-source-chars", "800",
+                 "--store", str(tmp_path / "s.sqlite")]) == 0
+    row = json.loads(out.read_text())
+    assert row["label"] == 1 and row["claims"][0]["evidence"].startswith("[document 1, passage 1] ")

@@ -22,6 +22,7 @@ from judgeflow.requirements import (
     review,
     split_requirements,
 )
+from judgeflow.cli import main
 from judgeflow.results import RequirementResult
 
 SPEC = """Order confirmation:
@@ -144,3 +145,20 @@ def test_checkers_fingerprints_differ_and_enter_the_cache_key() -> None:
         plain = Judge("baseline/lexical")
         assert judge.cache_key(spec_item) != plain.cache_key(spec_item)
         assert judge.cache_key(ref_item) == plain.cache_key(ref_item)
+def test_cli_run_mode_spec_reports_requirements(tmp_path: Path) -> None:
+    items = tmp_path / "outputs.jsonl"
+    rows = [{"id": "good", "spec": "- Name the release version 2.1.\n- Link to the changelog.",
+             "answer": "Version 2.1 is out. Changelog: https://example.com/changelog. Enjoy!"},
+            {"id": "missing", "spec": "- Name the release version 2.1.\n- Link to the changelog.",
+             "answer": "Version 2.1 is out. Enjoy!"}]
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "results.jsonl"
+    assert main(["run", str(items), "-o", str(out), "--mode", "spec", "--store", str(tmp_path / "s.sqlite")]) == 0
+    got = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert got["good"]["label"] == 0 and got["missing"]["label"] == 1
+    assert [r["status"] for r in got["missing"]["requirements"]] == ["met", "not_met"]
+    out2 = tmp_path / "plain.jsonl"
+    assert main(["run", str(items), "-o", str(out2), "--mode", "spec", "--no-requirements",
+                 "--store", str(tmp_path / "s.sqlite")]) == 0
+    plain = {r["id"]: r for r in map(json.loads, out2.read_text().splitlines())}
+    assert plain["missing"]["requirements"] is None and plain["missing"]["label"] == 0

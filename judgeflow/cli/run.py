@@ -30,11 +30,13 @@ from ..errors import ConfigError, InvalidItemError, JudgeflowError
 from ..items import read_items
 from ..judge import DEFAULT_CONCURRENCY, Judge
 from ..pricing import estimate_cost, load_prices
+from ..requirements import SpecJudge
 from ..results import Judgment, Usage
 from ..store import DEFAULT_STORE, RunStore
 
 #: settings that change the results of a run; a resume must match them
-RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace")
+RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
+                   "requirements", "max_source_chars")
 
 
 class OutputError(JudgeflowError):
@@ -50,6 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--mode", default="auto", choices=["auto", "factual", "faithfulness", "spec"],
                    help="route by fields (auto) or force a mode")
     p.add_argument("--criterion", help="a criterion name or .toml path for every item (overrides --mode)")
+    p.add_argument("--requirements", action=argparse.BooleanOptionalAction, default=None,
+                   help="spec items: also check each requirement of the spec as met / not_met / "
+                        "not_applicable (default: on with --mode spec)")
+    p.add_argument("--max-source-chars", type=int,
+                   help="cut sources longer than this to the passages relevant to the claims; cite passages")
     p.add_argument("--strategy", default="graph", choices=["graph", "single"],
                    help="graph: decompose then check (2 calls); single: one call")
     p.add_argument("--limit", type=int, help="judge only the first N rows")
@@ -85,10 +92,19 @@ def make_judge(args: argparse.Namespace) -> Judge:
         kwargs["base_url"] = args.base_url
     if args.temperature:
         kwargs["temperature"] = args.temperature
-    return Judge(
+    if getattr(args, "max_source_chars", None):
+        kwargs["max_source_chars"] = args.max_source_chars
+    judge_class = SpecJudge if requirements_on(args) else Judge
+    return judge_class(
         model, mode=args.mode, criterion=args.criterion, strategy=args.strategy,
         concurrency=args.concurrency, keep_trace=args.trace, **kwargs,
     )
+
+
+def requirements_on(args: argparse.Namespace) -> bool:
+    """--requirements / --no-requirements, else on exactly when --mode spec."""
+    flag = getattr(args, "requirements", None)
+    return bool(flag) if flag is not None else args.mode == "spec"
 
 
 def run_settings(args: argparse.Namespace, judge: Judge) -> dict[str, Any]:
@@ -102,6 +118,8 @@ def run_settings(args: argparse.Namespace, judge: Judge) -> dict[str, Any]:
         "temperature": args.temperature,
         "limit": args.limit,
         "trace": args.trace,
+        "requirements": requirements_on(args),
+        "max_source_chars": getattr(args, "max_source_chars", None),
     }
 
 
