@@ -1,0 +1,99 @@
+"""The study's experiment on the project's own data: does the criterion matter?
+
+Take a stratified sample (by dataset and human label) of labelled open-QA answers, judge the
+same items under `reference_faithfulness` ("everything must be supported by the reference",
+the study's p1) and `factual_correctness` ("wrong only if it contradicts the reference or
+states a false concrete fact", p2), then compare both with the human labels: kappa each, the
+paired difference, McNemar, and the direction of the errors. The study's ROUGE-L baseline is
+scored on the same items as a floor.
+
+    python examples/criterion_ab.py                        # offline: the lexical baseline judge
+    python examples/criterion_ab.py --model openai/gpt-4o-mini -n 50
+    JUDGEFLOW_MODEL=anthropic/claude-sonnet-4-5 python examples/criterion_ab.py --html ab.html
+
+Offline, the lexical judge has no world knowledge, so the numbers are a floor; the point is
+the workflow and the direction of the errors. With an LLM judge the study expects
+reference_faithfulness to make mostly false alarms and factual_correctness to agree better.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from judgeflow import Judge, Judgment, calibrate, compare, load_items
+from judgeflow.report_html import write_comparison_html
+from judgeflow.sampling import sample_file
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "factual_qa.jsonl"
+CRITERIA = ("reference_faithfulness", "factual_correctness")
+
+
+def judge_to_file(model: str, criterion: str, items_path: Path, out: Path) -> list[Judgment]:
+    results = Judge(model, criterion=criterion).judge_many(load_items(items_path))
+    out.write_text("".join(json.dumps(j.to_row(), ensure_ascii=False) + "\n" for j in results), encoding="utf-8")
+    return results
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, default=DATA, help="labelled open-QA items (default: shared factual_qa.jsonl)")
+    p.add_argument("--model", default=os.environ.get("JUDGEFLOW_MODEL") or "baseline/lexical",
+                   help="judge model (default $JUDGEFLOW_MODEL, else baseline/lexical, offline)")
+    p.add_argument("-n", type=int, default=48, help="sample size (default 48)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, help="directory for the sample and results (default: a temporary one)")
+    p.add_argument("--html", type=Path, help="write the comparison as an HTML report")
+    args = p.parse_args()
+
+    out = args.out or Path(tempfile.mkdtemp(prefix="criterion_ab_"))
+    out.mkdir(parents=True, exist_ok=True)
+    sample = sample_file(args.data, args.n, out / "sample.jsonl", stratify_by=["dataset", "label"],
+                         seed=args.seed, keep_labels=True)
+    print(f"sample: {sample.n} of {sample.pool} items, stratified by dataset and human label (seed {args.seed}):")
+    for st in sample.strata:
+        print(f"  {st.key:<18} {st.sampled:>3} of {st.size}")
+    print(f"judge: {args.model}\n")
+
+    paths = {}
+    for criterion in CRITERIA:
+        paths[criterion] = out / f"{criterion}.jsonl"
+        judge_to_file(args.model, criterion, out / "sample.jsonl", paths[criterion])
+        r = calibrate(paths[criterion], by="dataset")
+        ci = f" [{r.kappa_ci[0]:.2f}, {r.kappa_ci[1]:.2f}]" if r.kappa_ci else ""
+        kappa = f"{r.kappa:.2f}{ci}" if r.kappa is not None else "undefined"
+        print(f"{criterion}: kappa {kappa}; {r.false_alarms} false alarms, {r.misses} misses; "
+              f"{r.unscored} unscored")
+        for g in r.groups:
+            print(f"  {g.group:<12} n={g.n:<3} kappa {'-' if g.kappa is None else f'{g.kappa:.2f}'}, "
+                  f"{g.false_alarms} false alarms, {g.misses} misses")
+        print(f"  {r.diagnosis}\n")
+
+    rouge = calibrate(Judge("baseline/rouge-l", criterion="factual_correctness").judge_many(
+        load_items(out / "sample.jsonl")))
+    print(f"floor, the study's ROUGE-L baseline (threshold 0.3): kappa "
+          f"{'-' if rouge.kappa is None else f'{rouge.kappa:.2f}'}; {rouge.false_alarms} false alarms, "
+          f"{rouge.misses} misses\n")
+
+    c = compare(paths[CRITERIA[0]], paths[CRITERIA[1]])
+    print("A/B:", c.verdict)
+    for w in c.warnings:
+        print("warning:", w)
+    shown = [d for d in c.disagreements if d.right == "b"][:3]
+    if shown:
+        print("\nitems factual_correctness gets right and reference_faithfulness wrong, with the deciding claim:")
+    for d in shown:
+        why = f"{d.a.claim.verdict}: {d.a.claim.text}" if d.a.claim else d.a.reason
+        print(f"  {d.id} (human {d.human}): reference_faithfulness said {d.a.label} ({why}); "
+              f"factual_correctness said {d.b.label}")
+    if args.html:
+        write_comparison_html(c, args.html, title="reference_faithfulness vs factual_correctness")
+        print(f"\nHTML report -> {args.html}")
+    print(f"\nfiles: {out}  (try: judgeflow compare {paths[CRITERIA[0]]} {paths[CRITERIA[1]]})")
+
+
+if __name__ == "__main__":
+    main()
