@@ -15,12 +15,14 @@ the judge for the interpreter) and by tests that need a server another process c
 from __future__ import annotations
 
 import argparse
+import email.policy
 import json
 import re
 import socket
 import sys
 import threading
 import time
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -86,12 +88,108 @@ def anthropic_reply(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _multipart_file(content_type: str, raw: bytes) -> bytes:
+    msg = BytesParser(policy=email.policy.default).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    for part in msg.iter_parts():
+        if part.get_param("name", header="content-disposition") == "file":
+            return part.get_payload(decode=True)
+    raise ValueError("no file part")
+
+
+class FakeBatches:
+    """OpenAI Batch API and Anthropic Message Batches, answered with the same fake replies.
+
+    A batch reports in progress for `polls` status checks, then finished. `corrupt` maps an
+    item token (e.g. "Item-003") to tool arguments sent instead of a valid reply for it.
+    """
+
+    def __init__(self, base_url: Any) -> None:
+        self.base_url = base_url
+        self.polls = 1
+        self.corrupt: dict[str, Any] = {}
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.submitted: list[list[str]] = []
+        """custom_ids of each batch, in submission order."""
+
+    def _reply(self, body: dict[str, Any], make: Any) -> dict[str, Any]:
+        reply = make(body)
+        text = json.dumps(body.get("messages"))
+        for token, args in self.corrupt.items():
+            if token in text:
+                if "choices" in reply:
+                    reply["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = json.dumps(args)
+                else:
+                    reply["content"][0]["input"] = args
+        return reply
+
+    def route(self, method: str, path: str, headers: Any, raw: bytes) -> tuple[int, Any]:
+        n = len(self.batches) + 1
+        if method == "POST" and path == "/v1/files":
+            fid = f"file-{len(self.files) + 1}"
+            self.files[fid] = _multipart_file(headers["Content-Type"], raw)
+            return 200, {"id": fid, "object": "file", "bytes": len(self.files[fid]), "created_at": 0,
+                         "filename": "batch.jsonl", "purpose": "batch", "status": "processed"}
+        if method == "POST" and path == "/v1/batches":
+            req = json.loads(raw)
+            lines = [json.loads(x) for x in self.files[req["input_file_id"]].decode().splitlines() if x.strip()]
+            out = [{"id": f"req-{i}", "custom_id": x["custom_id"], "error": None,
+                    "response": {"status_code": 200, "request_id": f"r{i}", "body": self._reply(x["body"], openai_reply)}}
+                   for i, x in enumerate(lines)]
+            self.files[f"file-out-{n}"] = "".join(json.dumps(o) + "\n" for o in out).encode()
+            self.submitted.append([x["custom_id"] for x in lines])
+            self.batches[f"batch_{n}"] = {"polls": 0, "kind": "openai", "output": f"file-out-{n}", "n": len(lines),
+                                          "input": req["input_file_id"]}
+            return 200, self._openai_batch(f"batch_{n}")
+        if method == "GET" and path.startswith("/v1/batches/"):
+            return 200, self._openai_batch(path.rsplit("/", 1)[1], poll=True)
+        if method == "GET" and path.startswith("/v1/files/") and path.endswith("/content"):
+            return 200, self.files[path.split("/")[3]]
+        if method == "POST" and path == "/v1/messages/batches":
+            reqs = json.loads(raw)["requests"]
+            results = [{"custom_id": r["custom_id"], "result": {"type": "succeeded",
+                        "message": self._reply(r["params"], anthropic_reply)}} for r in reqs]
+            self.submitted.append([r["custom_id"] for r in reqs])
+            self.batches[f"msgbatch_{n}"] = {"polls": 0, "kind": "anthropic", "results": results, "n": len(reqs)}
+            return 200, self._anthropic_batch(f"msgbatch_{n}")
+        if method == "GET" and path.startswith("/v1/messages/batches/") and path.endswith("/results"):
+            results = self.batches[path.split("/")[4]]["results"]
+            return 200, "".join(json.dumps(r) + "\n" for r in results).encode()
+        if method == "GET" and path.startswith("/v1/messages/batches/"):
+            return 200, self._anthropic_batch(path.rsplit("/", 1)[1], poll=True)
+        return 404, {"error": {"message": f"fake provider: no route {method} {path}"}}
+
+    def _done(self, bid: str, poll: bool) -> bool:
+        b = self.batches[bid]
+        if poll:
+            b["polls"] += 1
+        return b["polls"] > self.polls
+
+    def _openai_batch(self, bid: str, poll: bool = False) -> dict[str, Any]:
+        b, done = self.batches[bid], self._done(bid, poll)
+        return {"id": bid, "object": "batch", "endpoint": "/v1/chat/completions", "input_file_id": b["input"],
+                "completion_window": "24h", "status": "completed" if done else "in_progress", "created_at": 0,
+                "output_file_id": b["output"] if done else None, "error_file_id": None,
+                "request_counts": {"total": b["n"], "completed": b["n"] if done else 0, "failed": 0}}
+
+    def _anthropic_batch(self, bid: str, poll: bool = False) -> dict[str, Any]:
+        b, done = self.batches[bid], self._done(bid, poll)
+        return {"id": bid, "type": "message_batch", "processing_status": "ended" if done else "in_progress",
+                "request_counts": {"processing": 0 if done else b["n"], "succeeded": b["n"] if done else 0,
+                                   "errored": 0, "canceled": 0, "expired": 0},
+                "created_at": "2026-01-01T00:00:00Z", "expires_at": "2026-01-02T00:00:00Z",
+                "ended_at": "2026-01-01T00:01:00Z" if done else None, "archived_at": None, "cancel_initiated_at": None,
+                "results_url": f"{self.base_url()}/v1/messages/batches/{bid}/results" if done else None}
+
+
 class FakeProvider:
     """The server, run in a background thread. `requests` holds every request body received."""
 
     def __init__(self, *, latency: float = 0.0, port: int = 0) -> None:
         self.latency = latency
         self.requests: list[dict[str, Any]] = []
+        self.batch = FakeBatches(lambda: self.base_url)
         self._lock = threading.Lock()
         fake = self
 
@@ -101,8 +199,17 @@ class FakeProvider:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                with fake._lock:
+                    self._send(*fake.batch.route("GET", self.path.split("?")[0], self.headers, b""))
+
+            def do_POST(self) -> None:  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if "/batches" in self.path or self.path.endswith("/files"):
+                    with fake._lock:
+                        self._send(*fake.batch.route("POST", self.path, self.headers, raw))
+                    return
+                body = json.loads(raw or b"{}")
                 with fake._lock:
                     fake.requests.append(body)
                 if fake.latency:
@@ -118,8 +225,8 @@ class FakeProvider:
                 super().setup()
                 self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-            def _send(self, status: int, data: dict[str, Any]) -> None:
-                raw = json.dumps(data).encode()
+            def _send(self, status: int, data: Any) -> None:
+                raw = data if isinstance(data, bytes) else json.dumps(data).encode()
                 head = (f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\n"
                         f"Content-Type: application/json\r\nContent-Length: {len(raw)}\r\n\r\n")
                 self.wfile.write(head.encode() + raw)  # one write: no Nagle / delayed-ACK stall

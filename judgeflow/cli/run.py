@@ -114,12 +114,14 @@ def run_settings(args: argparse.Namespace, judge: Judge) -> dict[str, Any]:
         "base_url": args.base_url,
         "mode": args.mode,
         "criterion": f"{judge.criterion.name}@{judge.criterion.fingerprint}" if judge.criterion else None,
+        "criterion_arg": args.criterion,
         "strategy": args.strategy,
         "temperature": args.temperature,
         "limit": args.limit,
         "trace": args.trace,
         "requirements": requirements_on(args),
         "max_source_chars": getattr(args, "max_source_chars", None),
+        "batch": args.batch,
     }
 
 
@@ -264,7 +266,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.batch:
             from .batch_cmd import submit
 
-            return submit(store, run_id, judge, rows, con=con)
+            return submit(store, run_id, rows, con=con)
         already = store.count(run_id)
         if already:
             con.print(f"resuming run {run_id}: {already} of {len(rows)} rows already done")
