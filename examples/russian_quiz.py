@@ -25,8 +25,8 @@ from rich.table import Table
 
 from judgeflow import Judge
 from judgeflow.backends import default_model
-from judgeflow.languages import by_language, with_language
 from judgeflow.items import Item
+from judgeflow.languages import by_language, with_language
 
 CARDS = {
     "ru": {

@@ -105,7 +105,7 @@ class BM25:
     def scores(self, query: str) -> list[float]:
         terms = set(_terms(query))
         out = []
-        for tf, length in zip(self.tfs, self.lengths):
+        for tf, length in zip(self.tfs, self.lengths, strict=True):
             s = 0.0
             norm = self.k1 * (1 - self.b + self.b * length / (self.avg or 1.0))
             for t in terms:

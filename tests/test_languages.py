@@ -5,9 +5,18 @@ from __future__ import annotations
 import pytest
 from fakellm import FakeLLM
 
-from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge, Judgment, list_criteria, load_criterion
-from judgeflow.languages import by_language, detect_language, language_of, with_language
+from judgeflow import (
+    Claim,
+    ClaimCheck,
+    ClaimChecks,
+    Claims,
+    Judge,
+    Judgment,
+    list_criteria,
+    load_criterion,
+)
 from judgeflow.items import Item
+from judgeflow.languages import by_language, detect_language, language_of, with_language
 from judgeflow.results import ClaimResult
 
 

@@ -9,6 +9,7 @@ import pytest
 from fakellm import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, InvalidItemError, Judgment
+from judgeflow.cli import main
 from judgeflow.requirements import (
     LexicalRequirementChecker,
     LLMRequirementChecker,
@@ -22,7 +23,6 @@ from judgeflow.requirements import (
     review,
     split_requirements,
 )
-from judgeflow.cli import main
 from judgeflow.results import RequirementResult
 
 SPEC = """Order confirmation:

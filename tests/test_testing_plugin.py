@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from fakellm import FakeLLM
 
-from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
-from judgeflow import testing
+from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge, testing
 from judgeflow.testing import CachedJudge, JudgmentCache, assert_no_hallucination
 
 REF = "Yuri Dolgorukiy founded Moscow in 1147."

@@ -22,7 +22,7 @@ from langchain_core.runnables.config import get_config_list
 
 from ..errors import InvalidItemError
 from ..items import Item
-from ..judge import Judge, ItemLike
+from ..judge import ItemLike, Judge
 from ..languages import with_language
 from ..results import Judgment
 from ..workflow import build_graph
@@ -85,7 +85,7 @@ class JudgeRunnable(Runnable[Any, Judgment]):
             async with sem:
                 return await self.ainvoke(value, cfg)
 
-        return list(await asyncio.gather(*(one(v, c) for v, c in zip(inputs, configs)),
+        return list(await asyncio.gather(*(one(v, c) for v, c in zip(inputs, configs, strict=True)),
                                          return_exceptions=return_exceptions))
 
 
