@@ -142,3 +142,17 @@ def test_cli_max_source_chars_cites_passages(tmp_path) -> None:  # type: ignore[
                  "--store", str(tmp_path / "s.sqlite")]) == 0
     row = json.loads(out.read_text())
     assert row["label"] == 1 and row["claims"][0]["evidence"].startswith("[document 1, passage 1] ")
+
+
+def test_single_strategy_selects_by_answer_sentences_and_cites() -> None:
+    from judgeflow.claims import JudgedClaim, SingleJudgment
+
+    llm = FakeLLM("openai", [SingleJudgment(claims=[JudgedClaim(
+        id="c1", text="The Kremlin got wooden walls in 1156.", verdict="supported", basis="source",
+        evidence="ordered wooden walls to be built around the Kremlin")])])
+    judge = Judge(backend=PassageJudge(llm.backend(), max_source_chars=600), strategy="single")
+    result = judge.judge({"id": "k", "answer": "The Kremlin got wooden walls in 1156.", "source": SOURCES})
+    assert result.label == 0 and len(llm.requests) == 1
+    prompt = llm.user_prompts()[0]
+    assert "ordered wooden walls" in prompt and "first mentioned in the chronicles" not in prompt
+    assert result.claims[0].evidence.startswith("[document 2, passage 1] ")
