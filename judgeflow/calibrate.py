@@ -334,6 +334,9 @@ def calibrate(
                                "use --by criterion to see each")
     if by:
         report.groups = _groups(joined.pairs, by, seed=seed, n_boot=n_boot)
+        if [g.group for g in report.groups] == ["(none)"]:
+            report.warnings.append(f"no result has a field {by!r}: every item fell in one group; the fields "
+                                   f"here include {', '.join(sorted(set(Judgment.model_fields) | set(rows[0].extra)))}")
     for j, h in scored:
         if j.label != h:
             report.disagreements.append(Disagreement(

@@ -77,13 +77,14 @@ def atomic_write(path: Path, rows: list[dict[str, Any]]) -> None:
 class Labeller:
     """The labelling session over one JSONL file."""
 
-    def __init__(self, path: str | Path, *, input_fn: Callable[[str], str] = input, console: Console | None = None,
-                 max_chars: int = 1500) -> None:
+    def __init__(self, path: str | Path, *, input_fn: Callable[[str], str] | None = None,
+                 console: Console | None = None, max_chars: int = 1500) -> None:
         self.path = Path(path)
         if self.path.suffix.lower() != ".jsonl":
             raise InvalidItemError("the labeller works on .jsonl files; make one with `judgeflow sample INPUT -o "
                                    "TO_LABEL.jsonl`", path=str(path))
-        self.input_fn, self.max_chars = input_fn, max_chars
+        self.input_fn = input_fn or (lambda prompt: input(prompt))  # looked up at call time
+        self.max_chars = max_chars
         self.con = console or Console(highlight=False)
         self.rows: list[dict[str, Any]] = []
         self.items: list[Item] = []
@@ -218,7 +219,7 @@ class Labeller:
         return s
 
 
-def label_file(path: str | Path, *, input_fn: Callable[[str], str] = input, console: Console | None = None,
+def label_file(path: str | Path, *, input_fn: Callable[[str], str] | None = None, console: Console | None = None,
                start: int | None = None, max_chars: int = 1500) -> LabelSummary:
     """Label the items in `path` interactively (see the module docstring); returns where it stands."""
     return Labeller(path, input_fn=input_fn, console=console, max_chars=max_chars).run(start=start)

@@ -136,6 +136,9 @@ def test_per_group_matches_sklearn_on_each_group() -> None:
         assert g.kappa == pytest.approx(cohen_kappa_score(h, j))
     nested = calibrate(judgments(HUMAN, JUDGE, meta={"kind": "x"}), by="meta.kind")
     assert [g.group for g in nested.groups] == ["x"]
+    typo = calibrate(rows, by="datset")
+    assert [g.group for g in typo.groups] == ["(none)"]
+    assert any("no result has a field 'datset'" in w and "dataset" in w for w in typo.warnings)
 
 
 def test_labels_file_in_true_false_form_with_ids_missing_on_both_sides(tmp_path: Path) -> None:

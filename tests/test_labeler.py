@@ -121,6 +121,19 @@ def test_the_labelled_file_is_a_labels_file_for_calibrate(tmp_path: Path) -> Non
     assert r.n == 3 and r.false_alarms == 1 and r.misses == 2
 
 
+def test_cli_label_reads_keys_from_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from judgeflow.cli import main
+
+    path = make_sample(tmp_path / "s.jsonl", n=3)
+    keys = iter(["0", "1", "q"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(keys, "q"))
+    assert main(["label", str(path)]) == 0
+    assert labels_on_disk(path) == [0, 1, None]
+    keys = iter(["1"])
+    assert main(["label", str(path), "--start", "1"]) == 0  # revisit item 1: relabel it, then on to q2
+    assert labels_on_disk(path) == [1, 1, None]
+
+
 def test_refuses_csv_and_empty(tmp_path: Path) -> None:
     (tmp_path / "s.csv").write_text("id,answer\nq1,A\n")
     with pytest.raises(InvalidItemError, match=r"\.jsonl"):
