@@ -15,6 +15,7 @@ the judge for the interpreter) and by tests that need a server another process c
 from __future__ import annotations
 
 import argparse
+import asyncio
 import email.policy
 import json
 import re
@@ -233,6 +234,7 @@ class FakeProvider:
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
+            request_queue_size = 256  # the default 5 drops SYNs when 16+ clients connect at once
 
             def handle_error(self, request: Any, client_address: Any) -> None:
                 if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
@@ -261,12 +263,46 @@ class FakeProvider:
         self.stop()
 
 
+async def serve_async(latency: float, port: int = 0) -> None:
+    """The same model replies from one asyncio loop (no thread per connection): the benchmark's server."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                path = lines[0].split(" ")[1]
+                length = next((int(v) for k, _, v in (x.partition(":") for x in lines[1:])
+                               if k.strip().lower() == "content-length"), 0)
+                body = json.loads(await reader.readexactly(length) or b"{}")
+                await asyncio.sleep(latency)
+                data = anthropic_reply(body) if path.endswith("/messages") else openai_reply(body)
+                raw = json.dumps(data).encode()
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             + f"Content-Length: {len(raw)}\r\n\r\n".encode() + raw)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=256)
+    print(f"READY http://127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
+    loop = asyncio.get_running_loop()
+    eof = loop.run_in_executor(None, sys.stdin.read)  # stop when the parent goes away
+    async with server:
+        await eof
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--latency", type=float, default=0.05, help="seconds per request (default 0.05)")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--stdin-eof-exit", action="store_true", help="stop when stdin closes (the parent exited)")
+    p.add_argument("--asyncio", action="store_true",
+                   help="serve model calls only, from one asyncio loop (less CPU per request; implies --stdin-eof-exit)")
     args = p.parse_args()
+    if args.asyncio:
+        asyncio.run(serve_async(args.latency, args.port))
+        return
     fake = FakeProvider(latency=args.latency, port=args.port)
     print(f"READY {fake.base_url}", flush=True)
     if args.stdin_eof_exit:

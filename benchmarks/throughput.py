@@ -6,7 +6,8 @@
 The fake (benchmarks/fake_provider.py) is a real HTTP server on 127.0.0.1 in its own process,
 speaking the OpenAI chat-completions wire format with tool calls, so the real openai SDK,
 Instructor's parsing, the LangGraph workflow and the SQLite run store (one commit per item) all
-run. With a provider that answers in a fixed time, the best possible rate is
+run. Each configuration first judges `concurrency` items untimed, so the client's connections
+are open and the timing is the steady state. With a provider that answers in a fixed time, the best possible rate is
 concurrency / (calls per item x latency) items per second; the table prints the measured rate
 as a ratio of that. Items come from ../shared/data when it is there (factual_qa.jsonl,
 faithfulness.jsonl, cycled to the size), else they are generated.
@@ -48,7 +49,7 @@ def load(criterion: str, filename: str, n: int) -> list[Item]:
 
 def start_fake(latency: float) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("fake_provider.py")),
-                             "--latency", str(latency), "--stdin-eof-exit"],
+                             "--latency", str(latency), "--asyncio"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -79,6 +80,8 @@ async def bench(args: argparse.Namespace, url: str, store: RunStore | None) -> l
         judge = Judge("openai/fake-judge", base_url=url + "/v1", api_key="bench", criterion=criterion,
                       strategy=strategy, concurrency=args.concurrency, keep_trace=False)
         items = load(criterion, filename, n)
+        warm = [it.model_copy(update={"id": f"warm-{it.id}"}) for it in items[: args.concurrency]]
+        await measure(judge, warm, None, None)  # open the connections first: steady state is timed
         run = store.start_run(settings={"bench": True}) if store is not None else None
         elapsed, cpu, usage, judged = await measure(judge, items, store, run)
         calls = usage.calls / n
