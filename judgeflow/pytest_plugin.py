@@ -11,6 +11,7 @@ Importing this module costs nothing: judgeflow itself is loaded only when the fi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,7 +27,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="do not read or write cached judgements")
 
 
+#: the pytest rootdir of the current session: the default cache is <rootdir>/.judgeflow/pytest-cache
+rootdir: Path | None = None
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    global rootdir
+    rootdir = config.rootpath
     model = config.getoption("--judgeflow-model", default=None)
     directory = config.getoption("--judgeflow-cache-dir", default=None)
     no_cache = config.getoption("--judgeflow-no-cache", default=False)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -163,8 +164,13 @@ def configure(*, model: str | None = None, cache_dir: str | Path | None = None, 
 
 
 def cache_dir() -> Path:
-    """$JUDGEFLOW_CACHE_DIR, else the configured directory, else .judgeflow/pytest-cache."""
-    return Path(os.environ.get(CACHE_DIR_ENV) or _settings["cache_dir"] or DEFAULT_CACHE_DIR)
+    """$JUDGEFLOW_CACHE_DIR, else the configured directory, else .judgeflow/pytest-cache under
+    the pytest rootdir (under the current directory outside pytest)."""
+    if os.environ.get(CACHE_DIR_ENV) or _settings["cache_dir"]:
+        return Path(os.environ.get(CACHE_DIR_ENV) or _settings["cache_dir"])
+    plugin = sys.modules.get("judgeflow.pytest_plugin")  # loaded by pytest; never imported here
+    root = getattr(plugin, "rootdir", None)
+    return Path(root) / DEFAULT_CACHE_DIR if root else DEFAULT_CACHE_DIR
 
 
 def cached_judge(

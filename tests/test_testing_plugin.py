@@ -126,3 +126,13 @@ def test_the_model_follows_judgeflow_model_between_calls(monkeypatch: pytest.Mon
     monkeypatch.setenv("JUDGEFLOW_MODEL", "openai/gpt-4o-mini")
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         assert_no_hallucination("Moscow was founded in 1147.", reference=REF)
+
+
+def test_default_cache_is_under_the_pytest_rootdir(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(testing.CACHE_DIR_ENV)
+    import judgeflow.pytest_plugin as plugin
+
+    assert plugin.rootdir is not None  # this very session loaded the plugin
+    assert testing.cache_dir() == plugin.rootdir / ".judgeflow" / "pytest-cache"
+    monkeypatch.setattr(plugin, "rootdir", None)
+    assert testing.cache_dir() == Path(".judgeflow") / "pytest-cache"
