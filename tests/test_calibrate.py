@@ -221,3 +221,15 @@ def test_offline_results_on_shared_data(shared_data: Path, tmp_path: Path) -> No
     judge = [j.label for j in rows]
     assert r.n == 60
     assert r.kappa == pytest.approx(cohen_kappa_score(human, judge))
+
+
+def test_bad_results_files_name_file_line_and_field(tmp_path: Path) -> None:
+    p = tmp_path / "r.jsonl"
+    good = json.dumps(Judgment(id="q1", label=1, human_label=0).to_row())
+    p.write_text(good + "\n" + good.replace('"id": "q1", "label": 1', '"id": "q2", "label": 2') + "\n")
+    with pytest.raises(InvalidItemError) as e:
+        calibrate(p)
+    assert "r.jsonl:2:" in str(e.value) and e.value.field == "label"
+    p.write_text('{"id": "q1", "answer": "A", "label": 1}\n')  # an items file, not results
+    with pytest.raises(InvalidItemError, match=r"r.jsonl:1: not a judgeflow result row"):
+        calibrate(p)
