@@ -8,6 +8,7 @@ reasons, ids, group names) is untrusted and HTML-escaped.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -112,7 +113,9 @@ def svg_split(false_alarms: int, misses: int, *, width: int = 380, legend: bool 
 
 def svg_kappas(rows: Sequence[tuple[str, Agreement]], *, width: int = 520) -> str:
     """Kappa with its 95% interval per row (dot and whisker) over Landis & Koch bands."""
-    left, right, lo, hi, rh = 150, 40, -0.2, 1.0, 30
+    lows = [a.kappa_ci[0] if a.kappa_ci else a.kappa for _, a in rows if a.kappa is not None]
+    left, right, hi, rh = 150, 40, 1.0, 30
+    lo = max(-1.0, min([-0.2, *(math.floor(v * 5) / 5 for v in lows)]))  # a multiple of 0.2
     plot = width - left - right
 
     def x(k: float) -> float:
@@ -121,11 +124,11 @@ def svg_kappas(rows: Sequence[tuple[str, Agreement]], *, width: int = 520) -> st
     height = 36 + rh * len(rows)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
              f'aria-label="kappa with 95% intervals" font-family="sans-serif">']
-    bands = [(-0.2, 0.0, "#f4dede"), (0.0, 0.2, "#f7ece0"), (0.2, 0.4, "#f7f3df"), (0.4, 0.6, "#eef5e0"),
+    bands = [(lo, 0.0, "#f4dede"), (0.0, 0.2, "#f7ece0"), (0.2, 0.4, "#f7f3df"), (0.4, 0.6, "#eef5e0"),
              (0.6, 0.8, "#e2f1e3"), (0.8, 1.0, "#d5ecd9")]
     for a, b, color in bands:
         parts.append(f'<rect x="{x(a):.1f}" y="8" width="{x(b) - x(a):.1f}" height="{height - 30}" fill="{color}"/>')
-    for t in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0):
+    for t in [k / 10 for k in range(-10, 11, 2) if k / 10 >= lo - 1e-9]:
         parts.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="8" y2="{height - 22}" stroke="#bbb" stroke-width="0.5"/>'
                      f'<text x="{x(t):.1f}" y="{height - 8}" text-anchor="middle" font-size="11">{t:.1f}</text>')
     for i, (name, a) in enumerate(rows):
