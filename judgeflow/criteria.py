@@ -146,6 +146,7 @@ def criteria_dirs() -> list[Path]:
 
 
 def list_criteria() -> list[str]:
+    """Names of the shipped criteria (the .toml files in `criteria_dirs()`), sorted."""
     names: set[str] = set()
     for d in criteria_dirs():
         names.update(p.stem for p in d.glob("*.toml"))

@@ -35,7 +35,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def run_cli(*argv: str) -> int:
-    return main(["run", *argv, "--no-progress"] if "--no-progress" not in argv else ["run", *argv])
+    return main(["run", *argv])
 
 
 MIXED = [
