@@ -16,6 +16,7 @@ from .llm import LLMClient, make_client
 from .requirements import SpecJudge, review
 from .results import ClaimResult, Judgment, RequirementResult, TraceEntry, Usage
 from .rouge import RougeJudge
+from .store import RunStore
 from .workflow import JudgeContext, JudgeState, build_graph
 
 __version__ = "0.1.0"
@@ -45,6 +46,7 @@ __all__ = [
     "LexicalJudge",
     "RequirementResult",
     "RougeJudge",
+    "RunStore",
     "SingleJudgment",
     "SpecJudge",
     "TraceEntry",
