@@ -203,9 +203,9 @@ def parse_label(value: Any, bad: Any = None) -> Literal[0, 1] | None:
     if isinstance(value, (int, float)) and value in (0, 1):
         return 1 if value == 1 else 0
     s = str(value).strip().lower()
-    if s in _TRUE:
+    if s in _TRUE or s == "1.0":  # "1.0": a float column written by pandas
         return 1
-    if s in _FALSE:
+    if s in _FALSE or s == "0.0":
         return 0
     msg = f"label {value!r} is not a label; use 1 (hallucination) or 0 (none), or true/false"
     if bad is None:
@@ -224,7 +224,7 @@ def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | Inval
             for row in reader:
                 yield reader.line_num, {k: v for k, v in row.items() if k is not None}
         return
-    with p.open(encoding="utf-8") as f:
+    with p.open(encoding="utf-8-sig") as f:  # -sig: tolerate a byte-order mark
         for n, raw in enumerate(f, 1):
             if not raw.strip():
                 continue

@@ -7,6 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 Status = Literal["judged", "unscored", "invalid"]
+#: prefix of an input field whose name is taken by a result field in the output row
+INPUT_PREFIX = "input_"
 
 
 class Usage(BaseModel):
@@ -84,12 +86,16 @@ class Judgment(BaseModel):
     trace: list[TraceEntry] = Field(default_factory=list)
 
     def to_row(self, *, trace: bool = False) -> dict[str, Any]:
-        """The JSONL output row: fixed fields first, then the input's extra fields."""
+        """The JSONL output row: fixed fields first, then the input's extra fields.
+
+        An input field named like a result field (e.g. the `model` that wrote the answer) is
+        written as `input_<name>`, so neither value is lost.
+        """
         row = self.model_dump(exclude={"extra", "trace", "cached"})
         if trace:
             row["trace"] = [t.model_dump() for t in self.trace]
         for k, v in self.extra.items():
-            row.setdefault(k, v)
+            row.setdefault(f"{INPUT_PREFIX}{k}" if k in type(self).model_fields else k, v)
         return row
 
     @classmethod
@@ -97,5 +103,10 @@ class Judgment(BaseModel):
         """Read a row written by `to_row` back (unknown fields go to `extra`)."""
         known = set(cls.model_fields)
         data = {k: v for k, v in row.items() if k in known and k != "extra"}
-        data["extra"] = {k: v for k, v in row.items() if k not in known}
+        extra = {}
+        for k, v in row.items():
+            if k not in known:
+                name = k.removeprefix(INPUT_PREFIX)
+                extra[name if name in known else k] = v
+        data["extra"] = extra
         return cls(**data)

@@ -84,7 +84,7 @@ def test_source_of_bad_type_names_field_and_shapes() -> None:
 
 @pytest.mark.parametrize("raw, label", [
     (1, 1), (0, 0), (True, 1), (False, 0), ("true", 1), ("false", 0), ("yes", 1), ("no", 0),
-    ("YES", 1), (" No ", 0), ("1", 1), ("0", 0), ("", None), (None, None),
+    ("YES", 1), (" No ", 0), ("1", 1), ("0", 0), ("1.0", 1), ("0.0", 0), (1.0, 1), ("", None), (None, None),
 ])
 def test_labels(raw: object, label: int | None) -> None:
     assert parse_label(raw) == label
@@ -190,3 +190,9 @@ def test_missing_file_is_an_error_naming_it(tmp_path: Path) -> None:
 def test_alias_table_covers_the_issue_names() -> None:
     assert {"context", "contexts", "documents"} <= set(ALIASES["source"])
     assert "ground_truth" in ALIASES["reference"] and "response" in ALIASES["answer"]
+
+
+def test_jsonl_with_a_byte_order_mark(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_text(json.dumps({"id": "b", "answer": "a", "reference": "r"}) + "\n", encoding="utf-8-sig")
+    assert [i.id for i in load_items(path)] == ["b"]

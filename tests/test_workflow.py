@@ -189,3 +189,16 @@ def test_sync_facade_refuses_inside_a_running_loop() -> None:
 
     with pytest.raises(RuntimeError, match="use the async API"):
         asyncio.run(inside())
+
+
+def test_input_fields_named_like_result_fields_are_kept() -> None:
+    record = dict(ITEM, model="gpt-4o (the answer's author)", error="none", status="draft", dataset="d")
+    result = run(ScriptedBackend(CLAIMS, PASS), record)
+    row = result.to_row()
+    assert row["model"] == "test/scripted" and row["input_model"] == "gpt-4o (the answer's author)"
+    assert row["error"] is None and row["input_error"] == "none"
+    assert row["status"] == "judged" and row["input_status"] == "draft" and row["dataset"] == "d"
+    back = Judgment.from_row(json.loads(json.dumps(row)))
+    assert back.extra == result.extra == {"model": "gpt-4o (the answer's author)", "error": "none",
+                                          "status": "draft", "dataset": "d"}
+    assert back.model == "test/scripted" and back.status == "judged"
