@@ -76,3 +76,27 @@ def test_a_killed_writer_leaves_no_torn_row(tmp_path) -> None:
     db.close()  # closed without COMMIT: as if killed here
     with RunStore(path) as store:
         assert [j.id for j in store.results(run)] == ["a"]
+
+
+def test_a_full_disk_is_a_clear_error_and_keeps_what_was_saved(tmp_path) -> None:
+    path = tmp_path / "runs.sqlite"
+    with RunStore(path) as store:
+        run = store.start_run(settings={})
+        store.record(run, 0, Judgment(id="a", label=0))
+        pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+        store._db.execute(f"PRAGMA max_page_count = {pages}")  # SQLite now answers SQLITE_FULL
+        with pytest.raises(StoreError, match="disk full.*saved.*--resume"):
+            for n in range(1, 200):
+                store.record(run, n, Judgment(id=f"b{n}", label=1, reason="x" * 2000))
+    with RunStore(path) as store:
+        ids = [j.id for j in store.results(run)]
+        assert ids[0] == "a" and len(ids) == len(set(ids))
+
+
+def test_duplicate_ids_in_the_input_are_refused(tmp_path, capsys) -> None:
+    items = tmp_path / "in.jsonl"
+    items.write_text('{"id": "a", "answer": "x", "reference": "x"}\n{"id": "a", "answer": "y", "reference": "y"}\n')
+    code = main(["run", str(items), "-o", str(tmp_path / "out.jsonl"), "--store", str(tmp_path / "s.sqlite"),
+                 "--no-progress"])
+    assert code == 2
+    assert "item id 'a' is used by rows 1 and 2" in capsys.readouterr().err

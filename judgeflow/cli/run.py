@@ -155,6 +155,20 @@ def file_sha(path: Path) -> str:
     return h.hexdigest()
 
 
+def check_unique_ids(rows: list[Any], path: Path) -> None:
+    """The store keys results by id (resume, output): two rows with one id would collapse into one."""
+    first: dict[str, int] = {}
+    for n, it in enumerate(rows, 1):
+        if isinstance(it, InvalidItemError):
+            continue
+        if it.id in first:
+            raise InvalidItemError(
+                f"item id {it.id!r} is used by rows {first[it.id]} and {n}; ids must be unique within a run "
+                "(results, resume and the output are keyed by id): rename one", path=str(path), field="id",
+                item_id=it.id)
+        first[it.id] = n
+
+
 def check_output_writable(path: Path) -> None:
     """Fail before judging anything if OUTPUT cannot be written."""
     if path.is_dir():
@@ -260,6 +274,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     judge = make_judge(args)
     sha = file_sha(args.input)
     rows = list(read_items(args.input))[: args.limit] if args.limit else list(read_items(args.input))
+    check_unique_ids(rows, args.input)
     command = resume_command(args, judge.model)
     with RunStore(args.store) as store:
         run_id = open_run(store, args, judge, sha, len(rows), command)
