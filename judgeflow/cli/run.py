@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--reasks", type=int, default=2,
                    help="re-asks after an invalid structured reply (default 2)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
-    p.add_argument("--prices", type=Path, help=f"a TOML/JSON price table to override the built-in one (or ${'JUDGEFLOW_PRICES'})")
+    p.add_argument("--prices", type=Path, help="a TOML/JSON price table to override the built-in one (or $JUDGEFLOW_PRICES)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--batch", action="store_true",
                    help="submit through the provider's batch API (about half the price; collect later "
