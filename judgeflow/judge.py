@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from .backends import Backend, make_backend
@@ -56,7 +57,7 @@ class Judge:
         *,
         backend: Backend | None = None,
         mode: str | None = None,
-        criterion: str | Criterion | None = None,
+        criterion: str | Path | Criterion | None = None,
         strategy: Strategy = "graph",
         concurrency: int = DEFAULT_CONCURRENCY,
         keep_trace: bool = True,
@@ -81,7 +82,7 @@ class Judge:
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
         self.backend = backend or make_backend(model, **client_kwargs)
-        self.criterion = load_criterion(criterion) if isinstance(criterion, str) else criterion
+        self.criterion = criterion if criterion is None or isinstance(criterion, Criterion) else load_criterion(criterion)
         self.mode = None if mode == "auto" else mode
         self.strategy: Strategy = strategy
         self.concurrency = concurrency

@@ -155,9 +155,10 @@ def test_user_criterion_file_end_to_end(tmp_path: Path, provider: str) -> None:
     assert "- not_found (an error):" in llm.user_prompts()[1]
 
 
-def test_user_criterion_requirements_are_enforced(tmp_path: Path) -> None:
+@pytest.mark.parametrize("as_type", [str, Path, load_criterion])
+def test_user_criterion_requirements_are_enforced(tmp_path: Path, as_type) -> None:
     path = write(tmp_path, "leaflet", MEDICAL)
-    result = Judge("baseline/lexical", criterion=path.as_posix()).judge(
+    result = Judge("baseline/lexical", criterion=as_type(path)).judge(
         {"id": "no-src", "answer": "Take 2 tablets.", "reference": "2 tablets"})
     assert result.status == "invalid" and result.label is None
     assert "item 'no-src' has no 'source'" in (result.error or "")
