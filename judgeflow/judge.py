@@ -159,6 +159,24 @@ class Judge:
     ) -> AsyncIterator[Judgment]:
         """Judge many items with bounded concurrency, yielding each result as it completes.
 
+        Args and behaviour as `ajudge_indexed`, without the input positions.
+        """
+        indexed = self.ajudge_indexed(items, concurrency=concurrency, store=store, run=run, cache=cache)
+        async with contextlib.aclosing(indexed):  # stopping early stops the judging too
+            async for _, j in indexed:
+                yield j
+
+    async def ajudge_indexed(
+        self,
+        items: Iterable[ItemLike] | AsyncIterable[ItemLike],
+        *,
+        concurrency: int | None = None,
+        store: RunStore | None = None,
+        run: str | None = None,
+        cache: bool = True,
+    ) -> AsyncIterator[tuple[int, Judgment]]:
+        """Judge many items with bounded concurrency, yielding (input position, result) as each completes.
+
         Args:
             items: Items, dicts, or InvalidItemErrors (from `read_items`), sync or async iterable.
             concurrency: items in flight at once (default: the judge's `concurrency`).
@@ -173,16 +191,16 @@ class Judge:
             raise ConfigError(f"concurrency must be at least 1, got {limit}")
         if run is not None and store is None:
             raise ConfigError("ajudge_many(run=...) needs store=RunStore(...)")
-        queue: asyncio.Queue[Judgment | None] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[int, Judgment] | None] = asyncio.Queue()
         sem = asyncio.Semaphore(limit)
         done = store.done_ids(run) if store is not None and run is not None else set()
 
-        def finish(seq: int, j: Judgment, key: str | None) -> Judgment:
+        def finish(seq: int, j: Judgment, key: str | None) -> tuple[int, Judgment]:
             if store is not None and run is not None:
                 store.record(run, seq, j, cache_key=key)
             elif store is not None and key is not None and j.status == "judged" and not j.cached:
                 store.put_cache(key, j)
-            return j
+            return seq, j
 
         async def one(seq: int, it: Item | InvalidItemError, key: str | None) -> None:
             try:
@@ -235,18 +253,10 @@ class Judge:
         """Sync facade: judge all items concurrently (served from `store`'s cache where possible)."""
         items = list(items)
 
-        async def collect() -> list[Judgment]:
-            return [j async for j in self.ajudge_many(items, concurrency=concurrency, store=store)]
+        async def collect() -> list[tuple[int, Judgment]]:
+            return [r async for r in self.ajudge_indexed(items, concurrency=concurrency, store=store)]
 
-        by_id: dict[str, list[Judgment]] = {}
-        for j in _run(collect()):
-            by_id.setdefault(j.id, []).append(j)
-        ordered = []
-        for obj in items:
-            it = as_item(obj)
-            key = it.id if isinstance(it, Item) else invalid_judgment(it).id
-            ordered.append(by_id[key].pop(0))
-        return ordered
+        return [j for _, j in sorted(_run(collect()), key=lambda r: r[0])]  # input order, even for repeated ids
 
 
 async def _aenumerate(items: Iterable[ItemLike] | AsyncIterable[ItemLike]) -> AsyncIterator[tuple[int, ItemLike]]:

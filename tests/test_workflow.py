@@ -202,3 +202,21 @@ def test_input_fields_named_like_result_fields_are_kept() -> None:
     assert back.extra == result.extra == {"model": "gpt-4o (the answer's author)", "error": "none",
                                           "status": "draft", "dataset": "d"}
     assert back.model == "test/scripted" and back.status == "judged"
+
+
+class _SlowOnFlag(ScriptedBackend):
+    """Slow and wrong for answers containing 'slow', fast and right otherwise."""
+
+    async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
+        await asyncio.sleep(0.02 if "slow" in item.answer else 0)
+        return CLAIMS
+
+    async def check(self, item: Item, criterion: Criterion, claims: list[Claim], usage: Usage,
+                    trace: list[TraceEntry]) -> list[ClaimCheck]:
+        return FAIL if "slow" in item.answer else PASS
+
+
+def test_judge_many_keeps_input_order_even_for_repeated_ids() -> None:
+    rows = [dict(ITEM, id="same", answer="slow and wrong"), dict(ITEM, id="same", answer="fast and right")]
+    results = Judge(backend=_SlowOnFlag(), concurrency=2).judge_many(rows)
+    assert [j.label for j in results] == [1, 0]
