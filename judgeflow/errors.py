@@ -12,6 +12,8 @@ as unscored (label None) with the message as its reason.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class JudgeflowError(Exception):
     """Base class for every error judgeflow raises on purpose."""
@@ -30,6 +32,8 @@ class InvalidItemError(JudgeflowError):
         item_id: str | None = None,
     ) -> None:
         self.path, self.line, self.field, self.item_id = path, line, field, item_id
+        self.record: dict[str, Any] | None = None
+        """The input row, when it was read (so an error row can carry its label and other fields)."""
         where = ""
         if path is not None:
             where = f"{path}:{line}: " if line is not None else f"{path}: "

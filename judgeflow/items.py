@@ -104,7 +104,9 @@ class Item(BaseModel):
 
         def bad(msg: str, field: str) -> InvalidItemError:
             who = f"item '{item_id}' " if item_id else ""
-            return InvalidItemError(who + msg, path=path, line=line, field=field, item_id=item_id)
+            err = InvalidItemError(who + msg, path=path, line=line, field=field, item_id=item_id)
+            err.record = dict(record)
+            return err
 
         if item_id is None:
             raise bad("has no 'id'; add an \"id\" field (any unique string)", "id")
@@ -139,6 +141,17 @@ class Item(BaseModel):
         if len(self.source) == 1:
             return self.source[0]
         return "\n\n".join(f"[Document {i}]\n{d}" for i, d in enumerate(self.source, 1))
+
+
+def passthrough(record: Mapping[str, Any]) -> tuple[Literal[0, 1] | None, dict[str, Any]]:
+    """The human label (None if absent or unreadable) and the carried-through fields of a raw row."""
+    taken = {*_CANONICAL, *(a for names in ALIASES.values() for a in names)}
+    label = next((record[k] for k in ("label", *ALIASES["label"]) if not _blank(record.get(k))), None)
+    try:
+        human = parse_label(label)
+    except InvalidItemError:
+        human = None
+    return human, {k: v for k, v in record.items() if k not in taken}
 
 
 def _blank(v: Any) -> bool:

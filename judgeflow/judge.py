@@ -18,7 +18,7 @@ from typing import Any
 from .backends import Backend, make_backend
 from .criteria import Criterion, load_criterion
 from .errors import ConfigError, InvalidItemError, JudgeflowError
-from .items import MODES, Item
+from .items import MODES, Item, passthrough
 from .results import Judgment, Usage
 from .routing import choose_criterion
 from .store import RunStore
@@ -44,8 +44,11 @@ def as_item(obj: ItemLike) -> Item | InvalidItemError:
 def invalid_judgment(err: InvalidItemError, *, model: str | None = None) -> Judgment:
     """The error row for an unusable input row: label None, status invalid, the message kept."""
     item_id = err.item_id or (f"line-{err.line}" if err.line else "unknown")
-    extra = {"line": err.line} if err.line else {}
-    return Judgment(id=item_id, label=None, status="invalid", error=str(err), model=model, extra=extra)
+    human, extra = passthrough(err.record) if err.record is not None else (None, {})
+    if err.line:
+        extra.setdefault("line", err.line)
+    return Judgment(id=item_id, label=None, status="invalid", error=str(err), model=model, extra=extra,
+                    human_label=human)
 
 
 class Judge:

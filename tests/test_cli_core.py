@@ -44,8 +44,8 @@ MIXED = [
     {"id": "wrong", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1247.",
      "ground_truth": "1147", "label": "yes", "dataset": "demo"},
     '{"id": "broken", "answer": ',
-    {"id": "no-answer", "question": "q", "reference": "r"},
-    {"id": "no-evidence", "question": "q", "answer": "Something."},
+    {"id": "no-answer", "question": "q", "reference": "r", "label": 1, "dataset": "demo"},
+    {"id": "no-evidence", "question": "q", "answer": "Something.", "label": "no"},
     {"id": "rag", "answer": "The tower is in Paris.", "context": ["The Eiffel Tower is in Paris."]},
 ]
 
@@ -79,6 +79,9 @@ def test_run_offline_writes_one_row_per_input_row(tmp_path: Path, capsys: pytest
                           ("no-evidence", "no source, spec or reference")]:
         row = by_id[bad_id]
         assert row["label"] is None and row["status"] == "invalid" and words in row["error"]
+    # an error row still carries the input's label and other fields
+    assert (by_id["no-answer"]["human_label"], by_id["no-answer"]["dataset"]) == (1, "demo")
+    assert by_id["no-evidence"]["human_label"] == 0 and by_id["line-3"]["human_label"] is None
 
 
 class ScriptedLLM:
