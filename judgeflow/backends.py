@@ -67,7 +67,9 @@ class LLMJudge:
     @property
     def fingerprint(self) -> str:
         c = self.client
-        return f"{c.model}|t={c.temperature}|mt={c.max_tokens}|chunk={self.max_claims_per_check}"
+        mode = getattr(getattr(c.client, "mode", None), "value", None)
+        return (f"{c.model}|url={c.base_url}|mode={mode}|t={c.temperature}|mt={c.max_tokens}"
+                f"|chunk={self.max_claims_per_check}")
 
     def _messages(self, criterion: Criterion, key: str, fields: dict[str, str]) -> list[dict[str, Any]]:
         return [

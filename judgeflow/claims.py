@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from .validation import validation_context
+
 
 class Claim(BaseModel):
     """One short, self-contained claim taken from the answer."""
@@ -40,7 +42,7 @@ class Claims(BaseModel):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"claim ids must be unique; repeated: {dupes}")
-        kinds = (info.context or {}).get("fact_kinds")
+        kinds = validation_context(info).get("fact_kinds")
         if kinds:
             for c in self.claims:
                 if c.kind not in kinds:
@@ -90,7 +92,7 @@ class ClaimChecks(BaseModel):
 
     @model_validator(mode="after")
     def _complete(self, info: ValidationInfo) -> ClaimChecks:
-        _validate_checks(self.checks, info.context or {}, "claim_id")
+        _validate_checks(self.checks, validation_context(info), "claim_id")
         return self
 
 
@@ -114,7 +116,7 @@ class SingleJudgment(BaseModel):
 
     @model_validator(mode="after")
     def _valid(self, info: ValidationInfo) -> SingleJudgment:
-        ctx = dict(info.context or {})
+        ctx = dict(validation_context(info))
         ids = [c.id for c in self.claims]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:

@@ -164,19 +164,25 @@ def load_criterion(name_or_path: str | Path) -> Criterion:
     if p.suffix == ".toml" or p.exists() or "/" in text:
         if not p.is_file():
             raise CriterionError("no such criterion file", path=text)
-        return _load_file(str(p.resolve()))
+        return _load_file(*_file_key(p.resolve()))
     for d in criteria_dirs():
         candidate = d / f"{text}.toml"
         if candidate.is_file():
-            return _load_file(str(candidate))
+            return _load_file(*_file_key(candidate))
     raise CriterionError(
         f"unknown criterion {text!r}; shipped criteria: {', '.join(list_criteria())} "
         "(or give the path to your own .toml file)"
     )
 
 
+def _file_key(path: Path) -> tuple[str, int, int]:
+    st = path.stat()
+    return str(path), st.st_mtime_ns, st.st_size
+
+
 @lru_cache(maxsize=64)
-def _load_file(path: str) -> Criterion:
+def _load_file(path: str, mtime_ns: int = 0, size: int = 0) -> Criterion:
+    """Parse and validate one file; cached by (path, mtime, size) so an edited file is re-read."""
     try:
         data: dict[str, Any] = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:

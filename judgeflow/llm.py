@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import ConfigError, LLMError
 from .results import TraceEntry, Usage
+from .validation import using_validation_context
 
 T = TypeVar("T", bound=BaseModel)
 PROVIDERS = ("openai", "anthropic", "ollama")
@@ -65,6 +66,8 @@ class LLMClient:
     max_retries: int = 2
     """Instructor re-asks after an invalid reply (attempts = max_retries + 1)."""
     extra_kwargs: dict[str, Any] = field(default_factory=dict)
+    base_url: str | None = None
+    """The endpoint, if not the provider's own (part of the cache fingerprint; never the key)."""
 
     async def ask(
         self,
@@ -96,16 +99,16 @@ class LLMClient:
             else:
                 kwargs["temperature"] = self.temperature
         try:
-            result = await self.client.create(
-                response_model=response_model,
-                messages=messages,
-                context=context,
-                max_retries=self.max_retries,
-                hooks=hooks,
-                model=self.model.partition("/")[2],
-                max_tokens=self.max_tokens,
-                **kwargs,
-            )
+            with using_validation_context(context):  # never Instructor's context=: it runs Jinja on messages
+                result = await self.client.create(
+                    response_model=response_model,
+                    messages=messages,
+                    max_retries=self.max_retries,
+                    hooks=hooks,
+                    model=self.model.partition("/")[2],
+                    max_tokens=self.max_tokens,
+                    **kwargs,
+                )
         except InstructorRetryException as e:
             # Instructor wraps provider errors (raised on the first failing attempt) too.
             cause = e.__cause__
@@ -217,4 +220,7 @@ def make_client(
             f"{', '.join(PROVIDERS)} (any OpenAI-compatible server: openai/<model> with --base-url), "
             "or baseline/lexical, baseline/rouge-l for offline judges"
         )
-    return LLMClient(client=client, model=model, provider=provider, temperature=temperature, max_retries=max_retries)
+    return LLMClient(
+        client=client, model=model, provider=provider, temperature=temperature,
+        max_retries=max_retries, base_url=base_url,
+    )

@@ -35,6 +35,7 @@ from .judge import ItemLike, Judge, _run, as_item
 from .languages import with_language
 from .results import Judgment, RequirementResult, TraceEntry, Usage
 from .routing import choose_criterion
+from .validation import validation_context
 
 Status = Literal["met", "not_met", "not_applicable"]
 COVERAGE_VERSION = 1
@@ -84,7 +85,7 @@ class RequirementChecks(BaseModel):
 
     @model_validator(mode="after")
     def _complete(self, info: ValidationInfo) -> RequirementChecks:
-        expected = (info.context or {}).get("requirement_ids")
+        expected = validation_context(info).get("requirement_ids")
         if expected is None:
             return self
         got = [c.requirement_id for c in self.checks]
