@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import contextlib
 import hashlib
 import json
@@ -273,13 +274,34 @@ async def _aenumerate(items: Iterable[ItemLike] | AsyncIterable[ItemLike]) -> As
             yield n, obj
 
 
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """One long-lived event loop in a daemon thread, shared by every sync call.
+
+    Async SDK clients keep connections bound to the loop that opened them; running each sync
+    call in a fresh `asyncio.run` loop would leave them tied to a closed loop ("Event loop is
+    closed" on the second call). It also lets the sync facade work where a loop is already
+    running in the caller's thread (e.g. Jupyter).
+    """
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop.is_closed():
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="judgeflow-sync", daemon=True).start()
+        return _loop
+
+
 def _run(coro: Any) -> Any:
+    """Run a coroutine to completion from sync code, on the shared background loop."""
+    future = asyncio.run_coroutine_threadsafe(coro, _background_loop())
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise RuntimeError("an event loop is already running here; use the async API (await judge.ajudge(...))")
+        return future.result()
+    except KeyboardInterrupt:
+        future.cancel()
+        raise
 
 
 def judge(item: ItemLike, *, model: str | None = None, **kwargs: Any) -> Judgment:

@@ -22,7 +22,7 @@ from langchain_core.runnables.config import get_config_list
 
 from ..errors import InvalidItemError
 from ..items import Item
-from ..judge import ItemLike, Judge
+from ..judge import ItemLike, Judge, _run
 from ..languages import with_language
 from ..results import Judgment
 from ..workflow import build_graph
@@ -71,7 +71,7 @@ class JudgeRunnable(Runnable[Any, Judgment]):
         *, return_exceptions: bool = False, **kwargs: Any,
     ) -> list[Judgment]:
         """All inputs on one event loop (the judge's bounded concurrency), in input order."""
-        return asyncio.run(self.abatch(inputs, config, return_exceptions=return_exceptions))
+        return _run(self.abatch(inputs, config, return_exceptions=return_exceptions))
 
     async def abatch(
         self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None,

@@ -1,0 +1,53 @@
+"""The sync facade reuses one event loop, so an async SDK client works across calls and inside a running loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx2
+from fakellm import FakeLLM
+
+from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
+
+ITEM = {"id": "q", "answer": "Paris is the capital of France.", "reference": "Paris"}
+
+
+def _replies(n: int) -> list:
+    out: list = []
+    for _ in range(n):
+        out += [Claims(claims=[Claim(id="c1", text="Paris is the capital of France.")]),
+                ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="supported", basis="reference")])]
+    return out
+
+
+def test_repeated_sync_calls_share_one_loop_and_client() -> None:
+    loops: set[int] = set()
+    llm = FakeLLM("openai", _replies(3))
+    original = llm.handler
+
+    async def handler(request: httpx2.Request) -> httpx2.Response:
+        loops.add(id(asyncio.get_running_loop()))
+        return original(request)
+
+    llm.http_client = lambda: httpx2.AsyncClient(transport=httpx2.MockTransport(handler))  # type: ignore[method-assign]
+    judge = Judge(backend=llm.backend())
+    assert [judge.judge(ITEM).label for _ in range(2)] == [0, 0]
+    assert [r.label for r in judge.judge_many([ITEM])] == [0]
+    assert len(loops) == 1, "every sync call must run on the same event loop"
+
+
+def test_sync_facade_works_while_a_loop_is_running() -> None:
+    judge = Judge("baseline/lexical")
+
+    async def inside() -> int | None:
+        return judge.judge(ITEM).label
+
+    assert asyncio.run(inside()) == 0
+
+
+def test_runnable_batch_uses_the_shared_loop() -> None:
+    n = 2
+    from judgeflow.integrations.runnable import as_runnable
+
+    r = as_runnable(Judge("baseline/lexical"))
+    assert [j.label for j in r.batch([ITEM] * n)] == [0] * n
