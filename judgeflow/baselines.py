@@ -108,6 +108,8 @@ def split_claims(answer: str) -> list[Claim]:
     for p in parts:
         if not _content(p) and not _numbers(p):
             continue
+        if p.endswith(":"):  # a lead-in ("Here is a summary of the passage:") states nothing itself
+            continue
         kind = "date" if (_YEAR.search(p) or _MONTHS.search(p)) else "number" if _NUM.search(p) else "name" if _names(p) else "other"
         claims.append(Claim(id=f"c{len(claims) + 1}", text=p, kind=kind))
     return claims

@@ -63,6 +63,13 @@ def test_claims_are_sentences_with_kinds() -> None:
     assert [c.kind for c in claims] == ["other", "number", "name", "date"]
 
 
+def test_a_lead_in_line_is_not_a_claim() -> None:
+    answer = "Here is a concise summary of the passage:\nThe Eiffel Tower stands in Paris."
+    assert [c.text for c in split_claims(answer)] == ["The Eiffel Tower stands in Paris."]
+    r = lexical.judge({"id": "lead", "answer": answer, "source": "The Eiffel Tower stands in Paris, France."})
+    assert r.label == 0
+
+
 def test_thousands_separator_is_the_same_number() -> None:
     item = {"id": "n", "answer": "The stadium holds 60,000 people.", "source": "The stadium holds 60000 people."}
     assert lexical.judge(item).label == 0
