@@ -10,8 +10,9 @@ import json
 import re
 from typing import Any
 
+import httpx2
 import pytest
-from fakellm import FakeLLM
+from fakellm import FakeLLM, anthropic_body, openai_body
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge, SingleJudgment, load_criterion
 from judgeflow.claims import JudgedClaim
@@ -286,6 +287,29 @@ def test_provider_error_at_check_keeps_claims_unscored(provider: str) -> None:
     assert result.label is None and result.status == "unscored"
     assert (result.error or "").startswith("check: provider error")
     assert [c.text for c in result.claims] == [c.text for c in MOSCOW_CLAIMS.claims]
+
+
+class TruncatingLLM(FakeLLM):
+    """Every reply is cut off by the token limit (finish_reason "length" / stop_reason "max_tokens")."""
+
+    def handler(self, request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        self.requests.append(body)
+        if self.provider == "openai":
+            out = openai_body({"claims": []}, body)
+            out["choices"][0]["finish_reason"] = "length"
+        else:
+            out = anthropic_body({"claims": []}, body)
+            out["stop_reason"] = "max_tokens"
+        return httpx2.Response(200, json=out)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_truncated_reply_is_unscored_not_read_as_no_claims(provider: str) -> None:
+    llm = TruncatingLLM(provider)
+    result = Judge(backend=llm.backend()).judge(MOSCOW)
+    assert result.label is None and result.status == "unscored"
+    assert "max_tokens" in (result.error or "") and (result.error or "").startswith("decompose:")
 
 
 # --- injection -------------------------------------------------------------------------------
