@@ -159,6 +159,16 @@ def test_run_limit_mode_and_criterion(tmp_path: Path) -> None:
     assert row["routed_by"] == "criterion my_rag_check set for the run"
 
 
+def test_run_single_strategy_offline_gives_the_graph_labels(tmp_path: Path) -> None:
+    inp = write_lines(tmp_path / "items.jsonl", MIXED)
+    graph, single = tmp_path / "g.jsonl", tmp_path / "s.jsonl"
+    assert run_cli(str(inp), "-o", str(graph)) == 0 and run_cli(str(inp), "-o", str(single), "--strategy", "single") == 0
+    labels = {r["id"]: r["label"] for r in read_rows(graph)}
+    rows = read_rows(single)
+    assert {r["id"]: r["label"] for r in rows} == labels
+    assert {r["strategy"] for r in rows if r["status"] == "judged"} == {"single"}
+
+
 def test_run_reads_csv(tmp_path: Path) -> None:
     inp = tmp_path / "items.csv"
     inp.write_text('id,question,response,contexts,label\n'
