@@ -181,14 +181,13 @@ def test_ajudge_many_judges_everything_including_bad_rows() -> None:
     assert [j.id for j in judge.judge_many(rows)] == [r["id"] for r in rows]
 
 
-def test_sync_facade_refuses_inside_a_running_loop() -> None:
+def test_sync_facade_works_inside_a_running_loop() -> None:
     judge = Judge("baseline/lexical")
 
-    async def inside() -> None:
-        judge.judge(ITEM)
+    async def inside() -> Judgment:
+        return judge.judge(ITEM)
 
-    with pytest.raises(RuntimeError, match="use the async API"):
-        asyncio.run(inside())
+    assert asyncio.run(inside()).label == judge.judge(ITEM).label == 0
 
 
 def test_input_fields_named_like_result_fields_are_kept() -> None:
