@@ -3,6 +3,10 @@
 Labels everywhere: 1 = hallucination/error, 0 = none found, None = unscored.
 """
 
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
 from .backends import Backend, LLMJudge, make_backend
 from .baselines import LexicalJudge
 from .calibrate import CalibrationReport, calibrate
@@ -12,7 +16,6 @@ from .criteria import Criterion, list_criteria, load_criterion
 from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
 from .items import Item, load_items, read_items
 from .judge import Judge, judge
-from .llm import LLMClient, make_client
 from .requirements import SpecJudge, review
 from .results import ClaimResult, Judgment, RequirementResult, TraceEntry, Usage
 from .rouge import RougeJudge
@@ -20,6 +23,20 @@ from .store import RunStore
 from .workflow import JudgeContext, JudgeState, build_graph
 
 __version__ = "0.1.0"
+
+if _TYPE_CHECKING:
+    from .llm import LLMClient, make_client
+
+# The provider SDKs (openai, anthropic, instructor) take seconds to import; offline judging,
+# calibration and `judgeflow criteria` never need them, so they load on first use.
+_LAZY = {"LLMClient": "llm", "make_client": "llm"}
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _LAZY:
+        return getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Backend",

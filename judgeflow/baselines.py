@@ -128,7 +128,8 @@ class _Evidence:
 
 def _evidence(item: Item, criterion: Criterion) -> tuple[str, _Evidence]:
     for f in criterion.evidence_fields:
-        text = item.source_text if f == "source" else getattr(item, f)
+        # the documents themselves, without "[Document i]" headers (their numbers are not evidence)
+        text = "\n\n".join(item.source) if f == "source" and item.source else getattr(item, f)
         if text:
             sents = [s for s in _SENT.split(text) if s.strip()] or [text]
             return f, _Evidence(text, sents, _content(text), _numbers(text), _names(text),
@@ -165,9 +166,14 @@ class LexicalJudge:
     ) -> list[ClaimCheck]:
         basis, ev = _evidence(item, criterion)
         verdicts = _verdict_names(criterion)
+        outcomes = [self._outcome(claim.text, ev, criterion) for claim in claims]
+        if criterion.mode == "factual" and any(o == "supported" for o, _, _ in outcomes):
+            # Whole-answer reading of a short reference: once the answer states the reference's
+            # answer, its other sentences are extra details, not errors (factual_correctness).
+            outcomes = [("weak", "an extra detail beyond the reference; cannot be checked offline", False)
+                        if unrelated else (o, r, unrelated) for o, r, unrelated in outcomes]
         checks = []
-        for claim in claims:
-            outcome, reason = self._outcome(claim.text, ev, criterion)
+        for claim, (outcome, reason, _) in zip(claims, outcomes):
             verdict = verdicts[outcome]
             words = _content(claim.text)
             checks.append(ClaimCheck(
@@ -184,7 +190,8 @@ class LexicalJudge:
         claims = await self.decompose(item, criterion, usage, trace)
         return claims, await self.check(item, criterion, claims, usage, trace)
 
-    def _outcome(self, claim: str, ev: _Evidence, criterion: Criterion) -> tuple[Outcome, str]:
+    def _outcome(self, claim: str, ev: _Evidence, criterion: Criterion) -> tuple[Outcome, str, bool]:
+        """(outcome, reason, whether it rests only on sharing nothing with a short reference)."""
         words = _content(claim)
         overlap = len(words & ev.content) / len(words) if words else 1.0
         nums = _numbers(claim)
@@ -193,25 +200,36 @@ class LexicalJudge:
         unrelated = ev.short and criterion.mode == "factual" and overlap < self.low and not nums & ev.numbers
         missing_nums = nums - ev.numbers
         missing_names = _names(claim) - ev.content - ev.names
-        if missing_nums and ev.numbers:
-            return "conflict", f"states {sorted(missing_nums)} where the evidence has {sorted(ev.numbers)[:5]}"
+        if missing_nums and self._same_subject_other_number(words, ev, criterion.mode == "factual"):
+            return "conflict", f"states {sorted(missing_nums)} where the evidence has {sorted(ev.numbers)[:5]}", False
         strict = criterion.mode == "faithfulness" or "knowledge" not in criterion.bases
         if ev.short and criterion.mode == "factual" and overlap >= self.threshold and _negated(claim) != _negated(ev.text):
-            return "conflict", "same content as the reference with the opposite polarity (negation)"
+            return "conflict", "same content as the reference with the opposite polarity (negation)", False
         if overlap >= self.threshold and not missing_nums and not (strict and missing_names):
-            return "supported", f"{overlap:.0%} of its content words appear in the evidence"
+            return "supported", f"{overlap:.0%} of its content words appear in the evidence", False
         if missing_nums or missing_names:
             what = sorted(missing_nums | missing_names)[:5]
             if strict:
-                return "missing", f"concrete details {what} are not in the evidence"
+                return "missing", f"concrete details {what} are not in the evidence", False
             if unrelated:
-                return "conflict", f"shares {overlap:.0%} of its content with the reference and names {what}, which it lacks"
-            return "weak", f"concrete details {what} cannot be checked offline"
+                return "conflict", f"shares {overlap:.0%} of its content with the reference and names {what}, which it lacks", True
+            return "weak", f"concrete details {what} cannot be checked offline", False
         if strict:
-            return "missing", f"only {overlap:.0%} of its content words appear in the evidence"
+            return "missing", f"only {overlap:.0%} of its content words appear in the evidence", False
         if unrelated:
-            return "conflict", f"shares only {overlap:.0%} of its content with the reference"
-        return "weak", f"{overlap:.0%} content overlap; cannot be settled without world knowledge"
+            return "conflict", f"shares only {overlap:.0%} of its content with the reference", True
+        return "weak", f"{overlap:.0%} content overlap; cannot be settled without world knowledge", False
+
+    @staticmethod
+    def _same_subject_other_number(words: set[str], ev: _Evidence, reference_mode: bool) -> bool:
+        """A number the evidence lacks is a contradiction only where the evidence gives another
+        number for the same thing: a short reference (factual mode) with numbers, or an evidence sentence with
+        numbers that shares a content word with the claim."""
+        if not ev.numbers:
+            return False
+        if ev.short and reference_mode:
+            return True
+        return any(words & sc and _NUM.search(s) for s, sc in zip(ev.sentences, ev.sentence_content))
 
 
 _ROLE_NAMES: dict[Outcome, tuple[str, ...]] = {

@@ -169,3 +169,23 @@ def test_graph_gives_the_same_labels_as_the_direct_steps(shared_data: Path) -> N
         results = lexical.judge_many([{k: v for k, v in r.items() if k != "meta"} for r in sample])
         assert [j.label for j in results] == predicted[:15]
         assert all(j.id == str(r["id"]) for j, r in zip(results, sample))
+
+
+def test_an_extra_sentence_after_the_reference_answer_is_not_an_error() -> None:
+    # factual_correctness: correct extra details are not errors, even offline
+    assert lexical.judge({"id": "x1", "answer": "Paris. It is on the Seine.", "reference": "Paris"}).label == 0
+    assert lexical.judge({"id": "x2", "answer": "Lyon. It is on the Rhone.", "reference": "Paris"}).label == 1
+
+
+def test_document_headers_are_not_evidence_numbers() -> None:
+    src = ["Apples cost 5 dollars a kilo.", "Pears cost 7 dollars a kilo."]
+    r = lexical.judge({"id": "d1", "answer": "Apples cost 1 dollar a kilo.", "source": src})
+    assert r.label == 1 and r.claims[0].verdict == "contradicted"
+
+
+def test_a_number_the_spec_does_not_discuss_is_an_extra_not_a_violation() -> None:
+    spec = "Raise the upload limit from 20 MB to 50 MB. Mention the ticket."
+    ok = lexical.judge({"id": "s1", "answer": "The upload limit is now 50 MB. See ticket 4711.", "spec": spec})
+    bad = lexical.judge({"id": "s2", "answer": "The upload limit is now 70 MB.", "spec": spec})
+    assert ok.label == 0 and [c.verdict for c in ok.claims] == ["complies", "extra"]
+    assert bad.label == 1
