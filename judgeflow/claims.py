@@ -8,11 +8,14 @@ vocabulary, so Instructor sends the error back to the model and asks again.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from .validation import validation_context
+
+_ID = re.compile(r"[A-Za-z0-9_.-]{1,24}")
 
 
 class Claim(BaseModel):
@@ -27,6 +30,14 @@ class Claim(BaseModel):
     def _not_empty(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("claim text must not be empty")
+        return v.strip()
+
+    @field_validator("id")
+    @classmethod
+    def _plain_id(cls, v: str) -> str:
+        # ids go back into the check prompt as <claim id="...">: keep them plain tokens
+        if not _ID.fullmatch(v.strip()):
+            raise ValueError(f"claim id {v[:40]!r} must be a short plain token like c1, c2, ...")
         return v.strip()
 
 
