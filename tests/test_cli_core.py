@@ -231,3 +231,20 @@ def test_criteria_show_text_and_by_path(capsys: pytest.CaptureFixture[str]) -> N
 def test_criteria_show_unknown_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["criteria", "show", "nope"]) == 2
     assert "unknown criterion 'nope'" in capsys.readouterr().err
+
+
+def test_threshold_flag_reaches_the_offline_judge_and_is_refused_for_llms(tmp_path) -> None:
+    from judgeflow.cli import main
+
+    items = tmp_path / "items.jsonl"
+    items.write_text('{"id": "a", "answer": "Paris is the capital of France", "reference": "Paris is the capital"}\n')
+    store = str(tmp_path / "s.sqlite")
+    labels = []
+    for t in ("0.5", "0.95"):
+        out = tmp_path / f"out{t}.jsonl"
+        assert main(["run", str(items), "-o", str(out), "--model", "baseline/rouge-l", "--threshold", t,
+                     "--store", store, "--no-progress"]) == 0
+        labels.append(json.loads(out.read_text())["label"])
+    assert labels == [0, 1]
+    assert main(["run", str(items), "-o", str(tmp_path / "x.jsonl"), "--model", "openai/gpt-4o-mini",
+                 "--threshold", "0.5", "--store", store]) == 2

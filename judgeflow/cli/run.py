@@ -63,6 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY,
                    help=f"items judged at once (default {DEFAULT_CONCURRENCY})")
     p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--threshold", type=float,
+                   help="offline judges only: baseline/lexical content-overlap or baseline/rouge-l F-measure threshold")
     p.add_argument("--trace", action="store_true", help="write prompts and raw replies into each row")
     p.add_argument("--store", type=Path, default=DEFAULT_STORE,
                    help=f"the run store, a SQLite file (default {DEFAULT_STORE})")
@@ -92,6 +94,10 @@ def make_judge(args: argparse.Namespace) -> Judge:
         kwargs["base_url"] = args.base_url
     if args.temperature:
         kwargs["temperature"] = args.temperature
+    if getattr(args, "threshold", None) is not None:
+        if not model.startswith("baseline/"):
+            raise ConfigError("--threshold applies to the offline judges (baseline/lexical, baseline/rouge-l) only")
+        kwargs["threshold"] = args.threshold
     if getattr(args, "max_source_chars", None):
         kwargs["max_source_chars"] = args.max_source_chars
     judge_class = SpecJudge if requirements_on(args) else Judge
@@ -252,7 +258,9 @@ def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: floa
            f"{session_items / elapsed:.1f} items/s)" if elapsed > 0 and session_items else ""),
     ]
     cost = estimate_cost(model, total, prices=prices)
-    if cost is None:
+    if model.startswith("baseline/"):
+        lines.append("cost: none (offline judge, no model calls)")
+    elif cost is None:
         lines.append(f"estimated cost: unknown (no price for {model}; add it with --prices FILE)")
     else:
         lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model}")
