@@ -248,3 +248,14 @@ def test_threshold_flag_reaches_the_offline_judge_and_is_refused_for_llms(tmp_pa
     assert labels == [0, 1]
     assert main(["run", str(items), "-o", str(tmp_path / "x.jsonl"), "--model", "openai/gpt-4o-mini",
                  "--threshold", "0.5", "--store", store]) == 2
+
+
+def test_run_says_which_aliases_it_read(tmp_path, capsys) -> None:
+    from judgeflow.cli import main
+
+    items = tmp_path / "items.jsonl"
+    items.write_text('{"id": "a", "response": "Paris is big.", "context": "Paris is a big city."}\n')
+    assert main(["run", str(items), "-o", str(tmp_path / "o.jsonl"), "--store", str(tmp_path / "s.sqlite"),
+                 "--no-progress"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "'response' as answer" in err and "'context' as source" in err

@@ -27,7 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..backends import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, InvalidItemError, JudgeflowError
-from ..items import read_items
+from ..items import Item, read_items
 from ..judge import DEFAULT_CONCURRENCY, Judge
 from ..pricing import estimate_cost, load_prices
 from ..requirements import SpecJudge
@@ -283,6 +283,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     sha = file_sha(args.input)
     rows = list(read_items(args.input))[: args.limit] if args.limit else list(read_items(args.input))
     check_unique_ids(rows, args.input)
+    note_aliases(rows, con)
     command = resume_command(args, judge.model)
     with RunStore(args.store) as store:
         run_id = open_run(store, args, judge, sha, len(rows), command)
@@ -313,6 +314,17 @@ def cmd_run(args: argparse.Namespace) -> int:
                           session_items=stats["items"]):
         con.print("  " + line)
     return 0
+
+
+def note_aliases(rows: list[Any], con: Console) -> None:
+    """Say which input fields were read under another name (e.g. 'context' as source)."""
+    used: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        if isinstance(row, Item):
+            used.update(row.aliases.items())
+    if used:
+        said = ", ".join(f"'{alias}' as {field} ({n} rows)" for (field, alias), n in sorted(used.items()))
+        con.print(f"[dim]fields read by alias: {said}[/dim]", soft_wrap=True)
 
 
 async def _judge_all(judge: Judge, rows: list[Any], store: RunStore, run_id: str, args: argparse.Namespace,
