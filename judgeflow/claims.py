@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from .validation import validation_context
+from .validation import exactly_once, validation_context
 
 _ID = re.compile(r"[A-Za-z0-9_.-]{1,24}")
 
@@ -82,16 +82,7 @@ def _validate_checks(checks: list[Any], context: dict[str, Any], id_attr: str) -
             problems.append(f"{getattr(c, id_attr)}: basis {c.basis!r} is not one of {list(bases)}")
     expected = context.get("claim_ids")
     if expected is not None:
-        got = [getattr(c, id_attr) for c in checks]
-        missing = [i for i in expected if i not in got]
-        extra = sorted({i for i in got if i not in expected})
-        dupes = sorted({i for i in got if got.count(i) > 1})
-        if missing:
-            problems.append(f"no verdict for claim ids {missing}; answer every claim exactly once")
-        if dupes:
-            problems.append(f"claim ids {dupes} were answered more than once; answer each exactly once")
-        if extra:
-            problems.append(f"claim ids {extra} do not exist; use only {list(expected)}")
+        problems += exactly_once(expected, [getattr(c, id_attr) for c in checks], "claim", "verdict")
     if problems:
         raise ValueError("; ".join(problems))
 

@@ -35,7 +35,7 @@ from .judge import ItemLike, Judge, _run, as_item
 from .languages import with_language
 from .results import Judgment, RequirementResult, TraceEntry, Usage
 from .routing import choose_criterion
-from .validation import validation_context
+from .validation import exactly_once, validation_context
 
 Status = Literal["met", "not_met", "not_applicable"]
 COVERAGE_VERSION = 1
@@ -88,17 +88,7 @@ class RequirementChecks(BaseModel):
         expected = validation_context(info).get("requirement_ids")
         if expected is None:
             return self
-        got = [c.requirement_id for c in self.checks]
-        problems = []
-        missing = [i for i in expected if i not in got]
-        dupes = sorted({i for i in got if got.count(i) > 1})
-        extra = sorted({i for i in got if i not in expected})
-        if missing:
-            problems.append(f"no status for requirement ids {missing}; answer every requirement exactly once")
-        if dupes:
-            problems.append(f"requirement ids {dupes} were answered more than once; answer each exactly once")
-        if extra:
-            problems.append(f"requirement ids {extra} do not exist; use only {list(expected)}")
+        problems = exactly_once(expected, [c.requirement_id for c in self.checks], "requirement", "status")
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -31,3 +31,21 @@ def using_validation_context(context: dict[str, Any] | None) -> Iterator[None]:
         yield
     finally:
         _CONTEXT.reset(token)
+
+
+def exactly_once(expected: list[str], got: list[str], noun: str, answer: str) -> list[str]:
+    """Problems with answering each of `expected` ids exactly once (empty list: none).
+
+    The messages go back to the model on a re-ask, so they say what to do.
+    """
+    problems = []
+    missing = [i for i in expected if i not in got]
+    dupes = sorted({i for i in got if got.count(i) > 1})
+    extra = sorted({i for i in got if i not in expected})
+    if missing:
+        problems.append(f"no {answer} for {noun} ids {missing}; answer every {noun} exactly once")
+    if dupes:
+        problems.append(f"{noun} ids {dupes} were answered more than once; answer each exactly once")
+    if extra:
+        problems.append(f"{noun} ids {extra} do not exist; use only {list(expected)}")
+    return problems
