@@ -62,13 +62,17 @@ class Claims(BaseModel):
 
 
 class ClaimCheck(BaseModel):
-    """The verdict on one claim, with what it rests on."""
+    """The verdict on one claim, with what it rests on.
+
+    Evidence and reason come before the verdict on purpose: models write fields in schema order,
+    so the judge quotes and reasons first and decides last.
+    """
 
     claim_id: str = Field(description="The id of the claim being checked.")
-    verdict: str = Field(description="One verdict from the criterion's list.")
-    basis: str = Field(description="What settled the verdict: reference, source, spec, knowledge or none.")
     evidence: str = Field(default="", description="A short verbatim quote from the evidence, or empty.")
     reason: str = Field(default="", description="One sentence explaining the verdict.")
+    basis: str = Field(description="What settled the verdict: reference, source, spec, knowledge or none.")
+    verdict: str = Field(description="One verdict from the criterion's list.")
 
 
 def _validate_checks(checks: list[Any], context: dict[str, Any], id_attr: str) -> None:
@@ -99,15 +103,15 @@ class ClaimChecks(BaseModel):
 
 
 class JudgedClaim(BaseModel):
-    """A claim with its verdict: the one-call (`single`) strategy's record."""
+    """A claim with its verdict: the one-call (`single`) strategy's record (verdict last, as in ClaimCheck)."""
 
     id: str = Field(description="Claim id: c1, c2, ...")
     text: str = Field(description="The claim, in the answer's own language.")
     kind: str = Field(default="other", description="The kind of fact the claim states.")
-    verdict: str = Field(description="One verdict from the criterion's list.")
-    basis: str = Field(description="What settled the verdict.")
     evidence: str = Field(default="", description="A short verbatim quote from the evidence, or empty.")
     reason: str = Field(default="", description="One sentence explaining the verdict.")
+    basis: str = Field(description="What settled the verdict.")
+    verdict: str = Field(description="One verdict from the criterion's list.")
 
 
 class SingleJudgment(BaseModel):
