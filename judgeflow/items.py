@@ -227,10 +227,17 @@ def parse_label(value: Any, bad: Any = None) -> Literal[0, 1] | None:
 
 
 def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | InvalidItemError]]:
-    """Yield (line number, record or error) for each non-blank row of a JSONL or CSV file."""
+    """Yield (line number, record or error) for each non-blank row of a JSONL or CSV file.
+
+    A `.json` file holding one array of objects is read too; its "line" is the 1-based position
+    in the array.
+    """
     p = Path(path)
     if not p.exists():
         raise InvalidItemError("no such file; give a .jsonl or .csv file of items", path=str(p))
+    if p.suffix.lower() == ".json":
+        yield from _read_json_array(p)
+        return
     if p.suffix.lower() == ".csv":
         with p.open(newline="", encoding="utf-8-sig") as f:
             reader = csv.DictReader(f)
@@ -248,6 +255,24 @@ def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | Inval
                     f"not valid JSON ({e.msg} at column {e.colno}); each line must be one JSON object",
                     path=str(p), line=n,
                 )
+
+
+def _read_json_array(p: Path) -> Iterator[tuple[int, dict[str, Any] | InvalidItemError]]:
+    try:
+        data = json.loads(p.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as e:
+        raise InvalidItemError(
+            f"not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); a .json file must hold one "
+            "array of item objects (or use .jsonl, one object per line)", path=str(p), line=e.lineno,
+        ) from None
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        data = data["items"]
+    if not isinstance(data, list):
+        raise InvalidItemError(
+            f"a .json file must hold an array of item objects, got {type(data).__name__} "
+            "(or use .jsonl, one object per line)", path=str(p),
+        )
+    yield from enumerate(data, 1)
 
 
 def read_items(path: str | Path) -> Iterator[Item | InvalidItemError]:

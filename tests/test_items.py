@@ -196,3 +196,15 @@ def test_jsonl_with_a_byte_order_mark(tmp_path: Path) -> None:
     path = tmp_path / "bom.jsonl"
     path.write_text(json.dumps({"id": "b", "answer": "a", "reference": "r"}) + "\n", encoding="utf-8-sig")
     assert [i.id for i in load_items(path)] == ["b"]
+
+
+def test_a_json_array_file_is_read_item_by_item(tmp_path) -> None:
+    f = tmp_path / "items.json"
+    f.write_text('[{"id": "a", "answer": "x", "reference": "y"}, {"id": "b"}, 3]')
+    rows = list(read_items(f))
+    assert isinstance(rows[0], Item) and rows[0].id == "a"
+    assert isinstance(rows[1], InvalidItemError) and rows[1].line == 2 and rows[1].field == "answer"
+    assert isinstance(rows[2], InvalidItemError) and rows[2].line == 3
+    (tmp_path / "bad.json").write_text('{"id": 1}')
+    with pytest.raises(InvalidItemError, match="array of item objects"):
+        list(read_items(tmp_path / "bad.json"))
