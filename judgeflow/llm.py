@@ -131,7 +131,7 @@ class LLMClient:
         except (InstructorError, ValidationError) as e:
             _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
             raise LLMError(f"judge output rejected: {type(e).__name__}: {_short(e)}") from e
-        _record(trace, step, messages, result.model_dump())
+        _record(trace, step, messages, result.model_dump(), rejected=[_reply_text(r) or "" for r in replies[:-1]])
         return result
 
 
@@ -140,9 +140,12 @@ def _short(e: Exception, n: int = 300) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def _record(trace: list[TraceEntry] | None, step: str, messages: list[dict[str, Any]], reply: Any) -> None:
+def _record(
+    trace: list[TraceEntry] | None, step: str, messages: list[dict[str, Any]], reply: Any,
+    *, rejected: list[str] | None = None,
+) -> None:
     if trace is not None:
-        trace.append(TraceEntry(step=step, messages=messages, reply=reply))
+        trace.append(TraceEntry(step=step, messages=messages, reply=reply, rejected=rejected or []))
 
 
 def _reply_text(completion: Any) -> str | None:

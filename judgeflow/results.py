@@ -56,6 +56,8 @@ class TraceEntry(BaseModel):
     step: str
     messages: list[dict[str, Any]] = Field(default_factory=list)
     reply: Any = None
+    rejected: list[str] = Field(default_factory=list)
+    """Raw replies that failed validation and were re-asked, in order (the audit of a re-ask)."""
 
 
 class Judgment(BaseModel):
