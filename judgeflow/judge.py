@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import contextlib
 import hashlib
 import json
+import threading
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from .backends import Backend, make_backend
 from .criteria import Criterion, load_criterion
 from .errors import ConfigError, InvalidItemError, JudgeflowError
 from .items import MODES, Item, passthrough
+from .languages import item_language
 from .results import Judgment, Usage
 from .routing import choose_criterion
 from .store import RunStore
@@ -119,6 +120,7 @@ class Judge:
             usage=state.usage,
             model=self.model,
             strategy=self.strategy,
+            language=_language(it),
             human_label=it.label,
             extra=it.extra,
             trace=state.trace if self.keep_trace else [],
@@ -292,6 +294,11 @@ def _background_loop() -> asyncio.AbstractEventLoop:
             _loop = asyncio.new_event_loop()
             threading.Thread(target=_loop.run_forever, name="judgeflow-sync", daemon=True).start()
         return _loop
+
+
+def _language(item: Item) -> str | None:
+    given = item.extra.get("language")
+    return given if isinstance(given, str) and given else item_language(item)
 
 
 def _run(coro: Any) -> Any:

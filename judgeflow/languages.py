@@ -90,8 +90,8 @@ def with_language(item: Item) -> Item:
 
 
 def language_of(judgment: Judgment) -> str | None:
-    """A result's language: its `extra["language"]`, else guessed from its claims' text."""
-    lang = judgment.extra.get("language")
+    """A result's language: its `language`, else `extra["language"]`, else guessed from its claims."""
+    lang = judgment.language or judgment.extra.get("language")
     if isinstance(lang, str) and lang:
         return lang
     return detect_language(" ".join(c.text for c in judgment.claims))

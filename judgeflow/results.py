@@ -78,6 +78,8 @@ class Judgment(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
     strategy: str | None = None
+    language: str | None = None
+    """The answer's language (ISO 639-1, detected offline; the input's `language` field if it had one)."""
     human_label: Literal[0, 1] | None = None
     """The input's own label, if it had one."""
     cached: bool = False

@@ -98,3 +98,23 @@ def test_english_answers_of_the_labelled_data_are_detected_as_english(shared_dat
     detected = [lang for lang in langs if lang is not None]
     assert len(detected) > 900
     assert detected.count("en") / len(detected) >= 0.99  # short answers like "No" or "I am a bird" included
+
+
+def test_every_judgment_records_the_answer_language_for_per_language_reports(tmp_path, capsys) -> None:
+    import json as _json
+
+    from judgeflow.cli import main
+
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        '{"id": "ru", "answer": "Москва была основана в 1247 году Юрием Долгоруким.", "reference": "1147, Юрий Долгорукий", "label": 1}\n'
+        '{"id": "en", "answer": "Moscow was founded in 1147 by Yuri Dolgorukiy.", "reference": "1147, by Yuri Dolgorukiy", "label": 0}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    assert main(["run", str(items), "-o", str(out), "--store", str(tmp_path / "s.sqlite"), "--no-progress"]) == 0
+    rows = {r["id"]: r for r in map(_json.loads, out.read_text(encoding="utf-8").splitlines())}
+    assert rows["ru"]["language"] == "ru" and rows["en"]["language"] == "en"
+    capsys.readouterr()
+    assert main(["calibrate", str(out), "--by", "language", "--json"]) == 0
+    assert {"ru", "en"} <= set(_json.dumps(_json.loads(capsys.readouterr().out)).replace('"', " ").split())
