@@ -6,6 +6,7 @@ core does not excuse a wrong detail elsewhere. An answer with no checkable claim
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -48,3 +49,35 @@ def aggregate(claims: Sequence[ClaimResult], criterion: Criterion) -> tuple[Lite
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
         return 1, f"claim {first.id} is {first.verdict}: {first.text}{more}"
     return 0, f"all {len(claims)} claims pass ({', '.join(sorted({c.verdict or '' for c in claims}))})"
+
+
+_CITATION = re.compile(r"^\[document \d+, passage \d+\]\s*", re.IGNORECASE)
+_ELLIPSIS = re.compile(r"\.\.\.|…")
+_QUOTES = "\"'“”‘’«»"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def verify_evidence(claims: Sequence[ClaimResult], evidence: dict[str, str | None]) -> list[ClaimResult]:
+    """Mark whether each claim's evidence quote really occurs in the evidence it names.
+
+    A judge that cites a quote its source does not contain is worth knowing about when auditing a
+    verdict; this never changes a verdict or a label.
+
+    Args:
+        claims: merged claim results.
+        evidence: basis name -> that evidence's text ("reference", "source", "spec").
+    """
+    out = []
+    for c in claims:
+        text = evidence.get(c.basis or "")
+        quote = _CITATION.sub("", c.evidence or "").strip().strip(_QUOTES).strip()
+        found: bool | None = None
+        if text and quote:
+            haystack = _norm(text)
+            fragments = [_norm(f).strip(_QUOTES + " ") for f in _ELLIPSIS.split(quote)]
+            found = all(f in haystack for f in fragments if f)
+        out.append(c.model_copy(update={"evidence_found": found}) if found is not None else c)
+    return out

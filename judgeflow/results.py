@@ -36,6 +36,9 @@ class ClaimResult(BaseModel):
     """True if the verdict is one of the criterion's error verdicts."""
     basis: str | None = None
     evidence: str = ""
+    evidence_found: bool | None = None
+    """Whether the evidence quote occurs in the item's reference/source/spec (case and spacing
+    ignored; "..." may join fragments). None when there is no quote or the basis is knowledge."""
     reason: str = ""
 
 

@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from .aggregate import aggregate as aggregate_claims
-from .aggregate import merge
+from .aggregate import merge, verify_evidence
 from .backends import Backend
 from .claims import Claim, ClaimCheck
 from .criteria import Criterion
@@ -116,7 +116,9 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
     if state.status != "judged" or state.criterion is None:
         results = merge(state.claims, state.checks, state.criterion) if state.criterion else []
         return {"label": None, "results": results}
-    results = merge(state.claims, state.checks, state.criterion)
+    item = state.item
+    evidence = {"reference": item.reference, "source": "\n\n".join(item.source or []) or None, "spec": item.spec}
+    results = verify_evidence(merge(state.claims, state.checks, state.criterion), evidence)
     label, reason = aggregate_claims(results, state.criterion)
     update: dict[str, Any] = {"label": label, "reason": reason, "results": results}
     if label is None:

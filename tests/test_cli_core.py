@@ -130,7 +130,7 @@ def test_run_with_an_llm_judged_unscored_and_invalid_rows(
     assert (by_id["good"]["label"], by_id["wrong"]["label"]) == (0, 1)
     assert by_id["wrong"]["claims"] == [{
         "id": "c1", "text": "Moscow was founded in 1247.", "kind": "date", "verdict": "contradicted", "error": True,
-        "basis": "reference", "evidence": "1147", "reason": "compared with the reference"}]
+        "basis": "reference", "evidence": "1147", "evidence_found": True, "reason": "compared with the reference"}]
     assert by_id["good"]["usage"] == {"calls": 2, "input_tokens": 200, "output_tokens": 40}
     unscored = by_id["u"]
     assert unscored["label"] is None and unscored["status"] == "unscored" and unscored["human_label"] == 1
