@@ -41,6 +41,14 @@ class Backend(Protocol):
     ) -> tuple[list[Claim], list[ClaimCheck]]: ...
 
 
+async def single_from_steps(
+    backend: Backend, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]
+) -> tuple[list[Claim], list[ClaimCheck]]:
+    """`single` for backends without a one-call path (the offline judges): decompose, then check."""
+    claims = await backend.decompose(item, criterion, usage, trace)
+    return claims, await backend.check(item, criterion, claims, usage, trace)
+
+
 def prompt_fields(item: Item, claims: list[Claim] | None = None) -> dict[str, str]:
     """The item's texts, each delimited and neutralised, ready for a criterion prompt."""
     fields = {

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
+from .backends import single_from_steps
 from .claims import Claim, ClaimCheck
 from .criteria import Criterion
 from .errors import ConfigError
@@ -187,8 +188,7 @@ class LexicalJudge:
     async def single(
         self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]
     ) -> tuple[list[Claim], list[ClaimCheck]]:
-        claims = await self.decompose(item, criterion, usage, trace)
-        return claims, await self.check(item, criterion, claims, usage, trace)
+        return await single_from_steps(self, item, criterion, usage, trace)
 
     def _outcome(self, claim: str, ev: _Evidence, criterion: Criterion) -> tuple[Outcome, str, bool]:
         """(outcome, reason, whether it rests only on sharing nothing with a short reference)."""

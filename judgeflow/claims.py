@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from .validation import exactly_once, validation_context
+from .validation import exactly_once, repeated, validation_context
 
 _ID = re.compile(r"[A-Za-z0-9_.-]{1,24}")
 
@@ -50,7 +50,7 @@ class Claims(BaseModel):
     @model_validator(mode="after")
     def _unique_ids(self, info: ValidationInfo) -> Claims:
         ids = [c.id for c in self.claims]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        dupes = repeated(ids)
         if dupes:
             raise ValueError(f"claim ids must be unique; repeated: {dupes}")
         kinds = validation_context(info).get("fact_kinds")
@@ -124,7 +124,7 @@ class SingleJudgment(BaseModel):
     def _valid(self, info: ValidationInfo) -> SingleJudgment:
         ctx = dict(validation_context(info))
         ids = [c.id for c in self.claims]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        dupes = repeated(ids)
         if dupes:
             raise ValueError(f"claim ids must be unique; repeated: {dupes}")
         ctx.pop("claim_ids", None)

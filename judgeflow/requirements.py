@@ -35,7 +35,7 @@ from .judge import ItemLike, Judge, _run, as_item
 from .languages import with_language
 from .results import Judgment, RequirementResult, TraceEntry, Usage
 from .routing import choose_criterion
-from .validation import exactly_once, validation_context
+from .validation import exactly_once, repeated, validation_context
 
 Status = Literal["met", "not_met", "not_applicable"]
 COVERAGE_VERSION = 1
@@ -63,7 +63,7 @@ class Requirements(BaseModel):
     @model_validator(mode="after")
     def _unique_ids(self) -> Requirements:
         ids = [r.id for r in self.requirements]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        dupes = repeated(ids)
         if dupes:
             raise ValueError(f"requirement ids must be unique; repeated: {dupes}")
         return self

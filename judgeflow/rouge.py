@@ -12,6 +12,7 @@ import re
 from importlib.metadata import version
 from typing import Literal
 
+from .backends import single_from_steps
 from .claims import Claim, ClaimCheck
 from .criteria import Criterion
 from .errors import ConfigError, LLMError
@@ -120,5 +121,4 @@ class RougeJudge:
     async def single(
         self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]
     ) -> tuple[list[Claim], list[ClaimCheck]]:
-        claims = await self.decompose(item, criterion, usage, trace)
-        return claims, await self.check(item, criterion, claims, usage, trace)
+        return await single_from_steps(self, item, criterion, usage, trace)

@@ -33,6 +33,11 @@ def using_validation_context(context: dict[str, Any] | None) -> Iterator[None]:
         _CONTEXT.reset(token)
 
 
+def repeated(ids: list[str]) -> list[str]:
+    """The ids that occur more than once, sorted."""
+    return sorted({i for i in ids if ids.count(i) > 1})
+
+
 def exactly_once(expected: list[str], got: list[str], noun: str, answer: str) -> list[str]:
     """Problems with answering each of `expected` ids exactly once (empty list: none).
 
@@ -40,7 +45,7 @@ def exactly_once(expected: list[str], got: list[str], noun: str, answer: str) ->
     """
     problems = []
     missing = [i for i in expected if i not in got]
-    dupes = sorted({i for i in got if got.count(i) > 1})
+    dupes = repeated(got)
     extra = sorted({i for i in got if i not in expected})
     if missing:
         problems.append(f"no {answer} for {noun} ids {missing}; answer every {noun} exactly once")
