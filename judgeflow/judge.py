@@ -16,14 +16,14 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .backends import Backend, make_backend
+from .backends.llm_judge import Backend, make_backend
 from .criteria import Criterion, load_criterion
 from .errors import ConfigError, InvalidItemError, JudgeflowError
 from .items import MODES, Item, passthrough
 from .languages import item_language
 from .results import Judgment, Usage
 from .routing import choose_criterion
-from .store import RunStore
+from .runs.store import RunStore
 from .workflow import JudgeContext, JudgeState, Strategy, build_graph
 
 ItemLike = Item | Mapping[str, Any] | InvalidItemError

@@ -26,9 +26,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from .backends import LLMJudge
-from .baselines import _SENT, _content, _numbers
-from .delimit import neutralize, tag
+from .backends.llm_judge import LLMJudge
+from .backends.lexical import _SENT, _content, _numbers
+from .prompts import neutralize, tag
 from .errors import InvalidItemError, JudgeflowError, LLMError
 from .items import Item
 from .judge import ItemLike, Judge, _run, as_item

@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 
 from .aggregate import aggregate as aggregate_claims
 from .aggregate import merge, verify_evidence
-from .backends import Backend
-from .claims import Claim, ClaimCheck
+from .backends.llm_judge import Backend
+from .schemas import Claim, ClaimCheck
 from .criteria import Criterion
 from .errors import JudgeflowError, LLMError
 from .items import Item

@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol
 
-from .claims import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
-from .criteria import Criterion
-from .delimit import documents, neutralize, tag
-from .items import Item
-from .results import TraceEntry, Usage
+from ..schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
+from ..criteria import Criterion
+from ..prompts import documents, neutralize, tag
+from ..items import Item
+from ..results import TraceEntry, Usage
 
 DEFAULT_MODEL_ENV = "JUDGEFLOW_MODEL"
 OFFLINE_MODEL = "baseline/lexical"
@@ -146,7 +146,7 @@ def _make_backend(model: str | None = None, **client_kwargs: Any) -> Backend:
     model = model or default_model()
     provider, name = parse_model(model)
     if provider == "baseline":
-        from .baselines import make_baseline
+        from .lexical import make_baseline
 
         return make_baseline(name, **{k: v for k, v in client_kwargs.items() if k in ("threshold",)})
     chunk = client_kwargs.pop("max_claims_per_check", 25)

@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import JudgeflowError
-from .results import Judgment
+from ..errors import JudgeflowError
+from ..results import Judgment
 
 DEFAULT_STORE = Path(".judgeflow") / "runs.sqlite"
 SCHEMA_VERSION = 1

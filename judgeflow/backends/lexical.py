@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
-from .backends import single_from_steps
-from .claims import Claim, ClaimCheck
-from .criteria import Criterion
-from .errors import ConfigError
-from .items import Item
-from .results import TraceEntry, Usage
+from .llm_judge import single_from_steps
+from ..schemas import Claim, ClaimCheck
+from ..criteria import Criterion
+from ..errors import ConfigError
+from ..items import Item
+from ..results import TraceEntry, Usage
 
 if TYPE_CHECKING:
     from .rouge import RougeJudge
