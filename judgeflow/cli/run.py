@@ -33,10 +33,11 @@ from ..runs.pricing import estimate_cost, load_prices
 from ..requirements import SpecJudge
 from ..results import Judgment, Usage
 from ..runs.store import DEFAULT_STORE, RunStore
+from . import ensemble
 
 #: settings that change the results of a run; a resume must match them
 RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
-                   "requirements", "max_source_chars")
+                   "requirements", "max_source_chars", "ensemble")
 
 
 class OutputError(JudgeflowError):
@@ -82,12 +83,28 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--batch", action="store_true",
                    help="submit through the provider's batch API (about half the price; collect later "
                         "with `judgeflow batch collect RUN_ID`)")
+    ensemble.add_args(p)
     p.set_defaults(func=cmd_run)
 
 
 def make_judge(args: argparse.Namespace) -> Judge:
-    kwargs: dict[str, Any] = {}
+    if ensemble.active(args) and requirements_on(args):
+        raise ConfigError("requirement coverage (--mode spec / --requirements) does not run in panels or cascades "
+                          "yet: add --no-requirements, or judge with one --model")
+    panel_or_cascade = ensemble.make(args, lambda m: judge_kwargs(args, m))
+    if panel_or_cascade is not None:
+        return panel_or_cascade  # type: ignore[return-value]  # the same interface as Judge
     model = args.model or default_model()
+    judge_class = SpecJudge if requirements_on(args) else Judge
+    return judge_class(
+        model, mode=args.mode, criterion=args.criterion, strategy=args.strategy,
+        concurrency=args.concurrency, keep_trace=args.trace, **judge_kwargs(args, model),
+    )
+
+
+def judge_kwargs(args: argparse.Namespace, model: str) -> dict[str, Any]:
+    """The Judge keyword arguments for `model` from the command line (retries, temperature, ...)."""
+    kwargs: dict[str, Any] = {}
     if not model.startswith("baseline/"):
         kwargs.update(provider_retries=args.retries, max_retries=args.reasks, timeout=args.timeout)
     if args.base_url:
@@ -100,11 +117,7 @@ def make_judge(args: argparse.Namespace) -> Judge:
         kwargs["threshold"] = args.threshold
     if getattr(args, "max_source_chars", None):
         kwargs["max_source_chars"] = args.max_source_chars
-    judge_class = SpecJudge if requirements_on(args) else Judge
-    return judge_class(
-        model, mode=args.mode, criterion=args.criterion, strategy=args.strategy,
-        concurrency=args.concurrency, keep_trace=args.trace, **kwargs,
-    )
+    return kwargs
 
 
 def requirements_on(args: argparse.Namespace) -> bool:
@@ -128,12 +141,18 @@ def run_settings(args: argparse.Namespace, judge: Judge) -> dict[str, Any]:
         "requirements": requirements_on(args),
         "max_source_chars": getattr(args, "max_source_chars", None),
         "batch": args.batch,
+        "ensemble": ensemble.settings(args),
     }
 
 
 def resume_command(args: argparse.Namespace, model: str) -> str:
     """The command line that resumes this run."""
-    parts = ["judgeflow", "run", str(args.input), "-o", str(args.output), "--model", model]
+    parts = ["judgeflow", "run", str(args.input), "-o", str(args.output)]
+    if not ensemble.active(args):
+        parts += ["--model", model]
+    else:  # a panel or cascade is named by its own flags; with --samples alone, --model is the sampled judge
+        parts += ([] if args.panel or args.cascade else ["--model", args.model or default_model()])
+        parts += ensemble.resume_flags(args)
     opts: list[tuple[str, Any, Any]] = [
         ("--base-url", args.base_url, None), ("--mode", args.mode, "auto"), ("--criterion", args.criterion, None),
         ("--strategy", args.strategy, "graph"), ("--limit", args.limit, None),
@@ -257,6 +276,8 @@ def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: floa
         + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "
            f"{session_items / elapsed:.1f} items/s)" if elapsed > 0 and session_items else ""),
     ]
+    if any(j.judges for j in results):
+        return lines + ensemble.summary_lines(results, prices)
     cost = estimate_cost(model, total, prices=prices)
     if model.startswith("baseline/"):
         lines.append("cost: none (offline judge, no model calls)")
@@ -273,7 +294,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("--limit must be a positive number of rows")
     if args.concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if not args.model and default_model() == OFFLINE_MODEL:
+    if not args.model and not ensemble.active(args) and default_model() == OFFLINE_MODEL:
         con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
                   f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
