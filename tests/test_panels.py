@@ -246,3 +246,55 @@ def test_run_cli_refuses_batch_and_cold_samples_and_writes_member_votes(tmp_path
     assert main(["run", str(src), "-o", str(tmp_path / "one.jsonl"), "--store", store, "--no-progress"]) == 0
     one = json.loads((tmp_path / "one.jsonl").read_text().splitlines()[0])
     assert not {"judges", "agreement", "confidence", "cascade"} & set(one)
+
+
+def _panel_rows() -> list[Judgment]:
+    """Panel rows with known member votes and human labels: a is always right, b always says 1, c always 0."""
+    from judgeflow.results import JudgeVote
+
+    rows = []
+    for i in range(40):
+        human = i % 2
+        votes = [human, 1, 0]
+        label = 1 if sum(votes) >= 2 else 0
+        rows.append(Judgment(id=f"x{i}", label=label, human_label=human, criterion="factual_correctness",
+                             judges=[JudgeVote(model=m, role="member", label=v) for m, v in zip("abc", votes)],
+                             agreement=f"{sum(v == label for v in votes)}/3"))
+    return rows
+
+
+def test_calibrate_by_judge_puts_members_and_the_combined_label_side_by_side(tmp_path: Path) -> None:
+    from judgeflow.calibration.agreement import calibrate
+    from judgeflow.calibration.members import fleiss_kappa
+    from judgeflow.calibration.report_html import calibration_html
+
+    r = calibrate(_panel_rows(), by="judge", n_boot=200)
+    kappas = {g.group: g.kappa for g in r.groups}
+    assert kappas["combined"] == pytest.approx(1.0) and kappas["a"] == pytest.approx(1.0)
+    assert [g.group for g in r.groups] == ["combined", "a", "b", "c"] and r.groups[1].kappa_ci is not None
+    assert kappas["b"] == pytest.approx(0.0) and kappas["c"] == pytest.approx(0.0)  # constant raters
+    # Fleiss' kappa of the three members, by hand: each item has two raters on one side, one on the other
+    # (P_i = 1/3), and both classes are equally common over all ratings (P_e = 1/2): (1/3 - 1/2) / (1/2) = -1/3
+    assert r.fleiss_members == 3 and r.fleiss_items == 40 and r.fleiss_kappa == pytest.approx(-1 / 3)
+    assert fleiss_kappa([[1, 1], [0, 0], [1, 1]]) == pytest.approx(1.0)
+    wrong = calibrate([j.model_copy(update={"label": 1 - (j.human_label or 0)}) for j in _panel_rows()], by="judge",
+                      n_boot=200)
+    page = calibration_html(wrong)
+    assert "Members&#x27; votes" in page or "Members' votes" in page
+    assert "Fleiss" in page
+
+
+def test_sample_focus_disagreement_keeps_only_disagreeing_items_and_says_it_is_for_debugging(tmp_path: Path) -> None:
+    from judgeflow.calibration.sampling import FOCUS_NOTE, sample_file
+
+    rows = _panel_rows()
+    rows[0] = rows[0].model_copy(update={"judges": [v.model_copy(update={"label": 0}) for v in rows[0].judges or []]})
+    items, results = tmp_path / "items.jsonl", tmp_path / "results.jsonl"
+    items.write_text("".join(json.dumps({"id": j.id, "answer": "a", "reference": "r"}) + "\n" for j in rows))
+    results.write_text("".join(json.dumps(j.to_row()) + "\n" for j in rows))
+    s = sample_file(items, 100, tmp_path / "s.jsonl", results=results, focus="disagreement")
+    got = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert s.n == 39 and "x0" not in {g["id"] for g in got} and all(g["sample_focus"] == "disagreement" for g in got)
+    assert "not for measuring agreement" in FOCUS_NOTE
+    with pytest.raises(ConfigError, match="--results"):
+        sample_file(items, 10, tmp_path / "t.jsonl", focus="disagreement")
