@@ -26,8 +26,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from .backends.llm_judge import LLMJudge
-from .backends.lexical import _SENT, _content, _numbers
+from .text import SENTENCE as _SENT
+from .text import content_words as _content
+from .text import numbers as _numbers
 from .prompts import neutralize, tag
 from .errors import InvalidItemError, JudgeflowError, LLMError
 from .items import Item
@@ -249,7 +250,7 @@ def split_requirements(spec: str) -> list[Requirement]:
 def requirement_checker(backend: Any) -> RequirementChecker:
     """The coverage checker that matches a judge backend: the same model, or the offline one."""
     inner = getattr(backend, "inner", backend)  # passages.PassageJudge wraps a backend
-    if isinstance(inner, LLMJudge):
+    if getattr(inner, "client", None) is not None:  # an LLM judge (backends.llm_judge.LLMJudge)
         return LLMRequirementChecker(inner.client)
     return LexicalRequirementChecker()
 

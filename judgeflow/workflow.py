@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from .aggregate import aggregate as aggregate_claims
 from .aggregate import merge, verify_evidence
-from .backends.llm_judge import Backend
+from .registry import Backend
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion
 from .errors import JudgeflowError, LLMError
