@@ -91,6 +91,7 @@ def create_app(session: ReviewSession, token: str, *, allow_any_host: bool = Fal
 
     return Starlette(middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)], routes=[
         Route("/", index),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/api/queue", api(queue)),
         Route("/api/items/{index:int}", api(item)),
         Route("/api/items/{index:int}/label", api(label), methods=["POST"]),

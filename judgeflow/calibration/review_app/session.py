@@ -27,6 +27,14 @@ NOTE = "label_note"
 FILTERS = ("judge", "human", "disagree", "criterion", "dataset", "status", "language")
 
 
+def snippet(question: str | None, answer: str, limit: int = 70) -> str:
+    """A short line for the queue: the start of the question and of the answer."""
+    def cut(t: str) -> str:
+        t = " ".join(t.split())
+        return t if len(t) <= limit else t[:limit].rstrip() + "…"
+    return f"{cut(question)} → {cut(answer)}" if question else cut(answer)
+
+
 class ReviewSession:
     """One review: a results file, its labels file, and optionally a second run to compare.
 
@@ -109,7 +117,7 @@ class ReviewSession:
         it, human = self.labeller.items[i], self.human(i)
         out: dict[str, Any] = {"index": i, "id": it.id, "human": human,
                                "skipped": human is None and bool(self.labeller.rows[i].get("label_skipped")),
-                               "snippet": (it.question or it.answer)[:140], **self._facets(i)}
+                               "snippet": snippet(it.question, it.answer), **self._facets(i)}
         j = self.judgment(i)
         if self.revealed(i) and j is not None:
             out["judge"] = j.label

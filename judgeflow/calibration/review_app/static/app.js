@@ -1,5 +1,5 @@
 // judgeflow review: the page. Every text under judgement is untrusted, so the DOM is built with
-// createElement + textContent only (never innerHTML), and the server's CSP allows no inline script.
+// createElement + textContent only (never parsed from an HTML string), and the server's CSP allows no inline script.
 "use strict";
 (() => {
   const token = new URLSearchParams(location.search).get("token") || "";
@@ -290,7 +290,7 @@
     if (!r) {
       parts.push(el("p", { className: "muted", id: "kappa" }, c.message || "label items to see the agreement"));
     } else {
-      parts.push(el("div", { id: "kappa" }, el("span", { className: "kappa" }, r.kappa === null ? "κ –" : `κ ${fmt(r.kappa)}`),
+      parts.push(el("div", { id: "kappa" }, el("span", { className: "kappa" }, r.kappa === null ? "kappa –" : `kappa ${fmt(r.kappa)}`),
         r.kappa_ci ? ` 95% CI ${fmt(r.kappa_ci[0])} to ${fmt(r.kappa_ci[1])}` : "", ` · n = ${r.n}`));
       if (r.kappa_note) parts.push(el("div", { className: "muted" }, r.kappa_note));
       if (r.n < 30) parts.push(el("div", { className: "warn", id: "small" }, `only ${r.n} labelled items: the interval is wide; label at least 30`));
@@ -308,7 +308,7 @@
     if (c.compare) {
       parts.push(el("h3", {}, "A/B"), el("p", { id: "compare" }, c.compare.verdict || c.compare.message));
     }
-    $("panel").replaceChildren(...parts);
+    $("panel").replaceChildren(...parts.filter((x) => x));
   }
 
   // -- keys and start ----------------------------------------------------------------------
