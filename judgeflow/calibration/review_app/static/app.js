@@ -280,7 +280,7 @@
 
   // -- calibration panel -------------------------------------------------------------------
 
-  function fmt(x) { return x === null || x === undefined ? "–" : x.toFixed(2); }
+  function fmt(x) { return x === null || x === undefined ? "–" : (Math.abs(x) < 0.005 ? 0 : x).toFixed(2); }
 
   function renderPanel(c) {
     const parts = [el("h2", {}, "calibration"),
