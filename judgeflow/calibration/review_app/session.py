@@ -248,7 +248,7 @@ class ReviewSession:
         try:
             r = calibrate(self.results, labels=labels)
         except InvalidItemError as e:
-            out["message"] = e.message if hasattr(e, "message") else str(e)
+            out["message"] = e.bare_message
             return out
         out["report"] = {
             "n": r.n, "kappa": r.kappa, "kappa_ci": r.kappa_ci, "kappa_note": r.kappa_note,
