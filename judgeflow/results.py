@@ -71,7 +71,7 @@ class JudgeVote(BaseModel):
     role: str | None = None
     """"member" in a panel; "cheap" or "strong" in a cascade."""
     label: Literal[0, 1] | None = None
-    status: Status = "judged"
+    status: JudgmentStatus = "judged"
     samples: list[Literal[0, 1] | None] | None = None
     """Each sample's label when the member judged the item several times (self-consistency), else None."""
     agreement: str | None = None

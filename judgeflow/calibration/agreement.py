@@ -339,7 +339,7 @@ def calibrate(
         report.warnings.append(f"items were judged under {len(criteria)} criteria ({', '.join(criteria)}): "
                                "use --by criterion to see each")
     if by == "judge" and any(j.judges for j, _ in joined.pairs):  # a panel or cascade: each member side by side
-        from .members import judge_groups, member_agreement
+        from .members import member_agreement
 
         report.groups = judge_groups(joined.pairs, seed=seed, n_boot=n_boot)
         report.fleiss_kappa, report.fleiss_items, report.fleiss_members = member_agreement([j for j, _ in joined.pairs])
@@ -370,4 +370,35 @@ def _groups(pairs: list[tuple[Judgment, Label]], by: str, *, seed: int, n_boot: 
         a = agreement([h for _, h in scored], [int(j.label or 0) for j, _ in scored], seed=seed,
                       n_boot=n_boot, criterion=crits.pop() if len(crits) == 1 else None)
         out.append(GroupReport(**a.model_dump(), group=name, unscored=len(members) - len(scored)))
+    return out
+
+
+COMBINED = "combined"
+
+
+def member_name(role: str | None, model: str | None) -> str:
+    return f"{role} {model}" if role and role != "member" else str(model)
+
+
+def judge_groups(pairs: Sequence[tuple[Judgment, Label]], *, seed: int, n_boot: int) -> list[GroupReport]:
+    """The combined label first, then each member's own label, against the same human labels."""
+    names: list[str] = []
+    labels: dict[str, list[tuple[Label | None, Label]]] = {COMBINED: []}
+    for j, h in pairs:
+        labels[COMBINED].append((j.label, h))
+        seen: dict[str, int] = {}
+        for v in j.judges or []:
+            name = member_name(v.role, v.model)
+            seen[name] = seen.get(name, 0) + 1
+            name += f" #{seen[name]}" if seen[name] > 1 else ""  # the same model twice in one panel
+            if name not in labels:
+                names.append(name)
+                labels[name] = []
+            labels[name].append((v.label, h))
+    out = []
+    for name in [COMBINED, *names]:
+        got = labels[name]
+        scored = [(x, h) for x, h in got if x is not None]
+        a = agreement([h for _, h in scored], [int(x or 0) for x, _ in scored], seed=seed, n_boot=n_boot)
+        out.append(GroupReport(**a.model_dump(), group=name, unscored=len(got) - len(scored)))
     return out

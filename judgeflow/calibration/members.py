@@ -1,10 +1,10 @@
 """Calibration of panels and cascades: each member against the human labels, and the members
 against each other.
 
-`calibrate(results, by="judge")` puts the combined label and every member side by side (each a
-GroupReport with Cohen's kappa and its bootstrap interval), so a panel's gain over its best member
-is measured on your own labelled sample, not assumed. `fleiss_kappa` is the agreement between the
-members themselves (Fleiss, 1971), on the items every member scored.
+`calibrate(results, by="judge")` (agreement.judge_groups) puts the combined label and every member
+side by side (each a GroupReport with Cohen's kappa and its bootstrap interval), so a panel's gain
+over its best member is measured on your own labelled sample, not assumed. `fleiss_kappa` here is
+the agreement between the members themselves (Fleiss, 1971), on the items every member scored.
 """
 
 from __future__ import annotations
@@ -14,39 +14,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..results import Judgment
-from .agreement import GroupReport, agreement
-from .labels import Label
-
-COMBINED = "combined"
-
-
-def member_name(role: str | None, model: str | None) -> str:
-    return f"{role} {model}" if role and role != "member" else str(model)
-
-
-def judge_groups(pairs: Sequence[tuple[Judgment, Label]], *, seed: int, n_boot: int) -> list[GroupReport]:
-    """The combined label first, then each member's own label, against the same human labels."""
-    names: list[str] = []
-    labels: dict[str, list[tuple[Label | None, Label]]] = {COMBINED: []}
-    for j, h in pairs:
-        labels[COMBINED].append((j.label, h))
-        seen: dict[str, int] = {}
-        for v in j.judges or []:
-            name = member_name(v.role, v.model)
-            seen[name] = seen.get(name, 0) + 1
-            name += f" #{seen[name]}" if seen[name] > 1 else ""  # the same model twice in one panel
-            if name not in labels:
-                names.append(name)
-                labels[name] = []
-            labels[name].append((v.label, h))
-    out = []
-    for name in [COMBINED, *names]:
-        got = labels[name]
-        scored = [(x, h) for x, h in got if x is not None]
-        a = agreement([h for _, h in scored], [int(x or 0) for x, _ in scored], seed=seed, n_boot=n_boot)
-        out.append(GroupReport(**a.model_dump(), group=name, unscored=len(got) - len(scored)))
-    return out
-
 
 def fleiss_kappa(ratings: Sequence[Sequence[int]]) -> float | None:
     """Fleiss' kappa for binary ratings: one row per item, one 0/1 column per rater (all rows the same length).
