@@ -21,6 +21,7 @@ from ..items import read_items
 from ..judge import Judge
 from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
+from ..runs import runner
 from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
 
 
@@ -99,7 +100,7 @@ async def _rejudge_online(store: RunStore, run: RunInfo, rows: list[Any]) -> Non
     judge = Judge(s["model"], mode=s.get("mode"), criterion=s.get("criterion_arg"), strategy=s.get("strategy", "graph"),
                   keep_trace=bool(s.get("trace")), temperature=s.get("temperature") or 0.0, **kwargs)
     todo = [it for it in rows if not isinstance(it, Exception) and it.id in failed]
-    async for j in judge.ajudge_many(todo, store=store):
+    async for j in runner.ajudge_many(judge, todo, store=store):
         store.record(run.run_id, seq_of[j.id], j)
 
 

@@ -32,6 +32,7 @@ from ..judge import DEFAULT_CONCURRENCY, Judge
 from ..runs.pricing import estimate_cost, load_prices
 from ..requirements import SpecJudge
 from ..results import Judgment, Usage
+from ..runs import runner
 from ..runs.store import DEFAULT_STORE, RunStore
 
 #: settings that change the results of a run; a resume must match them
@@ -339,8 +340,8 @@ async def _judge_all(judge: Judge, rows: list[Any], store: RunStore, run_id: str
     with Progress(*columns, console=con, disable=args.no_progress, refresh_per_second=4) as progress:
         task = progress.add_task("judge", total=len(rows), completed=already, rate="", calls=0, tokens=0,
                                  cached=0, errors=0)
-        async for j in judge.ajudge_many(rows, concurrency=args.concurrency, store=store, run=run_id,
-                                         cache=not args.no_cache):
+        async for j in runner.ajudge_many(judge, rows, concurrency=args.concurrency, store=store, run=run_id,
+                                          cache=not args.no_cache):
             session.add(j.usage)
             stats["items"] += 1
             stats["cached"] += j.cached

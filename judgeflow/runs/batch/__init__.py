@@ -30,6 +30,7 @@ from ...errors import ConfigError, InvalidItemError
 from ...items import Item
 from ...judge import Judge, invalid_judgment
 from ...results import Judgment
+from .. import runner
 from ..store import RunStore
 
 PENDING = "judgeflow-batch-pending"
@@ -145,7 +146,7 @@ async def advance(
         if item_id not in done:
             todo.append(it)
     transport.pending.clear()
-    async for j in judge.ajudge_many(todo, concurrency=64, store=store):  # judged results enter the cache
+    async for j in runner.ajudge_many(judge, todo, concurrency=64, store=store):  # judged results enter the cache
         if not is_pending(j):
             store.record(run_id, seq_of[j.id], j)
     return dict(transport.pending)
