@@ -15,6 +15,7 @@ import argparse
 import fnmatch
 import functools
 import json
+import posixpath
 import re
 import time
 from collections import Counter
@@ -40,6 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ray-actors", type=int, default=1,
                    help="judge actors (each with --concurrency items in flight; default 1)")
     g.add_argument("--ray-cpus-per-actor", type=float, default=0.5, help="CPUs reserved per actor (default 0.5)")
+    g.add_argument("--ray-rows-per-shard", type=int, default=1000,
+                   help="rows per output shard: each is written as soon as it is judged, so a killed job "
+                        "loses at most the shards in flight (default 1000)")
     g.add_argument("--ray-format", choices=["parquet", "jsonl"],
                    help="shard format (default: by the -o suffix, .jsonl -> jsonl, else parquet)")
 
@@ -61,9 +65,9 @@ def input_files(path: str) -> tuple[list[str], str]:
 
     from ..integrations.ray import filesystem
 
-    fs, root = filesystem(path.split("*")[0].rsplit("/", 1)[0] if "*" in path else path)
+    parent, pattern = posixpath.split(path)
+    fs, root = filesystem((parent or ".") if "*" in path else path)
     if "*" in path:
-        pattern = path.rsplit("/", 1)[1]
         infos = fs.get_file_info(pafs.FileSelector(root, allow_not_found=True))
         paths = sorted(i.path for i in infos if fnmatch.fnmatch(i.base_name, pattern))
     else:
@@ -98,8 +102,8 @@ def run_on_ray(args: argparse.Namespace, con: Console) -> int:
 
     if args.batch:
         raise ConfigError("--ray and --batch are two ways to run at scale; choose one")
-    if args.ray_actors < 1:
-        raise ConfigError(f"--ray-actors must be at least 1, got {args.ray_actors}")
+    if args.ray_actors < 1 or args.ray_rows_per_shard < 1:
+        raise ConfigError("--ray-actors and --ray-rows-per-shard must be at least 1")
     fmt = output_format(args)
     source, output = uri(args.input), uri(args.output)
     prices = load_prices(args.prices)
@@ -131,7 +135,8 @@ def run_on_ray(args: argparse.Namespace, con: Console) -> int:
     start = time.monotonic()
     out = judge_dataset(
         ds, judge_factory=functools.partial(make_judge, args), concurrency=args.concurrency,
-        num_actors=args.ray_actors, num_cpus=args.ray_cpus_per_actor, keep_trace=args.trace, skip_ids=done,
+        num_actors=args.ray_actors, num_cpus=args.ray_cpus_per_actor, rows_per_shard=args.ray_rows_per_shard,
+        keep_trace=args.trace, skip_ids=done,
         store=store, json_column="text" if in_fmt == "jsonl" else None,
     )
     write_judgments(out, output, fmt=fmt)

@@ -70,6 +70,7 @@ def judge_dataset(
     num_actors: int = 1,
     num_cpus: float = 0.5,
     batch_size: int | None = None,
+    rows_per_shard: int | None = 1000,
     keep_trace: bool = False,
     skip_ids: Iterable[str] = (),
     store: str | Path | None = None,
@@ -89,6 +90,9 @@ def judge_dataset(
         num_cpus: CPUs reserved per actor; judging waits on the network, so less than 1 leaves
             cores for reading and writing.
         batch_size: rows per batch sent to an actor (default: `concurrency`).
+        rows_per_shard: cut the input into blocks of at most this many rows (a streaming
+            repartition): each becomes one output block, so one shard is written as soon as it is
+            judged, and a killed job loses at most the blocks in flight. None keeps Ray's blocks.
         keep_trace: add a `trace` column (rendered prompts and raw replies).
         skip_ids: ids to leave out (already judged; see `existing_ids`).
         store: a RunStore path every actor can open (one machine or a shared file system): its
@@ -109,6 +113,8 @@ def judge_dataset(
                                           keep_trace=keep_trace, **client_kwargs)
     judge_factory()  # fail in the driver on a bad model, criterion or option, not in every actor
     skip = frozenset(skip_ids)
+    if rows_per_shard is not None:
+        ds = ds.repartition(target_num_rows_per_block=rows_per_shard)
     return ds.map_batches(
         JudgeBatches,
         batch_size=batch_size or concurrency,
