@@ -25,9 +25,9 @@ from typing import Any
 from rich.console import Console
 
 from ..errors import ConfigError, InvalidItemError
-from ..pricing import estimate_cost, load_prices
+from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
-from ..store import DEFAULT_STORE
+from ..runs.store import DEFAULT_STORE
 
 INPUT_FORMATS = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
-from ..judge import DEFAULT_CONCURRENCY, Judge, as_item
+from ..judge import DEFAULT_CONCURRENCY, Judge
 from ..results import Judgment, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -152,7 +152,7 @@ class JudgeBatches:
         if self._sem is None:  # created on the actor's event loop, shared by overlapping batches
             self._sem = asyncio.Semaphore(self.concurrency)
             if self.store_path:  # sqlite: opened on the loop's thread, which runs every batch
-                from ..store import RunStore
+                from ..runs.store import RunStore
 
                 self._store = RunStore(self.store_path)
         items = [self._item(rec) for rec in batch.to_pylist()]

@@ -7,8 +7,8 @@ from typing import Any
 
 import anthropic
 
-from .batch import BatchStatus, encode_reply
-from .errors import ConfigError
+from . import BatchStatus, encode_reply
+from ...errors import ConfigError
 
 
 class AnthropicBatches:

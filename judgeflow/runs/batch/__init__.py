@@ -26,11 +26,11 @@ from typing import Any, Protocol
 
 import httpx2
 
-from .errors import ConfigError, InvalidItemError
-from .items import Item
-from .judge import Judge, invalid_judgment
-from .results import Judgment
-from .store import RunStore
+from ...errors import ConfigError, InvalidItemError
+from ...items import Item
+from ...judge import Judge, invalid_judgment
+from ...results import Judgment
+from ..store import RunStore
 
 PENDING = "judgeflow-batch-pending"
 """Marker in the error a pending request gets; items that hit it are not finished yet."""
@@ -99,11 +99,11 @@ def make_provider(model: str, *, base_url: str | None = None, http_client: Any =
     """The batch API for "provider/model" (openai/ or anthropic/)."""
     provider, _, _ = model.partition("/")
     if provider == "openai":
-        from .batch_openai import OpenAIBatches
+        from .openai import OpenAIBatches
 
         return OpenAIBatches(base_url=base_url, http_client=http_client)
     if provider == "anthropic":
-        from .batch_anthropic import AnthropicBatches
+        from .anthropic import AnthropicBatches
 
         return AnthropicBatches(base_url=base_url, http_client=http_client)
     raise ConfigError(f"--batch needs an openai/ or anthropic/ model (their batch APIs); got {model!r}")
