@@ -91,14 +91,16 @@ def input_files(path: str) -> tuple[list[str], str]:
     return paths, formats.pop()  # type: ignore[return-value]
 
 
-def run_on_ray(args: argparse.Namespace, con: Console) -> int:
-    """`judgeflow run ... --ray`: read, skip finished ids, judge on an actor pool, write shards, sum up."""
+def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:
+    """`judgeflow run ... --ray`: read, skip finished ids, judge on an actor pool, write shards, sum up.
+
+    `make_judge(args) -> Judge` is run.make_judge, passed in so this module never imports run.
+    """
     try:
         import ray
     except ImportError:
         raise ConfigError('--ray needs Ray Data: pip install "judgeflow[ray]"') from None
     from ..integrations.ray import existing_ids, filesystem, judge_dataset, write_judgments
-    from .run import make_judge
 
     if args.batch:
         raise ConfigError("--ray and --batch are two ways to run at scale; choose one")

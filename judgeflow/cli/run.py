@@ -280,7 +280,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
     if getattr(args, "ray", False):
-        return ray_cmd.run_on_ray(args, con)
+        return ray_cmd.run_on_ray(args, con, make_judge)
     check_output_writable(args.output)
     prices = load_prices(args.prices)
     judge = make_judge(args)
