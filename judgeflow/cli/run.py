@@ -33,6 +33,7 @@ from ..runs.pricing import estimate_cost, load_prices
 from ..requirements import SpecJudge
 from ..results import Judgment, Usage
 from ..runs.store import DEFAULT_STORE, RunStore
+from . import ray_cmd
 
 #: settings that change the results of a run; a resume must match them
 RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
@@ -82,6 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--batch", action="store_true",
                    help="submit through the provider's batch API (about half the price; collect later "
                         "with `judgeflow batch collect RUN_ID`)")
+    ray_cmd.add_arguments(p)
     p.set_defaults(func=cmd_run)
 
 
@@ -277,6 +279,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
                   f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
+    if getattr(args, "ray", False):
+        return ray_cmd.run_on_ray(args, con, make_judge)
     check_output_writable(args.output)
     prices = load_prices(args.prices)
     judge = make_judge(args)
