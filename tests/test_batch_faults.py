@@ -390,3 +390,19 @@ def test_split_keeps_each_batch_under_the_byte_limit() -> None:
     assert [k for p in parts for k in p] == list(reqs)  # all, in order, once
     assert all(sum(P().line_size(k, b) for k, b in p.items()) <= 100 for p in parts)
     assert len(parts) > 1
+
+
+def test_a_store_from_before_the_ledger_is_carried_over(tmp_path: Path) -> None:
+    ok = json.dumps({"status": 200, "body": {"usage": {"prompt_tokens": 7, "completion_tokens": 1}}})
+    bad = json.dumps({"status": 500, "body": {"error": {"message": "batch request failed"}}})
+    with RunStore(tmp_path / "s.sqlite") as store:
+        store._db.executescript(
+            "CREATE TABLE batches (run_id TEXT, stage INTEGER, provider TEXT, batch_id TEXT, status TEXT, created REAL);"
+            "CREATE TABLE replies (key TEXT PRIMARY KEY, run_id TEXT, reply TEXT);")
+        store._db.execute("INSERT INTO batches VALUES ('r', 1, 'openai', 'batch_1', 'submitted', 0)")
+        store._db.executemany("INSERT INTO replies VALUES (?, 'r', ?)", [("k1", ok), ("k2", bad)])
+        ledger = BatchLedger(store)
+        assert [(j.batch_id, j.status, j.open) for j in ledger.jobs("r")] == [("batch_1", "submitted", True)]
+        assert ledger.reply("r", "k1").ok and not ledger.reply("r", "k2").ok  # the failure will be sent again
+        assert ledger.reply("other-run", "k1") is None
+        assert ledger.billed("r").input_tokens == 7

@@ -95,8 +95,11 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
     """Judge as far as the replies allow, then submit the next round, or finish the run."""
     ledger = BatchLedger(store)
     _reconcile(store, run, provider, con)
-    if any(j.open for j in ledger.jobs(run.run_id)):
-        return 0  # a round is still at the provider
+    open_ = [j.batch_id for j in ledger.jobs(run.run_id) if j.open]
+    if open_:
+        con.print(f"run {run.run_id}: batch {', '.join(map(str, open_))} is still at the provider; collect it with: "
+                  f"judgeflow batch collect {run.run_id}{_store_opt(store)}", soft_wrap=True)
+        return 0
     transport = ReplayTransport(ledger, run.run_id)
     pending = await advance(store, run.run_id, replay_judge(run.settings, transport), transport, rows)
     if pending:
