@@ -337,6 +337,7 @@ def test_a_batch_run_finished_by_resume_prices_its_online_calls_at_list(tmp_path
     cost_o = sum(e["prompt_tokens"] for e in online) * 1000 / 1e6
     assert online and f"${cost_o:,.4f} for {len(online)} online calls at list prices" in err
     assert "for 6 batch calls" in err
+    assert "is still at the provider and its lines are billed" in err  # the open round-2 batch
 
 
 # 6. files deleted once the replies are stored ---------------------------------------------------------

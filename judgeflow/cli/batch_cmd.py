@@ -127,6 +127,16 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
     return 0
 
 
+def open_batches_note(store: RunStore, run_id: str) -> str | None:
+    """A warning for a batch run resumed online while some of its batches are still at the provider."""
+    open_ = [j.batch_id for j in BatchLedger(store).jobs(run_id) if j.open]
+    if not open_:
+        return None
+    return (f"[yellow]note:[/yellow] batch {', '.join(map(str, open_))} of run {run_id} is still at the provider and "
+            f"its lines are billed; judging the rest online pays for them again. Stop here (Ctrl-C) and run "
+            f"`judgeflow batch collect {run_id}{_store_opt(store)} --wait 60` to use them, or cancel the batch.")
+
+
 def _store_opt(store: RunStore) -> str:
     return "" if str(store.path) == str(DEFAULT_STORE) else f" --store {store.path}"
 

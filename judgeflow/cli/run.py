@@ -294,6 +294,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         already = store.count(run_id)
         if already:
             con.print(f"resuming run {run_id}: {already} of {len(rows)} rows already done")
+        from .batch_cmd import open_batches_note
+
+        if note := open_batches_note(store, run_id):
+            con.print(note, soft_wrap=True)
         session = Usage()
         stats = Counter[str]()
         start = time.monotonic()
