@@ -4,32 +4,37 @@ Labels everywhere: 1 = hallucination/error, 0 = none found, None = unscored.
 """
 
 import importlib as _importlib
+import sys as _sys
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
+from . import _moved
+
+_moved.install(_sys.modules[__name__])  # old module paths (judgeflow.llm, ...) keep working
+
 from .backends import Backend, LLMJudge, make_backend
-from .baselines import LexicalJudge
-from .calibrate import CalibrationReport, calibrate
-from .claims import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
-from .compare import ComparisonReport, compare
+from .backends.lexical import LexicalJudge
+from .calibration.agreement import CalibrationReport, calibrate
+from .schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
+from .calibration.comparison import ComparisonReport, compare
 from .criteria import Criterion, list_criteria, load_criterion
 from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
 from .items import Item, load_items, read_items
 from .judge import Judge, judge
 from .requirements import SpecJudge, review
 from .results import ClaimResult, Judgment, RequirementResult, TraceEntry, Usage
-from .rouge import RougeJudge
-from .store import RunStore
+from .backends.rouge import RougeJudge
+from .runs.store import RunStore
 from .workflow import JudgeContext, JudgeState, build_graph
 
 __version__ = "0.1.0"
 
 if _TYPE_CHECKING:
-    from .llm import LLMClient, make_client
+    from .backends.llm import LLMClient, make_client
 
 # The provider SDKs (openai, anthropic, instructor) take seconds to import; offline judging,
 # calibration and `judgeflow criteria` never need them, so they load on first use.
-_LAZY = {"LLMClient": "llm", "make_client": "llm"}
+_LAZY = {"LLMClient": "backends.llm", "make_client": "backends.llm"}
 
 
 def __getattr__(name: str) -> _Any:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from .claims import Claim, ClaimCheck
+from .schemas import Claim, ClaimCheck
 from .criteria import Criterion
 from .results import ClaimResult
 

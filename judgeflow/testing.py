@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .backends import default_model
+from .backends.llm_judge import default_model
 from .criteria import Criterion
 from .errors import JudgeflowError
 from .items import Item

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from judgeflow.batch import split
-from judgeflow.batch_anthropic import AnthropicBatches
-from judgeflow.batch_ledger import MAX_ATTEMPTS, BatchLedger
-from judgeflow.batch_openai import OpenAIBatches
 from judgeflow.cli import main
 from judgeflow.results import Judgment
-from judgeflow.store import RunStore
+from judgeflow.runs.batch import split
+from judgeflow.runs.batch.anthropic import AnthropicBatches
+from judgeflow.runs.batch.ledger import MAX_ATTEMPTS, BatchLedger
+from judgeflow.runs.batch.openai import OpenAIBatches
+from judgeflow.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 PROVIDERS = ["openai", "anthropic"]

@@ -18,14 +18,14 @@ from typing import Any
 
 from rich.console import Console
 
-from ..batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
-from ..batch_ledger import BatchLedger
+from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
+from ..runs.batch.ledger import BatchLedger
 from ..errors import ConfigError
 from ..items import read_items
 from ..judge import Judge
-from ..pricing import estimate_cost, load_prices
+from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
-from ..store import DEFAULT_STORE, RunInfo, RunStore
+from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from ..calibrate import DEFAULT_BOOT, Agreement, CalibrationReport, calibrate
+from ..calibration.agreement import DEFAULT_BOOT, Agreement, CalibrationReport, calibrate
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -48,7 +48,7 @@ def emit(args: argparse.Namespace, report: BaseModel, render_fn: Callable[[Any, 
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from ..report_html import write_calibration_html
+    from ..calibration.report_html import write_calibration_html
 
     report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot)
     return emit(args, report, render, lambda: write_calibration_html(

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ..compare import ComparisonReport, Decision, compare
+from ..calibration.comparison import ComparisonReport, Decision, compare
 from .calibrate_cmd import add_report_args, emit, fmt, kappa_text
 
 
@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ..report_html import write_comparison_html
+    from ..calibration.report_html import write_comparison_html
 
     report = compare(args.a, args.b, args.labels, seed=args.seed, n_boot=args.n_boot)
     return emit(args, report, render, lambda: write_comparison_html(

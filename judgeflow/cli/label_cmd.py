@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..labeler import label_file
+from ..calibration.labeller import label_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -25,14 +25,14 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..backends import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
+from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, InvalidItemError, JudgeflowError
 from ..items import Item, read_items
 from ..judge import DEFAULT_CONCURRENCY, Judge
-from ..pricing import estimate_cost, load_prices
+from ..runs.pricing import estimate_cost, load_prices
 from ..requirements import SpecJudge
 from ..results import Judgment, Usage
-from ..store import DEFAULT_STORE, RunStore
+from ..runs.store import DEFAULT_STORE, RunStore
 
 #: settings that change the results of a run; a resume must match them
 RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ..sampling import JUDGE_LABEL, sample_file
+from ..calibration.sampling import JUDGE_LABEL, sample_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -8,8 +8,8 @@ from typing import Any
 
 import openai
 
-from .batch import BatchStatus, encode_reply, failure
-from .errors import ConfigError
+from . import BatchStatus, encode_reply, failure
+from ...errors import ConfigError
 
 ENDPOINT = "/v1/chat/completions"
 ENDED = ("completed", "failed", "expired", "cancelled")

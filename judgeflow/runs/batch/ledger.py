@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .results import Usage
-from .store import RunStore
+from ...results import Usage
+from ..store import RunStore
 
 MAX_ATTEMPTS = 3
 """Times a request is sent in a batch before its failure is final (the item is then unscored)."""
@@ -85,7 +85,7 @@ class BatchLedger:
     def __init__(self, store: RunStore) -> None:
         self.store = store
         try:
-            with store._db:
+            with store._lock, store._db:
                 store._db.executescript(_SCHEMA)
                 old = {r[0] for r in store._db.execute(
                     "SELECT name FROM sqlite_master WHERE type='table' AND name IN ('batches', 'replies')")}
@@ -126,7 +126,7 @@ class BatchLedger:
         A failure never replaces a successful reply; it counts one more attempt at that request.
         """
         try:
-            with self.store._db:
+            with self.store._lock, self.store._db:
                 self.store._db.execute("BEGIN")
                 self.store._db.executemany("INSERT OR REPLACE INTO batch_replies VALUES (?, ?, ?, 1, 1, 1)",
                                            [(run_id, k, v) for k, v in ok.items()])
@@ -156,7 +156,7 @@ class BatchLedger:
         sql = ("INSERT OR IGNORE INTO batch_items VALUES (?, ?)" if batch
                else "DELETE FROM batch_items WHERE run_id=? AND item_id=?")
         try:
-            with self.store._db:
+            with self.store._lock, self.store._db:
                 self.store._db.execute("BEGIN")
                 self.store._db.executemany(sql, [(run_id, i) for i in item_ids])
         except sqlite3.Error as e:

@@ -26,9 +26,9 @@ from instructor.core.exceptions import InstructorError, InstructorRetryException
 from instructor.core.hooks import Hooks
 from pydantic import BaseModel, ValidationError
 
-from .errors import ConfigError, LLMError
-from .results import TraceEntry, Usage
-from .validation import using_validation_context
+from ..errors import ConfigError, LLMError
+from ..results import TraceEntry, Usage
+from ..validation import using_validation_context
 
 T = TypeVar("T", bound=BaseModel)
 PROVIDERS = ("openai", "anthropic", "ollama")

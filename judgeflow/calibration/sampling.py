@@ -22,11 +22,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .calibrate import deciding_claim
-from .errors import ConfigError, InvalidItemError
-from .items import Item, read_records
+from .agreement import deciding_claim
+from ..errors import ConfigError, InvalidItemError
+from ..items import Item, read_records
 from .labels import LABEL_FIELDS, read_results
-from .results import Judgment
+from ..results import Judgment
 
 JUDGE_LABEL = "judge_label"
 """The stratify-by name for the judge's own label (needs results)."""

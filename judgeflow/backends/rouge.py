@@ -12,12 +12,12 @@ import re
 from importlib.metadata import version
 from typing import Literal
 
-from .backends import single_from_steps
-from .claims import Claim, ClaimCheck
-from .criteria import Criterion
-from .errors import ConfigError, LLMError
-from .items import Item
-from .results import TraceEntry, Usage
+from ..registry import single_from_steps
+from ..schemas import Claim, ClaimCheck
+from ..criteria import Criterion
+from ..errors import ConfigError, LLMError
+from ..items import Item
+from ..results import TraceEntry, Usage
 
 Measure = Literal["fmeasure", "precision", "recall"]
 DEFAULT_THRESHOLD = 0.3

@@ -20,9 +20,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from .errors import InvalidItemError
+from ..errors import InvalidItemError
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
-from .results import ClaimResult, Judgment
+from ..results import ClaimResult, Judgment
 
 Direction = Literal["false_alarm", "miss"]
 #: below this many items the bootstrap interval is too wide to rank judges or criteria

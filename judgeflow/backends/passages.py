@@ -24,12 +24,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .baselines import _SENT, _content, _numbers
-from .claims import Claim, ClaimCheck
-from .criteria import Criterion
-from .errors import ConfigError
-from .items import Item
-from .results import TraceEntry, Usage
+from ..text import SENTENCE as _SENT
+from ..text import content_words as _content
+from ..text import numbers as _numbers
+from ..schemas import Claim, ClaimCheck
+from ..criteria import Criterion
+from ..errors import ConfigError
+from ..items import Item
+from ..results import TraceEntry, Usage
 
 DEFAULT_PASSAGE_CHARS = 800
 _CITATION = re.compile(r"^\[document (\d+), passage (\d+)\]\s?")

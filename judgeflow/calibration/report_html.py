@@ -12,9 +12,9 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from .calibrate import Agreement, CalibrationReport, Confusion, Disagreement, strength
-from .compare import ComparisonReport, Decision
-from .results import ClaimResult
+from .agreement import Agreement, CalibrationReport, Confusion, Disagreement, strength
+from .comparison import ComparisonReport, Decision
+from ..results import ClaimResult
 
 FA_COLOR = "#e8891c"
 """False alarms (judge 1, human 0)."""

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import ConfigError
-from .results import Usage
+from ..errors import ConfigError
+from ..results import Usage
 
 PRICES_ENV = "JUDGEFLOW_PRICES"
 BATCH_DISCOUNT = 0.5

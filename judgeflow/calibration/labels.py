@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .errors import InvalidItemError
-from .items import ALIASES, parse_label, read_records
-from .results import Judgment
+from ..errors import InvalidItemError
+from ..items import ALIASES, parse_label, read_records
+from ..results import Judgment
 
 Label = Literal[0, 1]
 LABEL_FIELDS = ("label", *ALIASES["label"])

@@ -8,8 +8,8 @@ from typing import Any
 
 import anthropic
 
-from .batch import BatchStatus, encode_reply, failure
-from .errors import ConfigError
+from . import BatchStatus, encode_reply, failure
+from ...errors import ConfigError
 
 
 class AnthropicBatches:

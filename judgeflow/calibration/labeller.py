@@ -25,8 +25,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
-from .errors import InvalidItemError
-from .items import Item, read_records
+from ..errors import InvalidItemError
+from ..items import Item, read_records
 from .labels import LABEL_FIELDS
 
 HELP = "1 = hallucination/error · 0 = no error · s = skip · b = back · q = quit (progress is saved)"

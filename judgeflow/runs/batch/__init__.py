@@ -11,7 +11,7 @@ judged, or unscored with the reason (a batch reply that fails validation, or a f
 Re-asks need another round trip, so batch runs make none (an invalid reply leaves the item
 unscored; `collect --online` re-judges those items online).
 
-When something goes wrong (see `batch_ledger`): every completed line of a batch is kept, whatever
+When something goes wrong (see `ledger`): every completed line of a batch is kept, whatever
 the batch's final state (completed, expired, cancelled, ended); a failed or expired line is sent
 again in the next batch, up to `MAX_ATTEMPTS` times, a cancelled one is not; replies serve only
 the run that collected them. Each batch is recorded as an intent before it is submitted, so a kill
@@ -33,12 +33,12 @@ from typing import Any, Protocol
 
 import httpx2
 
-from .batch_ledger import MAX_ATTEMPTS, BatchLedger
-from .errors import ConfigError, InvalidItemError
-from .items import Item
-from .judge import Judge, invalid_judgment
-from .results import Judgment, Usage
-from .store import RunStore
+from ...errors import ConfigError, InvalidItemError
+from ...items import Item
+from ...judge import Judge, invalid_judgment
+from ...results import Judgment, Usage
+from ..store import RunStore
+from .ledger import MAX_ATTEMPTS, BatchLedger
 
 PENDING = "judgeflow-batch-pending"
 """Marker in the error a pending request gets; items that hit it are not finished yet."""
@@ -155,11 +155,11 @@ def make_provider(model: str, *, base_url: str | None = None, http_client: Any =
     """The batch API for "provider/model" (openai/ or anthropic/)."""
     provider, _, _ = model.partition("/")
     if provider == "openai":
-        from .batch_openai import OpenAIBatches
+        from .openai import OpenAIBatches
 
         return OpenAIBatches(base_url=base_url, http_client=http_client)
     if provider == "anthropic":
-        from .batch_anthropic import AnthropicBatches
+        from .anthropic import AnthropicBatches
 
         return AnthropicBatches(base_url=base_url, http_client=http_client)
     raise ConfigError(f"--batch needs an openai/ or anthropic/ model (their batch APIs); got {model!r}")

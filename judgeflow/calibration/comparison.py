@@ -22,10 +22,10 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from .calibrate import DEFAULT_BOOT, Agreement, agreement, bootstrap_indices, deciding_claim, kappa_of, percentile_ci
-from .errors import InvalidItemError
+from .agreement import DEFAULT_BOOT, Agreement, agreement, bootstrap_indices, deciding_claim, kappa_of, percentile_ci
+from ..errors import InvalidItemError
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
-from .results import ClaimResult, Judgment
+from ..results import ClaimResult, Judgment
 
 Side = Literal["a", "b"]
 
