@@ -298,6 +298,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         already = store.count(run_id)
         if already:
             con.print(f"resuming run {run_id}: {already} of {len(rows)} rows already done")
+        from .batch_cmd import open_batches_note
+
+        if note := open_batches_note(store, run_id):
+            con.print(note, soft_wrap=True)
         session = Usage()
         stats = Counter[str]()
         start = time.monotonic()
@@ -313,9 +317,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         store.set_status(run_id, "done")
         write_output(store, run_id, args.output, trace=args.trace)
         results = list(store.results(run_id))
+        lines = summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
+                          session_items=stats["items"])
+        from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
+
+        lines[-1] = cost_line(store, run_id, judge.model, prices) or lines[-1]
     con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
-    for line in summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
-                          session_items=stats["items"]):
+    for line in lines:
         con.print("  " + line)
     return 0
 
