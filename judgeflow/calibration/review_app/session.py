@@ -13,13 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...calibrate import calibrate, deciding_claim, field_value
-from ...compare import _check_same_items, compare  # private: the same-items check, run at launch
+from ..agreement import calibrate, deciding_claim, field_value
+from ..comparison import _check_same_items, compare  # private: the same-items check, run at launch
 from ...errors import ConfigError, InvalidItemError
-from ...labeler import Labeller, atomic_write
-from ...labels import LABEL_FIELDS, read_results
+from ..labeller import Labeller, atomic_write
+from ..labels import LABEL_FIELDS, read_results
 from ...results import ClaimResult, Judgment
-from ...sampling import JUDGE_LABEL, read_pool, stratified_sample
+from ..sampling import JUDGE_LABEL, read_pool, stratified_sample
 from .spans import locate, quote_spans
 
 NOTE = "label_note"
