@@ -33,6 +33,7 @@ from judgeflow.cascade import Cascade, cascade_estimate  # noqa: E402
 from judgeflow.panel import Panel  # noqa: E402
 from judgeflow.results import Judgment, Usage  # noqa: E402
 from judgeflow.runs.pricing import Price, estimate_cost  # noqa: E402
+from judgeflow.runs import runner  # noqa: E402
 from judgeflow.runs.store import RunStore  # noqa: E402
 
 #: name -> (latency s, price): three small models and one large one (all on the OpenAI wire: each fake is
@@ -67,8 +68,8 @@ def cost(results: list[Judgment]) -> float:
 
 async def timed(judge: Any, items: list[Any], store: RunStore, concurrency: int) -> tuple[float, list[Judgment]]:
     start = time.perf_counter()
-    out = [j async for j in judge.ajudge_many(items, store=store, run=store.start_run(settings={}),
-                                              cache=False, concurrency=concurrency)]
+    out = [j async for j in runner.ajudge_many(judge, items, store=store, run=store.start_run(settings={}),
+                                               cache=False, concurrency=concurrency)]
     return time.perf_counter() - start, out
 
 

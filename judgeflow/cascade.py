@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from .errors import ConfigError, InvalidItemError
 from .items import Item
 from .judge import DEFAULT_CONCURRENCY, ItemLike, Judge, as_item, invalid_judgment
-from .panel import CacheStore, Ensemble, _make_member, combined_key, judge_cached, vote_of
+from .panel import Binding, Ensemble, _make_member, combined_key, judge_cached, vote_of
 from .results import Judgment, TraceEntry, Usage
 
 ESCALATE_ON = ("label1", "unscored", "disagree", "confidence<X")
@@ -104,8 +104,8 @@ class Cascade(Ensemble):
     def model(self) -> str:
         return f"cascade/{self.cheap.model}>{self.strong.model}"
 
-    def cache_key(self, item: Item) -> str | None:
-        return combined_key("cascade", [self.cheap.cache_key(item), self.strong.cache_key(item)],
+    def combined_cache_key(self, item: Item, key_of: Callable[[Any, Item], str | None]) -> str | None:
+        return combined_key("cascade", [key_of(self.cheap, item), key_of(self.strong, item)],
                             escalate_on=self.escalate_on, audit_rate=self.audit_rate, seed=self.seed)
 
     def escalations(self, cheap: Judgment) -> list[str]:
@@ -124,16 +124,16 @@ class Cascade(Ensemble):
                 met.append(c)
         return met
 
-    async def _ajudge(self, item: ItemLike, store: CacheStore | None, cache: bool) -> Judgment:
+    async def _ajudge(self, item: ItemLike, b: Binding | None) -> Judgment:
         it = as_item(item)
         if isinstance(it, InvalidItemError):
             return invalid_judgment(it, model=self.model)
-        cheap = await judge_cached(self.cheap, it, store, cache)
+        cheap = await judge_cached(self.cheap, it, b)
         if cheap.status == "invalid":
             return cheap.model_copy(update={"model": self.model})
         reasons = self.escalations(cheap)
         audited = not reasons and self.audit_rate > 0 and audit_draw(self.seed, it.id) < self.audit_rate
-        strong = await judge_cached(self.strong, it, store, cache) if reasons or audited else None
+        strong = await judge_cached(self.strong, it, b) if reasons or audited else None
         decider = strong if reasons and strong is not None else cheap
         usage = Usage()
         usage.add(cheap.usage)

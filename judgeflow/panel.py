@@ -6,8 +6,10 @@
     r.label, r.agreement ("2/3"), r.confidence (0.67), r.judges  # each member's label, claims, usage, model
 
 Every member judges the item concurrently, with its own client, cache entry and cost. A panel has
-the same interface as `Judge` (`ajudge`, `ajudge_many`, `ajudge_indexed`, `judge`, `judge_many`,
-`cache_key`), so the runner, the run store, the cache and resume treat it as one judge.
+the same interface as `Judge` (`ajudge`, `ajudge_many`, `ajudge_indexed`, `judge`, `judge_many`),
+so the runner (`runs.runner`), the run store, the cache and resume treat it as one judge: the
+runner binds it to the store (`with_store`), and each member's result is then cached under the
+key of the one cache-key function (`runs.cache.cache_key`) as soon as it is in.
 
 Rules, over the members that voted (an unscored member does not vote):
 - `majority` (default): the label most members gave. A tie (e.g. 1-1 when one of three members
@@ -28,17 +30,19 @@ import asyncio
 import contextlib
 import hashlib
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
+from typing import Any, Literal, NamedTuple, Protocol
 
 from .errors import ConfigError, InvalidItemError
 from .items import Item
-from .judge import CACHE_VERSION, DEFAULT_CONCURRENCY, ItemLike, Judge, as_item, invalid_judgment
+from .judge import DEFAULT_CONCURRENCY, ItemLike, Judge, as_item, invalid_judgment
 from .results import JudgeVote, Judgment, TraceEntry, Usage
 
 Rule = Literal["majority", "any", "all"]
 RULES: tuple[str, ...] = ("majority", "any", "all")
 Label = Literal[0, 1] | None
+#: bump when a change here makes earlier cached panel/cascade rows stale
+CACHE_VERSION = 1
 
 
 class CacheStore(Protocol):
@@ -47,6 +51,15 @@ class CacheStore(Protocol):
     def cached(self, key: str) -> Judgment | None: ...
 
     def put_cache(self, key: str, judgment: Judgment) -> None: ...
+
+
+class Binding(NamedTuple):
+    """A store, whether to read its cache, and the runner's key and cache-hit functions."""
+
+    store: CacheStore
+    cache: bool
+    key: Callable[[Any, Item], str | None]
+    from_cache: Callable[..., Judgment]
 
 
 def combine(votes: Sequence[Label], rule: str, *, min_votes: int, tie: Label = 1) -> tuple[Label, str | None]:
@@ -81,21 +94,22 @@ def combined_key(kind: str, keys: Sequence[str | None], **settings: Any) -> str 
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-async def judge_cached(judge: Any, it: Item, store: CacheStore | None, cache: bool, key: str | None = None) -> Judgment:
-    """One judge's result for `it`, served from and written to `store`'s cache entry `key`.
+async def judge_cached(judge: Any, it: Item, b: Binding | None, key: str | None = None) -> Judgment:
+    """One judge's result for `it`, served from and written to the store's cache entry `key`.
 
     This is what makes a resumed run repeat no member's call: every member's result is cached as
     soon as it is judged, before the panel or cascade row is complete.
     """
-    if key is None and store is not None:
-        key = judge.cache_key(it)
-    if store is not None and key is not None and cache:
-        hit = store.cached(key)
+    if b is None:
+        return await (judge._ajudge(it, None) if isinstance(judge, Ensemble) else judge.ajudge(it))
+    key = key if key is not None else b.key(judge, it)
+    if b.cache and key is not None:
+        hit = b.store.cached(key)
         if hit is not None:
-            return judge._from_cache(hit, it)
-    j = await (judge._ajudge(it, store, cache) if isinstance(judge, Ensemble) else judge.ajudge(it))
-    if store is not None and key is not None and j.status == "judged" and not j.cached:
-        store.put_cache(key, j)
+            return b.from_cache(hit, it, model=judge.model, strategy=judge.strategy, keep_trace=judge.keep_trace)
+    j = await (judge._ajudge(it, b) if isinstance(judge, Ensemble) else judge.ajudge(it))
+    if key is not None and j.status == "judged" and not j.cached:
+        b.store.put_cache(key, j)
     return j
 
 
@@ -115,62 +129,51 @@ def temperature_of(backend: Any) -> float | None:
 
 
 class _Bound:
-    """An ensemble bound to one store, so `Judge.ajudge_indexed` can drive it."""
+    """An ensemble bound to a store by the runner: the same judge, caching each member's result."""
 
-    def __init__(self, ens: Ensemble, store: CacheStore | None, cache: bool) -> None:
-        self.ens, self.store, self.cache = ens, store, cache
-        self.concurrency = ens.concurrency
-        self.model = ens.model
-        self.cache_key = ens.cache_key
-        self._from_cache = ens._from_cache
+    def __init__(self, ens: Ensemble, binding: Binding) -> None:
+        self._ens, self._binding = ens, binding
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ens, name)
 
     async def ajudge(self, item: ItemLike) -> Judgment:
-        return await self.ens._ajudge(item, self.store, self.cache)
+        return await self._ens._ajudge(item, self._binding)
+
+    def ajudge_indexed(self, items: Any, *, concurrency: int | None = None) -> AsyncIterator[tuple[int, Judgment]]:
+        return Judge.ajudge_indexed(self, items, concurrency=concurrency)  # type: ignore[arg-type]
 
 
 class Ensemble:
-    """What panels and cascades share: the `Judge` interface around `_ajudge(item, store, cache)`."""
+    """What panels and cascades share: the `Judge` interface around `_ajudge(item, binding)`."""
 
     concurrency: int = DEFAULT_CONCURRENCY
     keep_trace: bool = True
+    strategy: Any = None
+    criterion: Any = None
+    mode: Any = None
 
     @property
     def model(self) -> str:
         raise NotImplementedError
 
-    def cache_key(self, item: Item) -> str | None:
+    def combined_cache_key(self, item: Item, key_of: Callable[[Any, Item], str | None]) -> str | None:
+        """This panel's or cascade's cache key, from its members' keys (`runs.cache.cache_key` calls it)."""
         raise NotImplementedError
 
-    async def _ajudge(self, item: ItemLike, store: CacheStore | None, cache: bool) -> Judgment:
+    async def _ajudge(self, item: ItemLike, b: Binding | None) -> Judgment:
         raise NotImplementedError
 
     async def ajudge(self, item: ItemLike) -> Judgment:
         """Judge one item (no cache)."""
-        return await self._ajudge(item, None, True)
+        return await self._ajudge(item, None)
 
-    def _from_cache(self, hit: Judgment, it: Item) -> Judgment:
-        judges = [v.model_copy(update={"usage": Usage(), "cached": True}) for v in hit.judges or []]
-        return hit.model_copy(update={
-            "id": it.id, "human_label": it.label, "extra": it.extra, "cached": True, "usage": Usage(),
-            "judges": judges, "model": self.model, "trace": hit.trace if self.keep_trace else [],
-        })
+    def with_store(self, store: CacheStore, *, cache: bool, key: Callable[[Any, Item], str | None],
+                   from_cache: Callable[..., Judgment]) -> _Bound:
+        """This judge bound to `store` (the runner calls it), so each member's result is cached."""
+        return _Bound(self, Binding(store, cache, key, from_cache))
 
-    async def ajudge_indexed(
-        self,
-        items: Iterable[ItemLike] | AsyncIterable[ItemLike],
-        *,
-        concurrency: int | None = None,
-        store: Any = None,
-        run: str | None = None,
-        cache: bool = True,
-    ) -> AsyncIterator[tuple[int, Judgment]]:
-        """As `Judge.ajudge_indexed`; members are also cached one by one in `store`."""
-        runner = Judge.ajudge_indexed(_Bound(self, store, cache), items, concurrency=concurrency,  # type: ignore[arg-type]
-                                      store=store, run=run, cache=cache)
-        async with contextlib.aclosing(runner):
-            async for r in runner:
-                yield r
-
+    ajudge_indexed = Judge.ajudge_indexed
     ajudge_many = Judge.ajudge_many
     judge = Judge.judge
     judge_many = Judge.judge_many
@@ -239,12 +242,12 @@ class Panel(Ensemble):
         times = f"x{self.samples}" if self.samples > 1 else ""
         return f"panel/{self.rule}:" + ",".join(m.model + times for m in self.members)
 
-    def _member_key(self, m: Judge | Ensemble, it: Item, k: int) -> str | None:
-        key = m.cache_key(it)
+    def _member_key(self, m: Judge | Ensemble, it: Item, k: int, key_of: Callable[[Any, Item], str | None]) -> str | None:
+        key = key_of(m, it)
         return key if self.samples == 1 else sub_key(key, sample=k, of=self.samples)
 
-    def cache_key(self, item: Item) -> str | None:
-        keys = [self._member_key(m, item, k) for m in self.members for k in range(self.samples)]
+    def combined_cache_key(self, item: Item, key_of: Callable[[Any, Item], str | None]) -> str | None:
+        keys = [self._member_key(m, item, k, key_of) for m in self.members for k in range(self.samples)]
         return combined_key("panel", keys, rule=self.rule, tie=self.tie, min_votes=self.min_votes)
 
     def _vote(self, m: Judge | Ensemble, js: list[Judgment]) -> tuple[JudgeVote, Judgment]:
@@ -266,11 +269,11 @@ class Panel(Ensemble):
             usage=usage, cached=all(j.cached for j in js),
         ), rep
 
-    async def _ajudge(self, item: ItemLike, store: CacheStore | None, cache: bool) -> Judgment:
+    async def _ajudge(self, item: ItemLike, b: Binding | None) -> Judgment:
         it = as_item(item)
         if isinstance(it, InvalidItemError):
             return invalid_judgment(it, model=self.model)
-        calls = [judge_cached(m, it, store, cache, self._member_key(m, it, k) if store is not None else None)
+        calls = [judge_cached(m, it, b, self._member_key(m, it, k, b.key) if b is not None else None)
                  for m in self.members for k in range(self.samples)]
         results = await asyncio.gather(*calls)
         per_member = [results[i * self.samples:(i + 1) * self.samples] for i in range(len(self.members))]

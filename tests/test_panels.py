@@ -23,6 +23,7 @@ from judgeflow.backends.llm import make_client
 from judgeflow.panel import Panel, combine
 from judgeflow.results import Judgment
 from judgeflow.runs.pricing import Price
+from judgeflow.runs import runner
 from judgeflow.runs.store import RunStore
 from judgeflow.schemas import JudgedClaim, SingleJudgment
 
@@ -202,7 +203,7 @@ def test_resume_repeats_no_members_call(tmp_path: Path) -> None:
             out: list[Judgment] = []
 
             async def consume() -> None:
-                async for j in p1.ajudge_many(items, store=store, run=run):
+                async for j in runner.ajudge_many(p1, items, store=store, run=run):
                     out.append(j)
 
             with pytest.raises(asyncio.TimeoutError):  # member c never answers item i3: the run is killed
@@ -222,7 +223,7 @@ def test_resume_repeats_no_members_call(tmp_path: Path) -> None:
 
 
 async def _collect(p: Panel, items: list[dict[str, str]], store: RunStore, run: str) -> list[Judgment]:
-    return [j async for j in p.ajudge_many(items, store=store, run=run)]
+    return [j async for j in runner.ajudge_many(p, items, store=store, run=run)]
 
 
 def test_run_cli_refuses_batch_and_cold_samples_and_writes_member_votes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
