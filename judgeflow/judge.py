@@ -14,17 +14,19 @@ import json
 import threading
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .backends.llm_judge import Backend, make_backend
+from .registry import Backend, make_backend
 from .criteria import Criterion, load_criterion
 from .errors import ConfigError, InvalidItemError, JudgeflowError
 from .items import MODES, Item, passthrough
 from .languages import item_language
 from .results import Judgment, Usage
 from .routing import choose_criterion
-from .runs.store import RunStore
 from .workflow import JudgeContext, JudgeState, Strategy, build_graph
+
+if TYPE_CHECKING:  # types only: the store is passed in, never imported at run time
+    from .runs.store import RunStore
 
 ItemLike = Item | Mapping[str, Any] | InvalidItemError
 DEFAULT_CONCURRENCY = 16

@@ -26,8 +26,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from .backends.llm_judge import LLMJudge
-from .backends.lexical import _SENT, _content, _numbers
+from .text import SENTENCE as _SENT
+from .text import content_words as _content
+from .text import numbers as _numbers
 from .prompts import neutralize, tag
 from .errors import InvalidItemError, JudgeflowError, LLMError
 from .items import Item
@@ -37,7 +38,8 @@ from .results import Judgment, RequirementResult, TraceEntry, Usage
 from .routing import choose_criterion
 from .validation import exactly_once, repeated, validation_context
 
-Status = Literal["met", "not_met", "not_applicable"]
+RequirementStatus = Literal["met", "not_met", "not_applicable"]
+Status = RequirementStatus  # the old name (before 0.2)
 COVERAGE_VERSION = 1
 
 
@@ -73,7 +75,7 @@ class RequirementCheck(BaseModel):
     """Whether the output meets one requirement."""
 
     requirement_id: str = Field(description="The id of the requirement being checked.")
-    status: Status = Field(description="met, not_met, or not_applicable.")
+    status: RequirementStatus = Field(description="met, not_met, or not_applicable.")
     evidence: str = Field(default="", description="A short verbatim quote from the output, or empty.")
     reason: str = Field(default="", description="One sentence explaining the status.")
 
@@ -249,7 +251,7 @@ def split_requirements(spec: str) -> list[Requirement]:
 def requirement_checker(backend: Any) -> RequirementChecker:
     """The coverage checker that matches a judge backend: the same model, or the offline one."""
     inner = getattr(backend, "inner", backend)  # passages.PassageJudge wraps a backend
-    if isinstance(inner, LLMJudge):
+    if getattr(inner, "client", None) is not None:  # an LLM judge (backends.llm_judge.LLMJudge)
         return LLMRequirementChecker(inner.client)
     return LexicalRequirementChecker()
 

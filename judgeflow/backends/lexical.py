@@ -13,92 +13,40 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
-from .llm_judge import single_from_steps
+from ..registry import single_from_steps
 from ..schemas import Claim, ClaimCheck
 from ..criteria import Criterion
 from ..errors import ConfigError
 from ..items import Item
 from ..results import TraceEntry, Usage
+from ..text import (
+    STOP as _STOP,
+    NEGATIONS as _NEG,
+    WORD as _WORD,
+    NUMBER as _NUM,
+    SENTENCE as _SENT,
+    YEAR as _YEAR,
+    MONTHS as _MONTHS,
+    stem as _stem,
+    content_words as _content,
+    numbers as _numbers,
+    names as _names,
+    negated as _negated,
+)
+
 
 if TYPE_CHECKING:
     from .rouge import RougeJudge
 
 Outcome = Literal["supported", "conflict", "missing", "weak"]
 
-_STOP = set(
-    """a an the and or but if then than so of to in on at by for with from as into onto over under
-    is are was were be been being am do does did done have has had having it its it's this that these
-    those there here their they them he she his her him we us our you your i me my mine who whom whose
-    which what when where why how not no nor yes can could would should will shall may might must
-    also just very more most much many some any all each every both either neither such only own same
-    too s t about after before because while during between through up down out off again further once
-    one ones something someone anything nothing
-    и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне
-    было вот от меня еще нет о из ему теперь когда даже ну ли если уже или ни быть был него до вас
-    нибудь опять уж вам ведь там потом себя ничего ей может они тут где есть надо ней для мы тебя их
-    чем была сам чтоб без будто чего раз тоже себе под будет ж тогда кто этот того потому этого какой
-    совсем ним здесь этом один почти мой тем чтобы нее сейчас были куда зачем всех никогда можно при
-    наконец два об другой хоть после над больше тот через эти нас про всего них какая много разве три
-    эту моя впрочем хорошо свою этой перед иногда лучше чуть том нельзя такой им более всегда конечно
-    всю между это""".split()
-)
-_NEG = {"not", "no", "never", "none", "nobody", "nothing", "cannot", "can't", "isn't", "don't", "doesn't",
-        "didn't", "won't", "wasn't", "aren't", "weren't", "не", "нет", "никогда", "ни"}
 _REFUSALS = re.compile(
     r"^\s*(i have no comment|no comment|i don'?t know|i do not know|unknown|i'?m not sure|"
     r"i cannot answer|i can'?t answer|не знаю|без комментариев)\W*$",
     re.IGNORECASE,
 )
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_NUM = re.compile(r"\d+(?:[.,]\d+)?")
-_SENT = re.compile(r"(?<=[.!?;])\s+(?=[\"'«(]?[A-ZА-ЯЁ0-9])|\n+")
-_YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
-_MONTHS = re.compile(
-    r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b", re.I
-)
-
-
-@lru_cache(maxsize=1 << 16)
-def _stem(w: str) -> str:
-    w = w.lower().replace("’", "'")
-    for suf in ("'s", "ing", "edly", "ed", "es", "ly", "s", "ая", "ое", "ые", "ий", "ый", "ой", "ом", "ах", "ов", "ей", "а", "у", "е", "и", "ы", "ь"):
-        if w.endswith(suf) and len(w) - len(suf) >= 4:
-            return w[: -len(suf)]
-    return w[:8]
-
-
-def _content(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text) if w.lower() not in _STOP and not w.isdigit()}
-
-
-_THOUSANDS = re.compile(r"\b\d{1,3}(?:[,\u00a0\u202f]\d{3})+\b")
-
-
-def _numbers(text: str) -> set[str]:
-    """Numbers in `text`, normalised: "1,000" = "1000" (a thousands separator), "2.50" = "2,5" = "2.5"."""
-    text = _THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group()), text)
-    return {n.replace(",", ".").rstrip("0").rstrip(".") if "." in n or "," in n else n for n in _NUM.findall(text)}
-
-
-def _names(text: str) -> set[str]:
-    """Capitalised words not at a sentence start (a rough proper-noun detector)."""
-    out = set()
-    for sent in _SENT.split(text):
-        words = _WORD.findall(sent)
-        for w in words[1:]:
-            if w[:1].isupper() and w.lower() not in _STOP:
-                out.add(_stem(w))
-    return out
-
-
-def _negated(text: str) -> bool:
-    words = {w.lower() for w in _WORD.findall(text)}
-    return bool(words & _NEG) or "n't" in text.lower()
-
-
 def split_claims(answer: str) -> list[Claim]:
     """Sentences (and ;-clauses) with some content; none for a refusal."""
     text = unicodedata.normalize("NFC", answer).strip()

@@ -1,52 +1,23 @@
-"""Judge backends: what the graph's decompose / check / single nodes call.
-
-`LLMJudge` renders the criterion's prompts and asks a model through `llm.LLMClient`; the
-offline judges in `baselines` implement the same three steps without a model. `make_backend`
-picks one from a "provider/model" string.
+"""The LLM backend: `LLMJudge` renders the criterion's prompts and asks a model through
+`llm.LLMClient` (the Instructor seam), one typed call per step; `prompt_fields` delimits an
+item's texts for the prompts. The offline judges (`lexical`, `rouge`) take the same steps
+without a model; `backends.make_backend` picks one from a "provider/model" string.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol
+from typing import Any
 
 from ..schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
 from ..criteria import Criterion
 from ..prompts import documents, neutralize, tag
 from ..items import Item
+from ..registry import Backend, single_from_steps  # noqa: F401 - re-exported (old judgeflow.backends names)
 from ..results import TraceEntry, Usage
 
 DEFAULT_MODEL_ENV = "JUDGEFLOW_MODEL"
 OFFLINE_MODEL = "baseline/lexical"
-
-
-class Backend(Protocol):
-    """The three steps a judge can take. Each may raise LLMError (-> the item is unscored)."""
-
-    model: str
-
-    @property
-    def fingerprint(self) -> str:
-        """Everything about the backend that changes its verdicts (for cache keys)."""
-        ...
-
-    async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]: ...
-
-    async def check(
-        self, item: Item, criterion: Criterion, claims: list[Claim], usage: Usage, trace: list[TraceEntry]
-    ) -> list[ClaimCheck]: ...
-
-    async def single(
-        self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]
-    ) -> tuple[list[Claim], list[ClaimCheck]]: ...
-
-
-async def single_from_steps(
-    backend: Backend, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]
-) -> tuple[list[Claim], list[ClaimCheck]]:
-    """`single` for backends without a one-call path (the offline judges): decompose, then check."""
-    claims = await backend.decompose(item, criterion, usage, trace)
-    return claims, await backend.check(item, criterion, claims, usage, trace)
 
 
 def prompt_fields(item: Item, claims: list[Claim] | None = None) -> dict[str, str]:
@@ -124,31 +95,3 @@ class LLMJudge:
 def default_model() -> str:
     """The model to use when none is given: $JUDGEFLOW_MODEL, else the offline judge."""
     return os.environ.get(DEFAULT_MODEL_ENV) or OFFLINE_MODEL
-
-
-def make_backend(model: str | None = None, *, max_source_chars: int | None = None, **client_kwargs: Any) -> Backend:
-    """A backend for "provider/model": baseline/* offline judges, or an LLM via `llm.make_client`.
-
-    With `max_source_chars`, sources longer than that are cut to the passages relevant to the
-    claims and evidence is cited by passage (`passages.PassageJudge`); None sends sources whole.
-    """
-    backend = _make_backend(model, **client_kwargs)
-    if max_source_chars is None:
-        return backend
-    from .passages import PassageJudge
-
-    return PassageJudge(backend, max_source_chars=max_source_chars)
-
-
-def _make_backend(model: str | None = None, **client_kwargs: Any) -> Backend:
-    from .llm import make_client, parse_model
-
-    model = model or default_model()
-    provider, name = parse_model(model)
-    if provider == "baseline":
-        from .lexical import make_baseline
-
-        return make_baseline(name, **{k: v for k, v in client_kwargs.items() if k in ("threshold",)})
-    chunk = client_kwargs.pop("max_claims_per_check", 25)
-    client_kwargs.pop("threshold", None)
-    return LLMJudge(make_client(model, **client_kwargs), max_claims_per_check=chunk)

@@ -24,7 +24,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .lexical import _SENT, _content, _numbers
+from ..text import SENTENCE as _SENT
+from ..text import content_words as _content
+from ..text import numbers as _numbers
 from ..schemas import Claim, ClaimCheck
 from ..criteria import Criterion
 from ..errors import ConfigError

@@ -12,7 +12,7 @@ import re
 from importlib.metadata import version
 from typing import Literal
 
-from .llm_judge import single_from_steps
+from ..registry import single_from_steps
 from ..schemas import Claim, ClaimCheck
 from ..criteria import Criterion
 from ..errors import ConfigError, LLMError
