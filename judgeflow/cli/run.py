@@ -79,6 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
     p.add_argument("--prices", type=Path, help="a TOML/JSON price table to override the built-in one (or $JUDGEFLOW_PRICES)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true",
+                   help="print the end-of-run summary as one JSON object on stdout (counts, tokens, cost)")
     p.add_argument("--batch", action="store_true",
                    help="submit through the provider's batch API (about half the price; collect later "
                         "with `judgeflow batch collect RUN_ID`)")
@@ -251,7 +253,7 @@ def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: floa
         total.add(j.usage)
     labels = ", ".join(f"{k}: {counts[k]}" for k in ("label 1", "label 0") if counts[k])
     lines = [
-        f"{len(results)} rows: {labels or 'no labels'}; unscored: {counts['unscored']}; invalid: {counts['invalid']}"
+        f"{len(results)} rows: {labels or 'no 1/0 labels'}; unscored: {counts['unscored']}; invalid: {counts['invalid']}"
         + (f"; served from cache: {cached}" if cached else ""),
         f"tokens in {total.input_tokens:,}, out {total.output_tokens:,} in {total.calls:,} calls"
         + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "
@@ -273,14 +275,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("--limit must be a positive number of rows")
     if args.concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if not args.model and default_model() == OFFLINE_MODEL:
-        con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
-                  f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
-                  f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
     check_output_writable(args.output)
     prices = load_prices(args.prices)
     judge = make_judge(args)
     sha = file_sha(args.input)
+    if not args.model and default_model() == OFFLINE_MODEL:  # said only once the inputs are known to be fine
+        con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
+                  f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
+                  f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
     rows = list(read_items(args.input))[: args.limit] if args.limit else list(read_items(args.input))
     check_unique_ids(rows, args.input)
     note_aliases(rows, con)
@@ -309,11 +311,34 @@ def cmd_run(args: argparse.Namespace) -> int:
         store.set_status(run_id, "done")
         write_output(store, run_id, args.output, trace=args.trace)
         results = list(store.results(run_id))
+    if args.json:
+        print(json.dumps(summary_json(results, run_id=run_id, model=judge.model, output=args.output,
+                                      prices=prices, elapsed=elapsed, session_items=stats["items"])))
+        return 0
     con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
     for line in summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
                           session_items=stats["items"]):
         con.print("  " + line)
     return 0
+
+
+def summary_json(results: list[Judgment], *, run_id: str, model: str, output: Path, prices: Any,
+                 elapsed: float, session_items: int) -> dict[str, Any]:
+    """The end-of-run summary as data (`run --json`): the same numbers as `summarize`."""
+    total = Usage()
+    for j in results:
+        total.add(j.usage)
+    return {
+        "run_id": run_id, "model": model, "output": str(output), "rows": len(results),
+        "label_1": sum(j.status == "judged" and j.label == 1 for j in results),
+        "label_0": sum(j.status == "judged" and j.label == 0 for j in results),
+        "unscored": sum(j.status == "unscored" for j in results),
+        "invalid": sum(j.status == "invalid" for j in results),
+        "cached": sum(bool(j.cached) for j in results),
+        "calls": total.calls, "input_tokens": total.input_tokens, "output_tokens": total.output_tokens,
+        "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
+        "seconds": round(elapsed, 3), "items_this_session": session_items,
+    }
 
 
 def note_aliases(rows: list[Any], con: Console) -> None:
