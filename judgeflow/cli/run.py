@@ -33,6 +33,7 @@ from ..runs.pricing import estimate_cost, load_prices
 from ..requirements import SpecJudge
 from ..results import Judgment, Usage
 from ..runs.store import DEFAULT_STORE, RunStore
+from .render import console
 
 #: settings that change the results of a run; a resume must match them
 RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
@@ -270,7 +271,7 @@ def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: floa
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    con = Console(stderr=True, highlight=False)
+    con = console(stderr=True)
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be a positive number of rows")
     if args.concurrency < 1:
