@@ -131,7 +131,7 @@ def test_no_model_notice_is_not_printed_before_a_missing_file_error(
 
 
 def test_summary_says_no_1_0_labels_not_no_labels() -> None:
-    from judgeflow.cli.run import summarize
+    from judgeflow.runs.summary import summarize
     from judgeflow.results import Judgment, Usage
 
     lines = summarize([Judgment(id="a", label=None, status="unscored", error="x")], model="baseline/lexical",

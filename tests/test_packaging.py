@@ -83,3 +83,9 @@ def test_wheel_ships_license_and_py_typed_with_metadata(wheel: Path) -> None:
     assert "Classifier: Typing :: Typed" in meta
     assert "Requires-Dist: tomli>=1.1; python_version < '3.11'" in meta.replace('"', "'")
     assert "Apache License" in (ROOT / "LICENSE").read_text() and (ROOT / "CHANGELOG.md").is_file()
+
+
+def test_wheel_ships_the_review_page(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in ("index.html", "app.js", "app.css"):
+        assert f"judgeflow/calibration/review_app/static/{name}" in names
