@@ -47,8 +47,11 @@ def aggregate(claims: Sequence[ClaimResult], criterion: Criterion) -> tuple[Lite
     if errors:
         first = errors[0]
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        return 1, f"claim {first.id} is {first.verdict}: {first.text}{more}"
-    return 0, f"all {len(claims)} claims pass ({', '.join(sorted({c.verdict or '' for c in claims}))})"
+        return 1, f"claim {first.id} fails (verdict {first.verdict}): {first.text}{more}"
+    verdicts = ", ".join(sorted({c.verdict or "" for c in claims}))
+    if len(claims) == 1:
+        return 0, f"the one claim passes ({verdicts})"
+    return 0, f"all {len(claims)} claims pass ({verdicts})"
 
 
 _CITATION = re.compile(r"^\[document \d+, passage \d+\]\s*", re.IGNORECASE)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import string
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib  # type: ignore[no-redef]
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path

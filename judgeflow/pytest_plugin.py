@@ -1,7 +1,7 @@
 """The pytest plugin (entry point `judgeflow` in the `pytest11` group): options and a fixture.
 
     pytest --judgeflow-model openai/gpt-4o-mini      # default: $JUDGEFLOW_MODEL, else offline
-    pytest --judgeflow-no-cache                      # judge afresh, ignore .judgeflow/pytest-cache
+    pytest --judgeflow-no-cache                      # judge afresh, ignore the cache (also: --cache-clear)
 
     def test_bot(judgeflow_judge):
         judgeflow_judge.assert_no_hallucination(answer, reference="1147")
@@ -27,21 +27,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="do not read or write cached judgements")
 
 
-#: the pytest rootdir of the current session: the default cache is <rootdir>/.judgeflow/pytest-cache
+#: the pytest rootdir of the current session (the cache's fallback: <rootdir>/.judgeflow/pytest-cache)
 rootdir: Path | None = None
+#: the cache directory inside pytest's own cache (`config.cache`), so `pytest --cache-clear` clears it
+pytest_cache_dir: Path | None = None
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    global rootdir
+    global rootdir, pytest_cache_dir
     rootdir = config.rootpath
+    cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
+    pytest_cache_dir = cache.mkdir("judgeflow") if cache is not None else None
     model = config.getoption("--judgeflow-model", default=None)
     directory = config.getoption("--judgeflow-cache-dir", default=None)
     no_cache = config.getoption("--judgeflow-no-cache", default=False)
     if model or directory or no_cache:
         from .testing import configure
 
-        configure(model=model, cache_dir=directory or config.rootpath / ".judgeflow" / "pytest-cache",
-                  cache=not no_cache)
+        configure(model=model, cache_dir=directory, cache=not no_cache)
 
 
 @pytest.fixture

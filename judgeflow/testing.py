@@ -26,6 +26,7 @@ from typing import Any
 
 from .backends.llm_judge import default_model
 from .criteria import Criterion
+from .errors import ConfigError
 from .items import Item
 from .judge import Judge
 from .languages import with_language
@@ -78,6 +79,7 @@ class CachedJudge:
         Returns:
             The Judgment (label 0, or None with allow_unscored).
         """
+        __tracebackhide__ = True  # a failure shows the test's line and the claims, not judgeflow's frames
         item = make_item(answer, reference=reference, source=source, spec=spec, question=question)
         result = self.judge_item(item)
         if result.label == 1 or (result.label is None and not allow_unscored):
@@ -134,6 +136,8 @@ def cache_dir() -> Path:
     if os.environ.get(CACHE_DIR_ENV) or _settings["cache_dir"]:
         return Path(os.environ.get(CACHE_DIR_ENV) or _settings["cache_dir"])
     plugin = sys.modules.get("judgeflow.pytest_plugin")  # loaded by pytest; never imported here
+    if getattr(plugin, "pytest_cache_dir", None):
+        return Path(plugin.pytest_cache_dir)  # type: ignore[union-attr]
     root = getattr(plugin, "rootdir", None)
     return Path(root) / DEFAULT_CACHE_DIR if root else DEFAULT_CACHE_DIR
 
@@ -147,7 +151,13 @@ def cached_judge(
     crit_key = criterion.name if isinstance(criterion, Criterion) else criterion
     key = (model, crit_key, use_cache, str(cache_dir()))
     if key not in _judges or isinstance(criterion, Criterion):
-        judge = Judge(model, criterion=criterion, keep_trace=False)
+        try:
+            judge = Judge(model, criterion=criterion, keep_trace=False)
+        except ConfigError as e:
+            if "judgeflow.pytest_plugin" not in sys.modules:
+                raise
+            # under pytest the option is --judgeflow-model (pytest's own --model may belong to another plugin)
+            raise ConfigError(str(e).replace("--model ", "--judgeflow-model ")) from None
         _judges[key] = CachedJudge(judge, FileCache(cache_dir()) if use_cache else None)
     return _judges[key]
 
@@ -171,6 +181,7 @@ def assert_no_hallucination(
     $JUDGEFLOW_MODEL, then the offline baseline/lexical judge. Judged results are cached on disk
     (`cache=False` to judge afresh). Returns the Judgment.
     """
+    __tracebackhide__ = True
     return cached_judge(model, criterion=criterion, cache=cache).assert_no_hallucination(
         answer, reference=reference, source=source, spec=spec, question=question,
         allow_unscored=allow_unscored,

@@ -51,10 +51,14 @@ def content_words(text: str) -> set[str]:
 _THOUSANDS = re.compile(r"\b\d{1,3}(?:[,\u00a0\u202f]\d{3})+\b")
 
 
+_ZERO_FRACTION = re.compile(r"\.0+$")
+
+
 def numbers(text: str) -> set[str]:
-    """Numbers in `text`, normalised: "1,000" = "1000" (a thousands separator), "2.50" = "2,5" = "2.5"."""
+    """Numbers in `text`, normalised: "1,000" = "1000" (a thousands separator), "2,5" = "2.5",
+    "5.0" = "5". Other trailing zeros are kept: "3.10" (Python 3.10) is not "3.1"."""
     text = _THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group()), text)
-    return {n.replace(",", ".").rstrip("0").rstrip(".") if "." in n or "," in n else n for n in NUMBER.findall(text)}
+    return {_ZERO_FRACTION.sub("", n.replace(",", ".")) for n in NUMBER.findall(text)}
 
 
 def names(text: str) -> set[str]:

@@ -36,7 +36,7 @@ def test_one_claim(criterion: str, verdict: str, label: int) -> None:
     assert got == label
     assert results[0].error is bool(label)
     if label:
-        assert reason.startswith(f"claim c1 is {verdict}")
+        assert reason.startswith(f"claim c1 fails (verdict {verdict})")
 
 
 @pytest.mark.parametrize("criterion, verdict, label", CASES)
@@ -52,7 +52,7 @@ def test_one_bad_claim_among_good_ones_decides(criterion: str, verdict: str, lab
 def test_reason_counts_further_errors() -> None:
     results, crit = results_for("source_faithfulness", ["not_found", "supported", "contradicted"])
     label, reason = aggregate(results, crit)
-    assert label == 1 and reason.startswith("claim c1 is not_found") and reason.endswith("(+1 more)")
+    assert label == 1 and reason.startswith("claim c1 fails (verdict not_found)") and reason.endswith("(+1 more)")
 
 
 @pytest.mark.parametrize("criterion", list(EXPECTED))
@@ -84,3 +84,12 @@ def test_all_pass_reason_lists_verdicts() -> None:
     results, crit = results_for("factual_correctness", ["supported", "unverifiable"])
     label, reason = aggregate(results, crit)
     assert label == 0 and reason == "all 2 claims pass (supported, unverifiable)"
+
+
+def test_reason_wording_reads_as_english() -> None:
+    """'all 1 claims pass' and 'claim c1 is violates_spec' read badly (issue 11)."""
+    results, crit = results_for("factual_correctness", ["supported"])
+    assert aggregate(results, crit) == (0, "the one claim passes (supported)")
+    results, crit = results_for("spec_compliance", ["violates_spec"])
+    label, reason = aggregate(results, crit)
+    assert label == 1 and reason.startswith("claim c1 fails (verdict violates_spec): ")

@@ -189,3 +189,17 @@ def test_a_number_the_spec_does_not_discuss_is_an_extra_not_a_violation() -> Non
     bad = lexical.judge({"id": "s2", "answer": "The upload limit is now 70 MB.", "spec": spec})
     assert ok.label == 0 and [c.verdict for c in ok.claims] == ["complies", "extra"]
     assert bad.label == 1
+
+
+def test_number_normaliser_keeps_3_10_distinct_from_3_1() -> None:
+    """Python 3.10 is not Python 3.1 (issue 11); decimal commas and zero fractions still normalise."""
+    from judgeflow.text import numbers
+
+    assert numbers("Python 3.10") == {"3.10"} and numbers("Python 3.1") == {"3.1"}
+    assert numbers("2,5 kg") == numbers("2.5 kg") == {"2.5"}
+    assert numbers("5.0 and 5.00") == {"5"} and numbers("1,000 people") == {"1000"}
+    from judgeflow import Judge
+
+    r = Judge("baseline/lexical").judge({"id": "v", "question": "Which Python added match statements?",
+                                         "answer": "Python 3.1 added them.", "reference": "Python 3.10"})
+    assert r.label == 1, r.reason

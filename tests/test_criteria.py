@@ -170,3 +170,23 @@ def test_fingerprint_changes_with_the_prompt(tmp_path: Path) -> None:
     b = load_criterion(write(tmp_path, "b", BASE.replace("careful fact-checking judge", "fact-checking judge")))
     assert a.fingerprint == load_criterion("factual_correctness").fingerprint
     assert a.fingerprint != b.fingerprint
+
+
+def test_the_guides_example_criterion_validates_from_the_cli(tmp_path) -> None:
+    """docs/writing-a-criterion.md's worked example passes `judgeflow criteria validate`; a broken copy fails."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    example = root / "examples" / "criteria" / "medical_dosage.toml"
+    assert "examples/criteria/medical_dosage.toml" in (root / "docs" / "writing-a-criterion.md").read_text()
+    ok = subprocess.run([sys.executable, "-m", "judgeflow", "criteria", "validate", str(example)],
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert "criterion 'medical_dosage'" in ok.stdout and "wrong_dose" in ok.stdout
+    broken = tmp_path / "broken.toml"
+    broken.write_text(example.read_text().replace('error_verdicts = ["wrong_dose"', 'error_verdicts = ["wrong_dosage"'))
+    bad = subprocess.run([sys.executable, "-m", "judgeflow", "criteria", "validate", str(broken)],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "broken.toml" in bad.stderr and "wrong_dosage" in bad.stderr

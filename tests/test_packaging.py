@@ -72,6 +72,19 @@ def test_load_criterion_finds_them_in_the_wheel_layout(wheel_judgeflow: object, 
         assert crit.name == name and Path(crit.path).is_relative_to(site)
 
 
+def test_wheel_ships_license_and_py_typed_with_metadata(wheel: Path) -> None:
+    z = zipfile.ZipFile(wheel)
+    names = set(z.namelist())
+    assert "judgeflow/py.typed" in names
+    assert any(n.endswith("licenses/LICENSE") for n in names), sorted(n for n in names if "dist-info" in n)
+    meta = z.read(next(n for n in names if n.endswith("dist-info/METADATA"))).decode()
+    assert "License-Expression: Apache-2.0" in meta
+    assert "Classifier: Programming Language :: Python :: 3.10" in meta
+    assert "Classifier: Typing :: Typed" in meta
+    assert "Requires-Dist: tomli>=1.1; python_version < '3.11'" in meta.replace('"', "'")
+    assert "Apache License" in (ROOT / "LICENSE").read_text() and (ROOT / "CHANGELOG.md").is_file()
+
+
 def test_wheel_ships_the_review_page(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in ("index.html", "app.js", "app.css"):

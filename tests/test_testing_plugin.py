@@ -133,6 +133,43 @@ def test_default_cache_is_under_the_pytest_rootdir(monkeypatch: pytest.MonkeyPat
     import judgeflow.pytest_plugin as plugin
 
     assert plugin.rootdir is not None  # this very session loaded the plugin
-    assert testing.cache_dir() == plugin.rootdir / ".judgeflow" / "pytest-cache"
+    if plugin.pytest_cache_dir is not None:  # pytest's cache is on: the judged results live in it
+        assert testing.cache_dir() == plugin.pytest_cache_dir
+        monkeypatch.setattr(plugin, "pytest_cache_dir", None)
+    assert testing.cache_dir() == plugin.rootdir / ".judgeflow" / "pytest-cache"   # -p no:cacheprovider
     monkeypatch.setattr(plugin, "rootdir", None)
     assert testing.cache_dir() == Path(".judgeflow") / "pytest-cache"
+
+
+def test_plugin_hides_its_frames_uses_pytest_cache_and_names_its_option(tmp_path: Path) -> None:
+    """Issue 11: no judgeflow frames or docstring in a failure; --cache-clear clears the judged
+    results (they live in pytest's config.cache); the no-key message names --judgeflow-model."""
+    (tmp_path / "test_bot.py").write_text(textwrap.dedent('''
+        import json, os
+        from judgeflow.testing import assert_no_hallucination
+
+        def test_right(judgeflow_judge):
+            r = judgeflow_judge.assert_no_hallucination("Moscow was founded in 1147.", reference="Moscow, 1147")
+            with open(os.environ["CACHED_LOG"], "a") as f:
+                f.write(json.dumps(r.cached) + "\\n")
+
+        def test_wrong_year():
+            assert_no_hallucination("Moscow was founded in 1247.", reference="Moscow was founded in 1147.")
+    '''))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))}
+    env["CACHED_LOG"] = str(tmp_path / "cached.log")
+    base = [sys.executable, "-m", "pytest", "-q", "--judgeflow-model", "baseline/lexical", str(tmp_path / "test_bot.py")]
+    first = subprocess.run(base, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert "1 failed, 1 passed" in first.stdout, first.stdout + first.stderr
+    assert "judgeflow/testing.py" not in first.stdout and "Args:" not in first.stdout, first.stdout
+    assert "c1 [contradicted] Moscow was founded in 1247." in first.stdout
+    assert len(list((tmp_path / ".pytest_cache" / "d" / "judgeflow").glob("*.json"))) == 2
+    subprocess.run(base, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    subprocess.run([*base, "--cache-clear"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert (tmp_path / "cached.log").read_text().split() == ["false", "true", "false"]
+
+    nokey = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--judgeflow-model",
+                            "openai/gpt-4o-mini", str(tmp_path / "test_bot.py")],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert "--judgeflow-model baseline/lexical" in nokey.stdout, nokey.stdout
+    assert "use --model " not in nokey.stdout

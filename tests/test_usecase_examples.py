@@ -48,7 +48,7 @@ def test_agent_spec_review_extras_pass_missing_fails() -> None:
     out = run_example(str(EXAMPLES / "agent_spec_review.py"))
     assert "extras_ok: label 0" in out
     assert "missing_link: label 1  requirement not met: r2 Link to the changelog" in out
-    assert "wrong_value: label 1  claim c3 is violates_spec: Python 3.8" in out
+    assert "wrong_value: label 1  claim c3 fails (verdict violates_spec): Python 3.8" in out
 
 
 def test_russian_quiz_catches_the_wrong_year_offline() -> None:

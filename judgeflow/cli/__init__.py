@@ -2,14 +2,19 @@
 
 Each subcommand lives in its own module with `register(subparsers)` that adds its parser and
 sets `func`. A JudgeflowError prints one red line to stderr and exits 2; anything else keeps
-its traceback.
+its traceback. The exit codes are listed once, in `EXIT_CODES` (shown by `judgeflow --help`).
+A misspelt option gets a "did you mean" (argparse has it only from Python 3.14), and a reader
+that closes the pipe early (`| head`) ends the output quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
+import os
 import sys
+from typing import Any
 
 from rich.console import Console
 
@@ -21,12 +26,54 @@ COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "sample_cmd",
 
 err_console = Console(stderr=True, highlight=False)
 
+EXIT_CODES = """exit codes:
+  0    done
+  1    done, but the share of unscored rows is above --max-unscored
+  2    bad input or configuration (the message names the file, line, field and the fix)
+  3    stopped on a systemic provider error (authentication, refused connection, unknown model):
+       fix it, then run the same command with --resume
+  130  interrupted (Ctrl-C or SIGTERM); `judgeflow run ... --resume` continues"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for misspelt options (`--concurency` -> `--concurrency`)."""
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parser = _chosen(self, ns)
+            hints = [f"{a} (did you mean {m}?)" if (m := _suggest(parser, a)) else a for a in extras]
+            parser.error(f"unrecognized arguments: {' '.join(hints)}")
+        return ns
+
+
+def _chosen(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> argparse.ArgumentParser:
+    """The deepest subcommand parser that parsed `ns` (e.g. `criteria show`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            sub = action.choices.get(getattr(ns, action.dest, None) or "")
+            if sub is not None:
+                return _chosen(sub, ns)
+    return parser
+
+
+def _suggest(parser: argparse.ArgumentParser, arg: str) -> str | None:
+    if not arg.startswith("-"):
+        return None
+    flag = arg.split("=", 1)[0]
+    close = difflib.get_close_matches(flag, list(parser._option_string_actions), n=1, cutoff=0.75)
+    return close[0] if close else None
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from .. import __version__
+
+    parser = Parser(
         prog="judgeflow",
         description="LLM-as-judge hallucination detection. Labels: 1 = hallucination, 0 = none found, null = unscored.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"judgeflow {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"{__name__}.{name}").register(sub)
@@ -37,12 +84,18 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code = args.func(args)
+        sys.stdout.flush()
     except JudgeflowError as e:
         err_console.print(f"[red]error:[/red] {e}", soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/yellow]")
         return 130
+    except BrokenPipeError:
+        # the reader stopped early (`| head`): not an error; keep Python from complaining at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     return int(code or 0)
 
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
+from .render import console, fit
 from ..calibration.agreement import DEFAULT_BOOT, Agreement, CalibrationReport, calibrate
 
 
@@ -42,9 +43,9 @@ def emit(args: argparse.Namespace, report: BaseModel, render_fn: Callable[[Any, 
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
-        render_fn(report, Console(highlight=False))
+        render_fn(report, console())
     if args.html:
-        Console(stderr=True, highlight=False).print(f"HTML report -> {args.html}")
+        console(stderr=True).print(f"HTML report -> {args.html}")
     return 0
 
 
@@ -102,8 +103,8 @@ def render(report: CalibrationReport, con: Console) -> None:
               f"human labels from {report.label_source}")
     con.print(f"used {report.n}; unscored {report.unscored} and invalid {report.invalid} (labelled, excluded); "
               f"unlabelled {report.unlabelled}")
-    con.print(metrics_table(report))
-    con.print(confusion_table(report))
+    con.print(fit(metrics_table(report)))
+    con.print(fit(confusion_table(report)))
     if report.groups:
         t = Table(report.by or "group", "n", "excl.", "kappa [95% CI]", "acc", "F1", "false al.",
                   "misses", title=f"by {report.by} (excl. = labelled but unscored or invalid)", title_justify="left")
@@ -111,7 +112,7 @@ def render(report: CalibrationReport, con: Console) -> None:
         for g in report.groups:
             t.add_row(g.group, str(g.n), str(g.unscored), kappa_text(g), fmt(g.accuracy), fmt(g.f1),
                       str(g.false_alarms), str(g.misses))
-        con.print(t)
+        con.print(fit(t))
     if report.fleiss_members:
         fk = "undefined" if report.fleiss_kappa is None else f"{report.fleiss_kappa:.2f}"
         con.print(f"agreement between the {report.fleiss_members} members (Fleiss' kappa): {fk} on the "
@@ -128,6 +129,6 @@ def render(report: CalibrationReport, con: Console) -> None:
         for d in report.disagreements[:8]:
             why = (f"{d.deciding_claim.verdict}: {d.deciding_claim.text}" if d.deciding_claim else d.reason or "")
             examples.add_row(d.id, d.direction.replace("_", " "), why[:120])
-        con.print(examples)
+        con.print(fit(examples))
         if len(report.disagreements) > 8:
             con.print(f"... {len(report.disagreements) - 8} more (see --json or --html)")

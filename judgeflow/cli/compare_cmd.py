@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..calibration.comparison import ComparisonReport, Decision, compare
+from .render import fit
 from .calibrate_cmd import add_report_args, emit, fmt, kappa_text
 
 
@@ -44,7 +45,7 @@ def render(r: ComparisonReport, con: Console) -> None:
                   f"{a.false_alarms} ({fmt(a.false_alarm_share, True)})", f"{a.misses} ({fmt(a.miss_share, True)})",
                   str(s.unscored))
     t.columns[0].no_wrap = t.columns[1].no_wrap = True
-    con.print(t)
+    con.print(fit(t))
     diff = "undefined"
     if r.kappa_diff is not None:
         ci = f" [{r.kappa_diff_ci[0]:+.2f}, {r.kappa_diff_ci[1]:+.2f}]" if r.kappa_diff_ci else ""
@@ -60,6 +61,6 @@ def render(r: ComparisonReport, con: Console) -> None:
                   title="items the runs label differently", title_justify="left")
         for d in r.disagreements[:10]:
             t.add_row(d.id, str(d.human), str(d.a.label), str(d.b.label), _why(d.a)[:90], _why(d.b)[:90])
-        con.print(t)
+        con.print(fit(t))
         if len(r.disagreements) > 10:
             con.print(f"... {len(r.disagreements) - 10} more (see --json or --html)")

@@ -1,34 +1,63 @@
-"""`judgeflow criteria list` and `judgeflow criteria show NAME [--json]`."""
+"""`judgeflow criteria list [--json]`, `criteria show NAME [--json]` and `criteria validate FILE...`."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..criteria import list_criteria, load_criterion
+from ..errors import CriterionError
+from .render import console, fit
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("criteria", help="list or show the judging criteria")
     csub = p.add_subparsers(dest="criteria_command", required=True, metavar="ACTION")
     lp = csub.add_parser("list", help="list shipped criteria")
+    lp.add_argument("--json", action="store_true", help="print the criteria as a JSON array")
     lp.set_defaults(func=cmd_list)
     sp = csub.add_parser("show", help="show one criterion (a shipped name or a .toml path)")
     sp.add_argument("name")
     sp.add_argument("--json", action="store_true", help="print the criterion as JSON")
     sp.set_defaults(func=cmd_show)
+    vp = csub.add_parser("validate", help="check your own criterion files (TOML): fields, verdicts, prompts")
+    vp.add_argument("files", nargs="+", help="criterion .toml files")
+    vp.set_defaults(func=cmd_validate)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    shipped = [load_criterion(name) for name in list_criteria()]
+    if args.json:
+        print(json.dumps([{"name": c.name, "mode": c.mode, "requires": ["answer", *c.requires],
+                           "error_verdicts": c.error_verdicts, "description": c.description,
+                           "path": str(c.path)} for c in shipped], indent=2, ensure_ascii=False))
+        return 0
     table = Table("criterion", "mode", "requires", "error verdicts", "description")
-    for name in list_criteria():
-        c = load_criterion(name)
+    for c in shipped:
         table.add_row(c.name, c.mode, ", ".join(["answer", *c.requires]), ", ".join(c.error_verdicts), c.description)
-    Console().print(table)
+    console().print(fit(table))
     return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Load each file as judgeflow would; print what it defines, or the first error per file."""
+    con, err = console(), console(stderr=True)
+    bad = 0
+    for f in args.files:
+        try:
+            c = load_criterion(Path(f))
+        except CriterionError as e:
+            err.print(f"[red]invalid:[/red] {escape(str(e))}", soft_wrap=True)
+            bad += 1
+            continue
+        con.print(f"ok: {f}: criterion {c.name!r} ({c.mode}), requires answer, {', '.join(c.requires) or '-'}; "
+                  f"verdicts {', '.join(c.verdicts)} (errors: {', '.join(c.error_verdicts)}); "
+                  f"fingerprint {c.fingerprint}", soft_wrap=True, markup=False)
+    return 2 if bad else 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -36,7 +65,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(c.model_dump() | {"fingerprint": c.fingerprint}, indent=2, ensure_ascii=False))
         return 0
-    con = Console()
+    con = console()
     con.print(f"[bold]{c.name}[/bold] ({c.mode}) — {c.description}")
     con.print(f"requires: answer, {', '.join(c.requires) or '-'}; optional: {', '.join(c.optional) or '-'}")
     con.print(f"bases: {', '.join(c.bases)}; fact kinds: {', '.join(c.fact_kinds)}")

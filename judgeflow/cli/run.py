@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shlex
 import time
 from collections import Counter
@@ -26,12 +27,13 @@ from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item, read_items
 from ..judge import DEFAULT_CONCURRENCY, Judge
-from ..runs.pricing import load_prices
+from ..runs.pricing import estimate_cost, load_prices
 from ..requirements import SpecJudge
-from ..results import Usage
+from ..results import Judgment, Usage
 from ..runs import runner
 from ..runs.output import OutputError, check_output_writable, file_sha, write_output  # noqa: F401 (OutputError: old path)
 from ..runs.store import DEFAULT_STORE, RunStore
+from .render import console
 from ..runs.summary import summarize
 from . import ensemble, ray_cmd
 
@@ -76,6 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
     p.add_argument("--prices", type=Path, help="a TOML/JSON price table to override the built-in one (or $JUDGEFLOW_PRICES)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true",
+                   help="print the end-of-run summary as one JSON object on stdout (counts, tokens, cost)")
     p.add_argument("--batch", action="store_true",
                    help="submit through the provider's batch API (about half the price; collect later "
                         "with `judgeflow batch collect RUN_ID`)")
@@ -206,22 +210,27 @@ def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, 
     return run.run_id
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    con = Console(stderr=True, highlight=False)
-    if args.limit is not None and args.limit < 1:
-        raise ConfigError("--limit must be a positive number of rows")
-    if args.concurrency < 1:
-        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
+def note_offline(args: argparse.Namespace, con: Console) -> None:
     if not args.model and not ensemble.active(args) and default_model() == OFFLINE_MODEL:
         con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
                   f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    con = console(stderr=True)
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError("--limit must be a positive number of rows")
+    if args.concurrency < 1:
+        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
     if getattr(args, "ray", False):
+        note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
     check_output_writable(args.output)
     prices = load_prices(args.prices)
     judge = make_judge(args)
     sha = file_sha(args.input)
+    note_offline(args, con)  # said only once the inputs are known to be fine
     rows = list(read_items(args.input))[: args.limit] if args.limit else list(read_items(args.input))
     check_unique_ids(rows, args.input)
     note_aliases(rows, con)
@@ -259,10 +268,33 @@ def cmd_run(args: argparse.Namespace) -> int:
         from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
 
         lines[-1] = cost_line(store, run_id, judge.model, prices) or lines[-1]
+    if args.json:
+        print(json.dumps(summary_json(results, run_id=run_id, model=judge.model, output=args.output,
+                                      prices=prices, elapsed=elapsed, session_items=stats["items"])))
+        return 0
     con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
     for line in lines:
         con.print("  " + line)
     return 0
+
+
+def summary_json(results: list[Judgment], *, run_id: str, model: str, output: Path, prices: Any,
+                 elapsed: float, session_items: int) -> dict[str, Any]:
+    """The end-of-run summary as data (`run --json`): the same numbers as `summarize`."""
+    total = Usage()
+    for j in results:
+        total.add(j.usage)
+    return {
+        "run_id": run_id, "model": model, "output": str(output), "rows": len(results),
+        "label_1": sum(j.status == "judged" and j.label == 1 for j in results),
+        "label_0": sum(j.status == "judged" and j.label == 0 for j in results),
+        "unscored": sum(j.status == "unscored" for j in results),
+        "invalid": sum(j.status == "invalid" for j in results),
+        "cached": sum(bool(j.cached) for j in results),
+        "calls": total.calls, "input_tokens": total.input_tokens, "output_tokens": total.output_tokens,
+        "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
+        "seconds": round(elapsed, 3), "items_this_session": session_items,
+    }
 
 
 def note_aliases(rows: list[Any], con: Console) -> None:

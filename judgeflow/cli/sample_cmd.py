@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
+from .render import console, fit
 from ..calibration.sampling import FOCUS, FOCUS_NOTE, JUDGE_LABEL, sample_file
 
 
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_sample(args: argparse.Namespace) -> int:
     s = sample_file(args.input, args.n, args.output, stratify_by=args.stratify_by, results=args.results,
                     seed=args.seed, equal=args.equal, keep_labels=args.keep_labels, focus=args.focus)
-    con = Console(highlight=False)
+    con = console()
     if s.focus:
         con.print(f"[yellow]note:[/yellow] {FOCUS_NOTE}")
     how = f"stratified by {', '.join(s.stratify_by)}" if s.stratify_by else "simple random sample"
@@ -42,7 +42,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         t = Table(" | ".join(s.stratify_by), "rows", "sampled")
         for st in s.strata:
             t.add_row(st.key, str(st.size), str(st.sampled))
-        con.print(t)
+        con.print(fit(t))
     if s.without_results:
         con.print(f"[yellow]note:[/yellow] {s.without_results} input rows have no result and were left out")
     if s.labels_dropped:

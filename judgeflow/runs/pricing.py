@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib  # type: ignore[no-redef]
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError

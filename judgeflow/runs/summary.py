@@ -19,7 +19,7 @@ def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: floa
         total.add(j.usage)
     labels = ", ".join(f"{k}: {counts[k]}" for k in ("label 1", "label 0") if counts[k])
     lines = [
-        f"{len(results)} rows: {labels or 'no labels'}; unscored: {counts['unscored']}; invalid: {counts['invalid']}"
+        f"{len(results)} rows: {labels or 'no 1/0 labels'}; unscored: {counts['unscored']}; invalid: {counts['invalid']}"
         + (f"; served from cache: {cached}" if cached else ""),
         f"tokens in {total.input_tokens:,}, out {total.output_tokens:,} in {total.calls:,} calls"
         + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "

@@ -1,0 +1,25 @@
+"""The offline path never imports the provider SDKs (issue 11: they cost seconds at start-up)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+SCRIPT = """
+import json, sys
+from judgeflow import Judge
+judge = Judge("baseline/lexical")
+r = judge.judge({"id": "q1", "question": "When was Moscow founded?",
+                 "answer": "In 1247, by Yuri Dolgorukiy.", "reference": "1147, by Yuri Dolgorukiy"})
+rs = list(judge.judge_many([{"id": "s", "answer": "Paris is in France.", "source": "Paris is the capital of France."}]))
+print(json.dumps({"label": r.label, "labels": [x.label for x in rs],
+                  "loaded": sorted(m for m in ("openai", "anthropic", "instructor") if m in sys.modules)}))
+"""
+
+
+def test_offline_judge_does_not_import_the_provider_sdks() -> None:
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["label"] == 1 and got["labels"] == [0]
+    assert got["loaded"] == [], f"the offline path imported {got['loaded']}"
