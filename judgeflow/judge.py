@@ -21,7 +21,7 @@ from .criteria import Criterion, load_criterion
 from .errors import ConfigError, InvalidItemError, JudgeflowError
 from .items import MODES, Item, passthrough
 from .languages import item_language
-from .results import Judgment, Usage
+from .results import Judgment, TraceEntry, Usage
 from .routing import choose_criterion
 from .workflow import JudgeContext, JudgeState, Strategy, build_graph
 
@@ -110,6 +110,11 @@ class Judge:
             return invalid_judgment(it, model=self.model)
         out = await self._graph.ainvoke(JudgeState(item=it), context=self.context())
         state = JudgeState.model_validate(out)
+        extra = it.extra
+        if state.status == "invalid" and it.where:  # a routing error: name the row, as read errors do
+            state.error = f"{it.where}: {state.error}"
+            if it.line is not None:
+                extra = {**extra, "line": it.line}
         return Judgment(
             id=it.id,
             label=state.label,
@@ -124,7 +129,7 @@ class Judge:
             strategy=self.strategy,
             language=_language(it),
             human_label=it.label,
-            extra=it.extra,
+            extra=extra,
             trace=state.trace if self.keep_trace else [],
         )
 
@@ -151,9 +156,14 @@ class Judge:
         return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
     def _from_cache(self, hit: Judgment, it: Item) -> Judgment:
+        trace = hit.trace if self.keep_trace else []
+        if self.keep_trace and not trace:  # cached by a judge that kept no trace: say so, never an empty audit
+            trace = [TraceEntry(step="cache", reply={
+                "note": "served from the response cache; the run that judged it kept no trace "
+                        "(judge again without the cache, e.g. --no-cache, to record one)"})]
         return hit.model_copy(update={
             "id": it.id, "human_label": it.label, "extra": it.extra, "cached": True, "usage": Usage(),
-            "model": self.model, "strategy": self.strategy, "trace": hit.trace if self.keep_trace else [],
+            "model": self.model, "strategy": self.strategy, "trace": trace,
         })
 
     async def ajudge_many(
@@ -202,6 +212,7 @@ class Judge:
         queue: asyncio.Queue[tuple[int, Judgment] | None] = asyncio.Queue()
         sem = asyncio.Semaphore(limit)
         done = store.done_ids(run) if store is not None and run is not None else set()
+        failed: list[BaseException] = []  # the first failure (e.g. a commit on a full disk) stops the feed
 
         def finish(seq: int, j: Judgment, key: str | None) -> tuple[int, Judgment]:
             if store is not None and run is not None:
@@ -213,6 +224,8 @@ class Judge:
         async def one(seq: int, it: Item | InvalidItemError, key: str | None) -> None:
             try:
                 await queue.put(finish(seq, await self.ajudge(it), key))
+            except Exception as e:  # noqa: BLE001 - kept and raised once, by the consumer
+                failed.append(e)
             finally:
                 sem.release()
 
@@ -220,6 +233,8 @@ class Judge:
             tasks: set[asyncio.Task[None]] = set()
             try:
                 async for seq, obj in _aenumerate(items):
+                    if failed:
+                        break
                     it = as_item(obj)
                     item_id = it.id if isinstance(it, Item) else invalid_judgment(it).id
                     if item_id in done:
@@ -230,6 +245,9 @@ class Judge:
                         await queue.put(finish(seq, self._from_cache(hit, it), key))
                         continue
                     await sem.acquire()
+                    if failed:  # a commit failed while waiting for a slot: send nothing more
+                        sem.release()
+                        break
                     t = asyncio.create_task(one(seq, it, key))
                     tasks.add(t)
                     t.add_done_callback(tasks.discard)
@@ -244,7 +262,9 @@ class Judge:
         try:
             while (result := await queue.get()) is not None:
                 yield result
-            await feeder  # surface unexpected errors from the feeder or a task
+            await feeder  # surface unexpected errors from the feeder
+            if failed:
+                raise failed[0]  # the first failure, once (the rest are its echoes)
         finally:
             if not feeder.done():
                 feeder.cancel()
