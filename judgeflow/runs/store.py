@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -94,9 +95,12 @@ class RunStore:
 
     def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
         self.path = Path(path)
+        self._lock = threading.RLock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            # the sync facade runs the judging on a background loop thread: the connection may be
+            # used from there, one statement (or transaction) at a time under self._lock
+            self._db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
@@ -142,13 +146,15 @@ class RunStore:
 
     def _write(self, doing: str, sql: str, params: tuple[Any, ...] = ()) -> None:
         try:
-            self._db.execute(sql, params)
+            with self._lock:
+                self._db.execute(sql, params)
         except sqlite3.Error as e:
             raise self._error(e, doing) from None
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         try:
-            return self._db.execute(sql, params).fetchall()
+            with self._lock:
+                return self._db.execute(sql, params).fetchall()
         except sqlite3.Error as e:
             raise self._error(e, "read") from None
 
@@ -203,7 +209,7 @@ class RunStore:
         """
         data = _redacted(judgment)
         try:
-            with self._db:  # BEGIN ... COMMIT, or ROLLBACK on error
+            with self._lock, self._db:  # BEGIN ... COMMIT, or ROLLBACK on error
                 self._db.execute("BEGIN")
                 self._db.execute(
                     "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
@@ -223,8 +229,10 @@ class RunStore:
     def results(self, run_id: str) -> Iterator[Judgment]:
         """The run's results in input order."""
         try:
-            cur = self._db.execute("SELECT judgment FROM results WHERE run_id=? ORDER BY seq, item_id", (run_id,))
-            for (data,) in cur:
+            with self._lock:
+                rows = self._db.execute("SELECT judgment FROM results WHERE run_id=? ORDER BY seq, item_id",
+                                        (run_id,)).fetchall()
+            for (data,) in rows:
                 yield Judgment.model_validate_json(data)
         except sqlite3.Error as e:
             raise self._error(e, "read") from None
@@ -257,7 +265,7 @@ class RunStore:
     def add_replies(self, run_id: str, replies: dict[str, str]) -> None:
         """Store provider replies (raw JSON bodies) by request key, in one transaction."""
         try:
-            with self._db:
+            with self._lock, self._db:
                 self._db.execute("BEGIN")
                 self._db.executemany("INSERT OR REPLACE INTO replies VALUES (?, ?, ?)",
                                      [(k, run_id, v) for k, v in replies.items()])
