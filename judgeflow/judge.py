@@ -153,7 +153,7 @@ class Judge:
             "run_criterion": self.criterion.fingerprint if self.criterion else None,
             "item": item.model_dump(include=set(_JUDGED_FIELDS)),
         }
-        return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
 
     def _from_cache(self, hit: Judgment, it: Item) -> Judgment:
         trace = hit.trace if self.keep_trace else []
