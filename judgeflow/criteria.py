@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticCustomError
 
 from .errors import CriterionError
-from .prompts import register_tags
+from .prompts import add_prompt_source, register_tags
 
 Basis = Literal["reference", "source", "spec", "knowledge", "none"]
 EVIDENCE_FIELDS = ("reference", "source", "spec")
@@ -164,6 +164,14 @@ def criteria_dirs() -> list[Path]:
     if repo.is_dir():
         dirs.append(repo)
     return dirs
+
+
+def _shipped_prompt_texts() -> list[str]:
+    """Every shipped criterion file as text, so the tags their prompts use are neutralised in answers."""
+    return [p.read_text(encoding="utf-8") for d in criteria_dirs() for p in sorted(d.glob("*.toml"))]
+
+
+add_prompt_source(_shipped_prompt_texts)
 
 
 def list_criteria() -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 #: tags the code itself writes around data (more are added from the prompts as they are seen)
 _BASE_TAGS = ("question", "answer", "reference", "source", "document", "spec", "claims", "claim", "data")
@@ -23,7 +23,7 @@ _ATTR = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 _tags: set[str] = set(_BASE_TAGS)
 _lock = threading.Lock()
 _tag_re: re.Pattern[str] | None = None
-_shipped_seen = False
+_sources: list[Callable[[], Iterable[str]]] = []  # prompt texts not yet read (criteria files, ...)
 
 #: chat-template control tokens of common open models (ChatML, Llama 2/3, Mistral, Gemma, Phi, DeepSeek, ...)
 _CONTROL = re.compile(
@@ -56,16 +56,19 @@ def neutralized_tags() -> frozenset[str]:
     return frozenset(_tags)
 
 
-def _load_shipped() -> None:
-    """Read the tags of every shipped criterion file, once (plain text: no criterion is validated here)."""
-    global _shipped_seen
-    if _shipped_seen:
-        return
-    from .criteria import criteria_dirs  # a function-level import: criteria imports this module
+def add_prompt_source(source: Callable[[], Iterable[str]]) -> None:
+    """Register prompt texts to be read (once, lazily) for their tags: e.g. every shipped criterion file."""
+    with _lock:
+        _sources.append(source)
 
-    texts = [p.read_text(encoding="utf-8") for d in criteria_dirs() for p in sorted(d.glob("*.toml"))]
-    register_tags(texts)
-    _shipped_seen = True
+
+def _load_shipped() -> None:
+    """Read the tags of every registered prompt source not read yet."""
+    while _sources:
+        with _lock:
+            source = _sources.pop() if _sources else None
+        if source is not None:
+            register_tags(list(source()))
 
 
 def _pattern() -> re.Pattern[str]:

@@ -494,3 +494,11 @@ def test_sdk_debug_logs_are_redacted(caplog) -> None:
         logging.getLogger("openai._base_client").debug("Request options: %s",
                                                        {"headers": {"Authorization": "Bearer sk-live-abcdefgh12345"}})
     assert "sk-live-abcdefgh12345" not in caplog.text and "***" in caplog.text
+
+
+def test_a_new_tag_in_a_criterion_is_neutralised_once_it_is_loaded(tmp_path) -> None:
+    text = (ROOT / "criteria" / "factual_correctness.toml").read_text()
+    path = tmp_path / "mine.toml"
+    path.write_text(text.replace("{reference}\n{claims}", "<house_rules>Be strict.</house_rules>\n{reference}\n{claims}", 1))
+    load_criterion(path)
+    assert "<house_rules>" not in neutralize("a <house_rules> b") and "</house_rules>" not in neutralize("</house_rules>")
