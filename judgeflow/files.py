@@ -69,7 +69,7 @@ def decode(data: bytes, path: str) -> str:
             except UnicodeDecodeError as e:
                 raise InvalidItemError(f"starts with a {codec.upper()} byte-order mark but is not valid {codec.upper()} "
                                        f"(at byte {e.start}); {_TO_UTF8}", path=path) from None
-    if b"\0" in data[:65536]:
+    if _binary(data[:65536]):
         raise InvalidItemError(
             "is a binary file (it holds NUL bytes), not JSONL, CSV or JSON text; give a text file of items "
             "(UTF-16 text without a byte-order mark: save it as UTF-8)", path=path)
@@ -84,6 +84,21 @@ def decode(data: bytes, path: str) -> str:
                 f"is not UTF-8 text (byte {byte} on line {bad[0]}, and {len(bad) - 1} more lines); {_TO_UTF8}",
                 path=path, line=None)
     return text
+
+
+def _binary(sample: bytes) -> bool:
+    """NUL bytes in a sample that is not UTF-8, or many of them: not a text file (a stray NUL in a
+    UTF-8 text is that line's problem, reported as an invalid row)."""
+    nuls = sample.count(b"\0")
+    if not nuls:
+        return False
+    if len(sample) >= 1024 and nuls * 16 > len(sample):  # UTF-8, but mostly NULs (UTF-16 without a mark, ...)
+        return True
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start < len(sample) - 3  # not just a character cut at the end of the sample
+    return False
 
 
 def _undecodable(text: str) -> str | None:
