@@ -14,14 +14,14 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from judgeflow.calibrate import calibrate  # noqa: E402
-from judgeflow.compare import compare  # noqa: E402
+from judgeflow.calibration.agreement import calibrate  # noqa: E402
+from judgeflow.calibration.comparison import compare  # noqa: E402
 from judgeflow.calibration.review_app.server import create_app, static_dir  # noqa: E402
 from judgeflow.calibration.review_app.session import NOTE, ReviewSession  # noqa: E402
 from judgeflow.cli import main  # noqa: E402
 from judgeflow.errors import ConfigError, InvalidItemError  # noqa: E402
-from judgeflow.labeler import Labeller  # noqa: E402
-from judgeflow.labels import read_labels  # noqa: E402
+from judgeflow.calibration.labeller import Labeller  # noqa: E402
+from judgeflow.calibration.labels import read_labels  # noqa: E402
 from judgeflow.results import ClaimResult, Judgment, RequirementResult  # noqa: E402
 
 TOKEN = "test-token"

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from judgeflow.calibrate import calibrate
-from judgeflow.labels import read_labels
+from judgeflow.calibration.agreement import calibrate
+from judgeflow.calibration.labels import read_labels
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

@@ -38,6 +38,7 @@ from ..runs.pricing import estimate_cost, load_prices
 from ..requirements import SpecJudge
 from ..results import Judgment, Usage
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
+from . import ray_cmd
 
 #: settings that change the results of a run; a resume must match them
 RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
@@ -114,6 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--batch", action="store_true",
                    help="submit through the provider's batch API (about half the price; collect later "
                         "with `judgeflow batch collect RUN_ID`)")
+    ray_cmd.add_arguments(p)
     p.set_defaults(func=cmd_run)
 
 
@@ -315,6 +317,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
                   f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
+    if getattr(args, "ray", False):
+        return ray_cmd.run_on_ray(args, con, make_judge)
     check_output(args.output, args.input)
     prices = load_prices(args.prices)
     judge = make_judge(args)
@@ -334,6 +338,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         already = store.count(run_id)
         if already:
             con.print(f"resuming run {run_id}: {already} of {len(rows)} rows already done")
+        from .batch_cmd import open_batches_note
+
+        if note := open_batches_note(store, run_id):
+            con.print(note, soft_wrap=True)
         session = Usage()
         stats = Counter[str]()
         start = time.monotonic()
@@ -355,9 +363,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         store.set_status(run_id, "done")
         write_output(store, run_id, args.output, trace=args.trace)
         results = list(store.results(run_id))
+        lines = summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
+                          session_items=stats["items"])
+        from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
+
+        lines[-1] = cost_line(store, run_id, judge.model, prices) or lines[-1]
     con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
-    for line in summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
-                          session_items=stats["items"]):
+    for line in lines:
         con.print("  " + line)
     return 0
 
