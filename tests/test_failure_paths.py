@@ -73,15 +73,17 @@ def error_lines(err: str) -> list[str]:
 def test_a_full_store_stops_the_run_after_the_calls_in_flight(tmp_path, monkeypatch, capsys, caplog) -> None:
     """SQLITE_FULL (a page limit on the store) on the 6th commit: one line, exit 2, the resume command,
     at most the calls in flight spent, no 'Task exception was never retrieved'."""
-    start_run = RunStore.start_run
+    record = RunStore.record
+    limited_dbs: set[int] = set()
 
-    def limited(self: RunStore, **kw: object) -> str:
-        run_id = start_run(self, **kw)
-        pages = self._db.execute("PRAGMA page_count").fetchone()[0]
-        self._db.execute(f"PRAGMA max_page_count = {pages + 2}")  # room for a few results, then SQLITE_FULL
-        return run_id
+    def limited(self: RunStore, *args: object, **kw: object) -> None:
+        if id(self) not in limited_dbs:  # from the first commit on: room for a few results, then SQLITE_FULL
+            limited_dbs.add(id(self))
+            pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+            self._db.execute(f"PRAGMA max_page_count = {pages + 2}")
+        record(self, *args, **kw)
 
-    monkeypatch.setattr(RunStore, "start_run", limited)
+    monkeypatch.setattr(RunStore, "record", limited)
     inp = write_jsonl(tmp_path / "in.jsonl", [dict(r, source=["x" * 3000]) for r in items(60)])
     with FakeProvider() as fake:
         code = main(online(tmp_path, fake.base_url + "/v1", inp, "--concurrency", "4"))
