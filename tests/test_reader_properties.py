@@ -31,16 +31,9 @@ def run(data: bytes, name: str) -> tuple[int, str, list[dict]]:
         inp, out = Path(d) / name, Path(d) / "out.jsonl"
         inp.write_bytes(data)
         err = io.StringIO()
-        from judgeflow import cli
-
-        console_file = cli.err_console.file
-        cli.err_console.file = err
-        try:
-            with contextlib.redirect_stderr(err):
-                code = main(["run", str(inp), "-o", str(out), "--model", "baseline/lexical", "--store",
-                             str(Path(d) / "s.sqlite"), "--no-progress"])
-        finally:
-            cli.err_console.file = console_file
+        with contextlib.redirect_stderr(err):  # the CLI's consoles write to sys.stderr as it is at print time
+            code = main(["run", str(inp), "-o", str(out), "--model", "baseline/lexical", "--store",
+                         str(Path(d) / "s.sqlite"), "--no-progress"])
         text = out.read_text(encoding="utf-8").replace(json.dumps(str(inp))[1:-1], "INPUT") if out.exists() else ""
         rows = [json.loads(line) for line in text.split("\n") if line]  # JSONL: lines end at \n only
         text = err.getvalue().replace(str(inp), "INPUT")
