@@ -21,8 +21,10 @@ from .criteria import Criterion, list_criteria, load_criterion
 from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
 from .items import Item, load_items, read_items
 from .judge import Judge, judge
+from .panel import Panel
+from .cascade import Cascade
 from .requirements import SpecJudge, review
-from .results import ClaimResult, Judgment, RequirementResult, TraceEntry, Usage
+from .results import ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage
 from .backends.rouge import RougeJudge
 from .runs.store import RunStore
 from .workflow import JudgeContext, JudgeState, build_graph
@@ -46,6 +48,7 @@ def __getattr__(name: str) -> _Any:
 __all__ = [
     "Backend",
     "CalibrationReport",
+    "Cascade",
     "Claim",
     "ClaimCheck",
     "ClaimChecks",
@@ -60,12 +63,14 @@ __all__ = [
     "Judge",
     "JudgeContext",
     "JudgeState",
+    "JudgeVote",
     "JudgeflowError",
     "Judgment",
     "LLMClient",
     "LLMError",
     "LLMJudge",
     "LexicalJudge",
+    "Panel",
     "RequirementResult",
     "RougeJudge",
     "RunStore",

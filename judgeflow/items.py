@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
 from .errors import InvalidItemError
 from .files import read_rows
@@ -153,7 +153,15 @@ class Item(BaseModel):
         if "label" in values:
             values["label"] = parse_label(values["label"], bad)
         values["id"], values["answer"] = item_id, answer
-        item = cls(**values, extra=rec, aliases=aliases)
+        if "criterion" in values and not isinstance(values["criterion"], str):
+            raise bad(f"has criterion {values['criterion']!r}; give a criterion name such as "
+                      "\"factual_correctness\" (see `judgeflow criteria list`), or leave it out", "criterion")
+        try:
+            item = cls(**values, extra=rec, aliases=aliases)
+        except ValidationError as e:  # any other field of the wrong type: that row's invalid result, never a crash
+            first = e.errors()[0]
+            field = str(first["loc"][0]) if first.get("loc") else "item"
+            raise bad(f"has an unusable '{field}': {first['msg']}; fix that field", field) from None
         item._path, item._line = path, line
         return item
 

@@ -64,6 +64,29 @@ class TraceEntry(BaseModel):
     """Raw replies that failed validation and were re-asked, in order (the audit of a re-ask)."""
 
 
+class JudgeVote(BaseModel):
+    """One member's verdict inside a panel or cascade row (see `judgeflow.panel`, `judgeflow.cascade`)."""
+
+    model: str | None = None
+    role: str | None = None
+    """"member" in a panel; "cheap" or "strong" in a cascade."""
+    label: Literal[0, 1] | None = None
+    status: JudgmentStatus = "judged"
+    samples: list[Literal[0, 1] | None] | None = None
+    """Each sample's label when the member judged the item several times (self-consistency), else None."""
+    agreement: str | None = None
+    """Samples agreeing with this member's label, e.g. "3/5" (None for one sample)."""
+    reason: str | None = None
+    claims: list[ClaimResult] = Field(default_factory=list)
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cached: bool = False
+
+
+#: result fields written only when set, so a single judge's rows keep their old shape
+OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade")
+
+
 class Judgment(BaseModel):
     """The judge's result for one item. label: 1 = hallucination, 0 = none found, None = unscored."""
 
@@ -89,6 +112,14 @@ class Judgment(BaseModel):
     cached: bool = False
     requirements: list[RequirementResult] | None = None
     """Requirement coverage against the spec (spec review with requirements on), else None."""
+    judges: list[JudgeVote] | None = None
+    """Panels and cascades: each member's verdict, claims, usage and model; None for one judge."""
+    agreement: str | None = None
+    """Panels: voting members (or samples) agreeing with the label, e.g. "2/3"."""
+    confidence: float | None = None
+    """Panels and self-consistency: the share of all scored votes agreeing with the label."""
+    cascade: dict[str, Any] | None = None
+    """Cascades: {"escalated": bool, "escalated_on": [...], "audited": bool, "cheap_label": 0/1/None}."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """The input's other fields, carried through untouched."""
     trace: list[TraceEntry] = Field(default_factory=list)
@@ -100,6 +131,9 @@ class Judgment(BaseModel):
         written as `input_<name>`, so neither value is lost.
         """
         row = self.model_dump(exclude={"extra", "trace", "cached"})
+        for k in OPTIONAL_FIELDS:
+            if row[k] is None:
+                del row[k]
         if trace:
             row["trace"] = [t.model_dump() for t in self.trace]
         for k, v in self.extra.items():

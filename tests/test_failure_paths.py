@@ -448,11 +448,11 @@ def test_trace_on_a_cached_rerun_is_the_original_trace(tmp_path) -> None:
 
 def test_a_cache_entry_without_a_trace_says_so() -> None:
     from judgeflow.results import Judgment
+    from judgeflow.runs.cache import from_cache
 
-    judge = Judge("baseline/lexical")
     hit = Judgment(id="x", label=0, trace=[])
     item = __import__("judgeflow").Item(id="x", answer="a", reference="a")
-    served = judge._from_cache(hit, item)
+    served = from_cache(hit, item, model="baseline/lexical", strategy="graph", keep_trace=True)
     assert served.trace and "served from the response cache" in json.dumps(served.trace[0].reply)
 
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import InvalidItemError
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
-from ..results import ClaimResult, Judgment
+from ..results import ClaimResult, JudgeVote, Judgment
 
 Direction = Literal["false_alarm", "miss"]
 #: below this many items the bootstrap interval is too wide to rank judges or criteria
@@ -112,6 +112,8 @@ class Disagreement(BaseModel):
     deciding_claim: ClaimResult | None = None
     """The first claim with an error verdict (for a 1); None for a 0 (every claim passed)."""
     claims: list[ClaimResult] = Field(default_factory=list)
+    votes: list[JudgeVote] | None = None
+    """Panels and cascades: each member's vote on this item."""
 
 
 class CalibrationReport(Agreement):
@@ -137,6 +139,10 @@ class CalibrationReport(Agreement):
     disagreements: list[Disagreement] = Field(default_factory=list)
     seed: int = 0
     n_boot: int = DEFAULT_BOOT
+    fleiss_kappa: float | None = None
+    """`by="judge"` on a panel: Fleiss' kappa between the members (on items all of them scored)."""
+    fleiss_items: int = 0
+    fleiss_members: int = 0
 
 
 # -- statistics ---------------------------------------------------------------------------
@@ -338,8 +344,13 @@ def calibrate(
     if len(criteria) > 1:
         report.warnings.append(f"items were judged under {len(criteria)} criteria ({', '.join(criteria)}): "
                                "use --by criterion to see each")
-    if by:
-        report.groups = _groups(joined.pairs, by, seed=seed, n_boot=n_boot)
+    if by == "judge" and any(j.judges for j, _ in joined.pairs):  # a panel or cascade: each member side by side
+        from .members import member_agreement
+
+        report.groups = judge_groups(joined.pairs, seed=seed, n_boot=n_boot)
+        report.fleiss_kappa, report.fleiss_items, report.fleiss_members = member_agreement([j for j, _ in joined.pairs])
+    elif by:
+        report.groups = _groups(joined.pairs, "model" if by == "judge" else by, seed=seed, n_boot=n_boot)
         if [g.group for g in report.groups] == ["(none)"]:
             report.warnings.append(f"no result has a field {by!r}: every item fell in one group; the fields "
                                    f"here include {', '.join(sorted(set(Judgment.model_fields) | set(rows[0].extra)))}")
@@ -348,7 +359,7 @@ def calibrate(
             report.disagreements.append(Disagreement(
                 id=j.id, human=h, judge=j.label or 0, direction="false_alarm" if j.label == 1 else "miss",
                 criterion=j.criterion, group=field_value(j, by) if by else None, reason=j.reason,
-                deciding_claim=deciding_claim(j), claims=j.claims,
+                deciding_claim=deciding_claim(j), claims=j.claims, votes=j.judges,
             ))
     return report
 
@@ -365,4 +376,35 @@ def _groups(pairs: list[tuple[Judgment, Label]], by: str, *, seed: int, n_boot: 
         a = agreement([h for _, h in scored], [int(j.label or 0) for j, _ in scored], seed=seed,
                       n_boot=n_boot, criterion=crits.pop() if len(crits) == 1 else None)
         out.append(GroupReport(**a.model_dump(), group=name, unscored=len(members) - len(scored)))
+    return out
+
+
+COMBINED = "combined"
+
+
+def member_name(role: str | None, model: str | None) -> str:
+    return f"{role} {model}" if role and role != "member" else str(model)
+
+
+def judge_groups(pairs: Sequence[tuple[Judgment, Label]], *, seed: int, n_boot: int) -> list[GroupReport]:
+    """The combined label first, then each member's own label, against the same human labels."""
+    names: list[str] = []
+    labels: dict[str, list[tuple[Label | None, Label]]] = {COMBINED: []}
+    for j, h in pairs:
+        labels[COMBINED].append((j.label, h))
+        seen: dict[str, int] = {}
+        for v in j.judges or []:
+            name = member_name(v.role, v.model)
+            seen[name] = seen.get(name, 0) + 1
+            name += f" #{seen[name]}" if seen[name] > 1 else ""  # the same model twice in one panel
+            if name not in labels:
+                names.append(name)
+                labels[name] = []
+            labels[name].append((v.label, h))
+    out = []
+    for name in [COMBINED, *names]:
+        got = labels[name]
+        scored = [(x, h) for x, h in got if x is not None]
+        a = agreement([h for _, h in scored], [int(x or 0) for x, _ in scored], seed=seed, n_boot=n_boot)
+        out.append(GroupReport(**a.model_dump(), group=name, unscored=len(got) - len(scored)))
     return out

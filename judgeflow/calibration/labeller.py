@@ -169,6 +169,10 @@ class Labeller:
             self.con.print(f"all {len(self.rows)} items are labelled or skipped; `--start N` revisits item N")
             return self.finish()
         i = max(0, min(i, len(self.rows) - 1))
+        if any(r.get("sample_focus") for r in self.rows):
+            from .sampling import FOCUS_NOTE
+
+            self.con.print(f"[yellow]note:[/yellow] {FOCUS_NOTE}")
         self.con.print(HELP)
         while True:
             self.show(i)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .agreement import Agreement, CalibrationReport, Confusion, Disagreement, strength
 from .comparison import ComparisonReport, Decision
-from ..results import ClaimResult
+from ..results import ClaimResult, JudgeVote
 
 FA_COLOR = "#e8891c"
 """False alarms (judge 1, human 0)."""
@@ -191,7 +191,18 @@ def _disagreement(d: Disagreement) -> str:
     group = f" · {e(d.group)}" if d.group else ""
     return (f"<details><summary>{_badge(d.direction)} <b>{e(d.id)}</b>{group} · human {d.human}, judge {d.judge}"
             f" · <span class=\"muted\">{e(why[:160])}</span></summary><p>Judge's reason: {e(d.reason)}</p>"
-            f"{_claims_table(d.claims, d.deciding_claim)}</details>")
+            f"{_votes_table(d.votes)}{_claims_table(d.claims, d.deciding_claim)}</details>")
+
+
+def _votes_table(votes: Sequence[JudgeVote] | None) -> str:
+    """A panel's or cascade's members and how each voted on this item."""
+    if not votes:
+        return ""
+    head = "<tr><th>judge</th><th>role</th><th>vote</th><th>samples</th><th>reason</th></tr>"
+    rows = [f"<tr><td>{e(v.model)}</td><td>{e(v.role)}</td><td class=num><b>{'unscored' if v.label is None else v.label}"
+            f"</b></td><td>{e(' '.join('-' if x is None else str(x) for x in v.samples) if v.samples else '')}</td>"
+            f"<td>{e(v.reason if v.label is not None else v.error)}</td></tr>" for v in votes]
+    return "<p>Members' votes:</p><table>" + head + "".join(rows) + "</table>"
 
 
 def _page(title: str, body: str) -> str:
@@ -219,6 +230,10 @@ def calibration_html(r: CalibrationReport, *, title: str = "Calibration") -> str
             "<h2>Agreement</h2>", _pictures(r), _metrics_table(r)]
     if r.groups:
         body.append(f"<h2>By {e(r.by)}</h2>")
+        if r.fleiss_members:
+            fk = "undefined" if r.fleiss_kappa is None else f"{r.fleiss_kappa:.2f}"
+            body.append(f"<p>Agreement between the {r.fleiss_members} members (Fleiss' kappa): {fk}, on the "
+                        f"{r.fleiss_items} labelled items all of them scored.</p>")
         body.append(svg_kappas([(g.group, g) for g in r.groups]))
         head = ("<tr><th>" + e(r.by) + "</th><th>n</th><th>excluded</th><th>kappa [95% CI]</th><th>accuracy</th>"
                 "<th>F1</th><th>false alarms</th><th>misses</th><th>split</th><th>diagnosis</th></tr>")

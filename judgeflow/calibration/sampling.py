@@ -31,6 +31,21 @@ from ..results import Judgment
 
 JUDGE_LABEL = "judge_label"
 """The stratify-by name for the judge's own label (needs results)."""
+FOCUS = ("disagreement",)
+FOCUS_FIELD = "sample_focus"
+"""Written into each row of a focused sample, so the labeller can say what such a sample is for."""
+FOCUS_NOTE = ("this sample holds only items where the judges disagree: it is for finding criterion problems "
+              "fast (debugging), not for measuring agreement; estimate kappa on a stratified sample "
+              "(`judgeflow sample ITEMS --results R` without --focus)")
+
+
+def judges_disagree(j: Judgment) -> bool:
+    """A panel's members (or a judge's samples) gave different labels, or a cascade's cheap and strong judges did."""
+    votes = {v.label for v in j.judges or [] if v.label is not None}
+    votes |= {x for v in j.judges or [] for x in (v.samples or []) if x is not None}
+    if j.cascade and j.cascade.get("strong_label") is not None and j.cascade.get("cheap_label") is not None:
+        votes |= {j.cascade["strong_label"], j.cascade["cheap_label"]}
+    return len(votes) > 1
 
 
 class Stratum(BaseModel):
@@ -55,6 +70,8 @@ class SampleSummary(BaseModel):
     without_results: int = 0
     """Input rows with no result row (left out of the pool when results are given)."""
     labels_dropped: bool = False
+    focus: str | None = None
+    """"disagreement" when only items the judges disagree on were sampled (for debugging, not for kappa)."""
 
 
 def field_of(record: Mapping[str, Any], field: str) -> str:
@@ -133,10 +150,12 @@ def judge_summary(j: Judgment) -> dict[str, Any]:
             "claim": {"id": claim.id, "text": claim.text, "verdict": claim.verdict} if claim else None}
 
 
-def read_pool(path: str | Path, results: str | Path | None = None) -> tuple[list[dict[str, Any]], int]:
+def read_pool(path: str | Path, results: str | Path | None = None, *, focus: str | None = None
+              ) -> tuple[list[dict[str, Any]], int]:
     """Raw input rows (each checked as an Item), with `judge` attached from `results` by id.
 
-    Returns the rows and how many input rows had no result (left out).
+    Returns the rows and how many input rows had no result (left out). With `focus="disagreement"`
+    only rows whose judges disagree are kept.
     """
     by_id = {j.id: j for j in read_results(results)} if results is not None else None
     rows, missing = [], 0
@@ -153,8 +172,12 @@ def read_pool(path: str | Path, results: str | Path | None = None) -> tuple[list
             if j is None:
                 missing += 1
                 continue
+            if focus == "disagreement" and not judges_disagree(j):
+                continue
             row["judge"] = judge_summary(j)
             row[JUDGE_LABEL] = "unscored" if j.label is None else str(j.label)
+            if focus:
+                row[FOCUS_FIELD] = focus
         rows.append(row)
     return rows, missing
 
@@ -162,6 +185,7 @@ def read_pool(path: str | Path, results: str | Path | None = None) -> tuple[list
 def sample_file(
     path: str | Path, n: int, output: str | Path, *, stratify_by: Sequence[str] | None = None,
     results: str | Path | None = None, seed: int = 0, equal: bool = False, keep_labels: bool = False,
+    focus: str | None = None,
 ) -> SampleSummary:
     """Write a stratified sample of `path` to `output` (JSONL) for labelling by hand.
 
@@ -175,6 +199,8 @@ def sample_file(
         seed: the random seed.
         equal: equal shares per stratum instead of proportional ones.
         keep_labels: keep the input's own `label` (default: drop it, so it cannot anchor the person).
+        focus: "disagreement": only items where a panel's members, a judge's samples or a cascade's
+            judges disagree (needs results). For debugging a criterion, never for estimating kappa.
 
     Raises:
         InvalidItemError: an unreadable row, or a results file given as the input.
@@ -183,7 +209,14 @@ def sample_file(
     keys = list(stratify_by) if stratify_by else ([JUDGE_LABEL] if results is not None else [])
     if JUDGE_LABEL in keys and results is None:
         raise ConfigError("--stratify-by judge_label needs the judge's results: pass --results RESULTS.jsonl")
-    rows, missing = read_pool(path, results)
+    if focus is not None and focus not in FOCUS:
+        raise ConfigError(f"--focus {focus!r} is not one of: {', '.join(FOCUS)}")
+    if focus and results is None:
+        raise ConfigError("--focus disagreement needs the panel's or cascade's results: pass --results RESULTS.jsonl")
+    rows, missing = read_pool(path, results, focus=focus)
+    if not rows and focus:
+        raise InvalidItemError("no item where the judges disagree (the results need a panel, --samples or a cascade "
+                               "with an audit)", path=str(results))
     if not rows:
         raise InvalidItemError("no rows to sample" + (" that have a result" if results is not None else ""),
                                path=str(path))
@@ -193,4 +226,4 @@ def sample_file(
     write_jsonl_atomic(out, ({k: v for k, v in rows[i].items() if k != JUDGE_LABEL and (keep_labels or k not in LABEL_FIELDS)}
                              for i in chosen))
     return SampleSummary(output=str(out), n=len(chosen), pool=len(rows), stratify_by=keys, strata=strata, seed=seed,
-                         without_results=missing, labels_dropped=not keep_labels)
+                         without_results=missing, labels_dropped=not keep_labels, focus=focus)

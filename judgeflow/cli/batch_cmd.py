@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -25,7 +26,10 @@ from ..items import read_items
 from ..judge import Judge
 from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
+from ..runs import runner
+from ..runs.output import file_sha, write_output
 from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
+from ..runs.summary import summarize
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -51,12 +55,8 @@ def _provider(run: RunInfo, http_client: Any = None) -> Any:
 
 
 def _rows(run: RunInfo) -> list[Any]:
-    from .run import file_sha
-
     if run.input_path is None:
         raise ConfigError(f"run {run.run_id} has no input file recorded")
-    from pathlib import Path
-
     path = Path(run.input_path)
     if file_sha(path) != run.input_sha:
         raise ConfigError(f"{path} changed since run {run.run_id} was submitted; its batch replies may not match "
@@ -149,16 +149,12 @@ async def _rejudge_online(store: RunStore, run: RunInfo, rows: list[Any]) -> Non
     judge = Judge(s["model"], mode=s.get("mode"), criterion=s.get("criterion_arg"), strategy=s.get("strategy", "graph"),
                   keep_trace=bool(s.get("trace")), temperature=s.get("temperature") or 0.0, **kwargs)
     todo = [it for it in rows if not isinstance(it, Exception) and it.id in failed]
-    async for j in judge.ajudge_many(todo, store=store):
+    async for j in runner.ajudge_many(judge, todo, store=store):
         store.record(run.run_id, seq_of[j.id], j)
         BatchLedger(store).mark_items(run.run_id, [j.id], batch=False)
 
 
 def _finish(store: RunStore, run: RunInfo, con: Console) -> None:
-    from pathlib import Path
-
-    from .run import summarize, write_output
-
     results = list(store.results(run.run_id))
     if run.output_path:
         write_output(store, run.run_id, Path(run.output_path), trace=bool(run.settings.get("trace")))

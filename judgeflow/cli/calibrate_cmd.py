@@ -17,7 +17,8 @@ from ..calibration.agreement import DEFAULT_BOOT, Agreement, CalibrationReport, 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("calibrate", help="agreement of a results file with human labels (kappa, false alarms, misses)")
     p.add_argument("results", type=Path, help="results .jsonl written by `judgeflow run`")
-    p.add_argument("--by", metavar="FIELD", help="also report per group: dataset, criterion, meta.category, ...")
+    p.add_argument("--by", metavar="FIELD", help="also report per group: dataset, criterion, meta.category, ...; `judge` puts a panel's or "
+                        "cascade's members side by side with the combined label")
     add_report_args(p)
     p.set_defaults(func=cmd_calibrate)
 
@@ -111,6 +112,10 @@ def render(report: CalibrationReport, con: Console) -> None:
             t.add_row(g.group, str(g.n), str(g.unscored), kappa_text(g), fmt(g.accuracy), fmt(g.f1),
                       str(g.false_alarms), str(g.misses))
         con.print(t)
+    if report.fleiss_members:
+        fk = "undefined" if report.fleiss_kappa is None else f"{report.fleiss_kappa:.2f}"
+        con.print(f"agreement between the {report.fleiss_members} members (Fleiss' kappa): {fk} on the "
+                  f"{report.fleiss_items} labelled items all of them scored")
     if report.kappa_note:
         con.print(f"[yellow]note:[/yellow] {report.kappa_note}")
     con.print(f"[bold]diagnosis:[/bold] {report.diagnosis}")

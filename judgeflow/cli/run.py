@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import contextlib
 import hashlib
-import os
 import math
 import shlex
 import signal
@@ -30,19 +29,22 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, InvalidItemError
-from ..files import STDIO, OutputError, read_bytes, same_file, write_jsonl_atomic
+from ..files import STDIO, read_bytes
 from ..items import Item, read_items
-from ..redact import redact
 from ..judge import DEFAULT_CONCURRENCY, Judge, invalid_judgment
-from ..runs.pricing import estimate_cost, load_prices
+from ..redact import redact
+from ..runs.pricing import load_prices
 from ..requirements import SpecJudge
-from ..results import Judgment, Usage
+from ..results import Usage
+from ..runs import runner
+from ..runs.output import OutputError, check_output, check_output_writable, file_sha, write_output  # noqa: F401 (old paths)
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
-from . import ray_cmd
+from ..runs.summary import summarize
+from . import ensemble, ray_cmd
 
 #: settings that change the results of a run; a resume must match them
 RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
-                   "requirements", "max_source_chars")
+                   "requirements", "max_source_chars", "ensemble")
 
 
 def positive_int(text: str) -> int:
@@ -116,12 +118,29 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="submit through the provider's batch API (about half the price; collect later "
                         "with `judgeflow batch collect RUN_ID`)")
     ray_cmd.add_arguments(p)
+    ensemble.add_args(p)
     p.set_defaults(func=cmd_run)
 
 
 def make_judge(args: argparse.Namespace) -> Judge:
-    kwargs: dict[str, Any] = {}
+    if ensemble.active(args) and requirements_on(args):
+        raise ConfigError("requirement coverage (--mode spec / --requirements) does not run in panels or cascades "
+                          "yet: add --no-requirements, or judge with one --model")
+    panel_or_cascade = ensemble.make(args, lambda m: judge_kwargs(args, m))
+    if panel_or_cascade is not None:
+        return panel_or_cascade  # type: ignore[return-value]  # the same interface as Judge
     model = args.model or default_model()
+    judge_class = SpecJudge if requirements_on(args) else Judge
+    return judge_class(
+        model, mode=args.mode, criterion=args.criterion, strategy=args.strategy,
+        concurrency=args.concurrency, keep_trace=True,  # the store keeps traces: a --trace re-run from the cache has them
+        **judge_kwargs(args, model),
+    )
+
+
+def judge_kwargs(args: argparse.Namespace, model: str) -> dict[str, Any]:
+    """The Judge keyword arguments for `model` from the command line (retries, temperature, ...)."""
+    kwargs: dict[str, Any] = {}
     if not model.startswith("baseline/"):
         kwargs.update(provider_retries=args.retries, max_retries=args.reasks, timeout=args.timeout)
     if args.base_url:
@@ -134,11 +153,7 @@ def make_judge(args: argparse.Namespace) -> Judge:
         kwargs["threshold"] = args.threshold
     if getattr(args, "max_source_chars", None):
         kwargs["max_source_chars"] = args.max_source_chars
-    judge_class = SpecJudge if requirements_on(args) else Judge
-    return judge_class(
-        model, mode=args.mode, criterion=args.criterion, strategy=args.strategy,
-        concurrency=args.concurrency, keep_trace=True, **kwargs,  # the store keeps traces: a --trace re-run from the cache has them
-    )
+    return kwargs
 
 
 def requirements_on(args: argparse.Namespace) -> bool:
@@ -162,12 +177,18 @@ def run_settings(args: argparse.Namespace, judge: Judge) -> dict[str, Any]:
         "requirements": requirements_on(args),
         "max_source_chars": getattr(args, "max_source_chars", None),
         "batch": args.batch,
+        "ensemble": ensemble.settings(args),
     }
 
 
 def resume_command(args: argparse.Namespace, model: str) -> str:
     """The command line that resumes this run."""
-    parts = ["judgeflow", "run", str(args.input), "-o", str(args.output), "--model", model]
+    parts = ["judgeflow", "run", str(args.input), "-o", str(args.output)]
+    if not ensemble.active(args):
+        parts += ["--model", model]
+    else:  # a panel or cascade is named by its own flags; with --samples alone, --model is the sampled judge
+        parts += ([] if args.panel or args.cascade else ["--model", args.model or default_model()])
+        parts += ensemble.resume_flags(args)
     opts: list[tuple[str, Any, Any]] = [
         ("--base-url", args.base_url, None), ("--mode", args.mode, "auto"), ("--criterion", args.criterion, None),
         ("--strategy", args.strategy, "graph"), ("--limit", args.limit, None),
@@ -188,10 +209,6 @@ def resume_command(args: argparse.Namespace, model: str) -> str:
     return clean
 
 
-def file_sha(path: Path) -> str:
-    return hashlib.sha256(read_bytes(path)).hexdigest()
-
-
 def check_unique_ids(rows: list[Any], path: Path) -> None:
     """The store keys results by id (resume, output): two rows with one id would collapse into one.
 
@@ -210,48 +227,6 @@ def check_unique_ids(rows: list[Any], path: Path) -> None:
                 "(results, resume and the output are keyed by id): rename one", path=str(path), field="id",
                 item_id=item_id)
         first[item_id] = where
-
-
-def check_output(path: Path, input_path: Path) -> None:
-    """Fail before judging anything if OUTPUT is the input, or cannot be written."""
-    if str(path) == STDIO:
-        return
-    if same_file(path, input_path):
-        raise OutputError(f"{path}: is the input file {input_path} (the results would replace the items); "
-                          "give another -o path, e.g. results.jsonl")
-    check_output_writable(path)
-
-
-def check_output_writable(path: Path) -> None:
-    """Fail before judging anything if OUTPUT cannot be written."""
-    if path.exists() and not path.is_dir() and not path.is_file():  # a device or a pipe: written into, never replaced
-        if not os.access(path, os.W_OK):
-            raise OutputError(f"{path}: cannot be written; choose another -o path")
-        return
-    if path.is_dir():
-        raise OutputError(f"{path}: is a directory; give a file path for -o, e.g. {path / 'results.jsonl'}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"{path.parent}: cannot create the output directory ({e.strerror}); choose another -o path") from None
-    if path.exists() and not os.access(path, os.W_OK):
-        raise OutputError(f"{path}: the output file is read-only; make it writable or choose another -o path")
-    probe = path.with_name(f".{path.name}.{os.getpid()}.probe")
-    try:
-        probe.open("w").close()
-        probe.unlink()
-    except OSError as e:
-        raise OutputError(f"{path.parent}: cannot write the output there ({e.strerror}); "
-                          "choose another -o path") from None
-
-
-def write_output(store: RunStore, run_id: str, path: Path, *, trace: bool) -> int:
-    """(Re)write OUTPUT from the store: a temporary file, fsync, then an atomic rename ("-": stdout)."""
-    try:
-        return write_jsonl_atomic(path, (j.to_row(trace=trace) for j in store.results(run_id)))
-    except OutputError as e:
-        raise OutputError(f"{e}; every finished result is saved in the store {store.path}: fix this and run "
-                          "the same command with --resume to write them") from None
 
 
 def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, total: int, command: str) -> str:
@@ -281,39 +256,13 @@ def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, 
     return run.run_id
 
 
-def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: float, session: Usage,
-              session_items: int) -> list[str]:
-    """The end-of-run summary lines: labels, unscored, tokens and estimated cost."""
-    counts = Counter(j.status if j.status != "judged" else f"label {j.label}" for j in results)
-    cached = sum(j.cached for j in results)
-    total = Usage()
-    for j in results:
-        total.add(j.usage)
-    labels = ", ".join(f"{k}: {counts[k]}" for k in ("label 1", "label 0") if counts[k])
-    lines = [
-        f"{len(results)} rows: {labels or 'no labels'}; unscored: {counts['unscored']}; invalid: {counts['invalid']}"
-        + (f"; served from cache: {cached}" if cached else ""),
-        f"tokens in {total.input_tokens:,}, out {total.output_tokens:,} in {total.calls:,} calls"
-        + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "
-           f"{session_items / elapsed:.1f} items/s)" if elapsed > 0 and session_items else ""),
-    ]
-    cost = estimate_cost(model, total, prices=prices)
-    if model.startswith("baseline/"):
-        lines.append("cost: none (offline judge, no model calls)")
-    elif cost is None:
-        lines.append(f"estimated cost: unknown (no price for {model}; add it with --prices FILE)")
-    else:
-        lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model}")
-    return lines
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     con = Console(stderr=True, highlight=False)
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be a positive number of rows")
     if args.concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if not args.model and default_model() == OFFLINE_MODEL:
+    if not args.model and not ensemble.active(args) and default_model() == OFFLINE_MODEL:
         con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
                   f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
@@ -410,8 +359,8 @@ async def _judge_all(judge: Judge, rows: list[Any], store: RunStore, run_id: str
     with Progress(*columns, console=con, disable=args.no_progress, refresh_per_second=4) as progress:
         task = progress.add_task("judge", total=len(rows), completed=already, rate="", calls=0, tokens=0,
                                  cached=0, errors=0)
-        async for j in judge.ajudge_many(rows, concurrency=args.concurrency, store=store, run=run_id,
-                                         cache=not args.no_cache):
+        async for j in runner.ajudge_many(judge, rows, concurrency=args.concurrency, store=store, run=run_id,
+                                          cache=not args.no_cache):
             session.add(j.usage)
             stats["items"] += 1
             stats["cached"] += j.cached

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ..calibration.sampling import JUDGE_LABEL, sample_file
+from ..calibration.sampling import FOCUS, FOCUS_NOTE, JUDGE_LABEL, sample_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,13 +24,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0): the same seed, the same sample")
     p.add_argument("--equal", action="store_true", help="equal shares per stratum instead of proportional")
     p.add_argument("--keep-labels", action="store_true", help="keep the input's own label (default: dropped)")
+    p.add_argument("--focus", choices=FOCUS,
+                   help="disagreement: only items where a panel's members (or samples, or a cascade's judges) "
+                        "disagree, to find criterion problems fast; NOT for kappa (needs --results)")
     p.set_defaults(func=cmd_sample)
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
     s = sample_file(args.input, args.n, args.output, stratify_by=args.stratify_by, results=args.results,
-                    seed=args.seed, equal=args.equal, keep_labels=args.keep_labels)
+                    seed=args.seed, equal=args.equal, keep_labels=args.keep_labels, focus=args.focus)
     con = Console(highlight=False)
+    if s.focus:
+        con.print(f"[yellow]note:[/yellow] {FOCUS_NOTE}")
     how = f"stratified by {', '.join(s.stratify_by)}" if s.stratify_by else "simple random sample"
     con.print(f"sampled {s.n} of {s.pool} rows ({how}, seed {s.seed}) -> {s.output}")
     if s.stratify_by:

@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
 from ..judge import DEFAULT_CONCURRENCY, Judge
-from ..results import Judgment, Usage
+from ..results import Judgment
+from ..runs.cache import cache_key, from_cache
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -182,14 +183,12 @@ class JudgeBatches:
         return row_id(it), it
 
     async def _one(self, rid: str, it: Item | InvalidItemError) -> Judgment:
-        key = self._store and isinstance(it, Item) and self.judge.cache_key(it)
-        if key:
+        key = self._store and isinstance(it, Item) and cache_key(self.judge, it)
+        if key and isinstance(it, Item):
             hit = self._store.cached(key)
             if hit is not None:
-                return hit.model_copy(update={
-                    "id": it.id, "human_label": it.label, "extra": it.extra, "cached": True, "usage": Usage(),
-                    "model": self.judge.model, "strategy": self.judge.strategy,
-                    "trace": hit.trace if self.keep_trace else []})
+                return from_cache(hit, it, model=self.judge.model, strategy=self.judge.strategy,
+                                  keep_trace=self.keep_trace)
         async with self._sem:  # type: ignore[union-attr]
             try:
                 j = await self.judge.ajudge(it)

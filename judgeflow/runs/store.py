@@ -7,7 +7,7 @@
 
 Each finished item is committed on its own, so a kill, a crash or a power loss loses at most the
 items in flight, never a finished one, and never leaves a half-written row. The cache maps a key
-(see `Judge.cache_key`) to a judged result; it is shared by every run in the file. API keys are
+(see `runs.cache.cache_key`) to a judged result; it is shared by every run in the file. API keys are
 never written here: runs keep only the settings the CLI chose to record.
 """
 
@@ -226,6 +226,13 @@ class RunStore:
                 yield Judgment.model_validate_json(data)
         except sqlite3.Error as e:
             raise self._error(e, "read") from None
+
+    def judge_indexed(self, judge: Any, items: Any, *, run: str | None = None, cache: bool = True,
+                      concurrency: int | None = None) -> Any:
+        """`runs.runner.judge_indexed` with this store (the deprecated `Judge.ajudge_many(store=...)`)."""
+        from .runner import judge_indexed
+
+        return judge_indexed(judge, items, store=self, run=run, cache=cache, concurrency=concurrency)
 
     # cache ----------------------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ from ...errors import ConfigError, InvalidItemError
 from ...items import Item
 from ...judge import Judge, invalid_judgment
 from ...results import Judgment, Usage
+from .. import runner
 from ..store import RunStore
 from .ledger import MAX_ATTEMPTS, BatchLedger
 
@@ -202,7 +203,7 @@ async def advance(
             todo.append(it)
     transport.pending.clear()
     made: list[str] = []
-    async for j in judge.ajudge_many(todo, concurrency=64, store=store):  # judged results enter the cache
+    async for j in runner.ajudge_many(judge, todo, concurrency=64, store=store):  # judged results enter the cache
         if not is_pending(j):
             store.record(run_id, seq_of[j.id], j)
             if j.usage.calls:

@@ -1,0 +1,137 @@
+"""`judgeflow run` options for panels, self-consistency and cascades, and their summary lines.
+
+    --panel m1,m2,m3 [--panel-rule majority|any|all] [--panel-tie 1|unscored]
+    --samples N                        (needs --temperature > 0)
+    --cascade CHEAP,STRONG [--escalate-on label1,unscored,disagree,confidence<X] [--audit-rate R]
+
+A member is "provider/model", optionally "provider/model@BASE_URL" for its own endpoint.
+`--cascade panel,STRONG` uses the --panel (or --samples) judge as the cheap judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from ..cascade import DEFAULT_ESCALATE_ON, Cascade
+from ..errors import ConfigError
+from ..judge import Judge
+from ..panel import RULES, Ensemble, Panel
+from ..runs.panel_summary import summary_lines  # noqa: F401 (re-exported)
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("panels and cascades")
+    g.add_argument("--panel", metavar="M1,M2,...",
+                   help="a panel of judges that vote (each provider/model[@base_url]); see --panel-rule")
+    g.add_argument("--panel-rule", default="majority", choices=RULES,
+                   help="majority (default), any (1 if any says 1: recall first), all (1 only if all say 1: precision first)")
+    g.add_argument("--panel-tie", default="1", choices=["1", "unscored"],
+                   help="the label of a majority tie (default 1: the item goes to a person; see README)")
+    g.add_argument("--samples", type=int, default=1,
+                   help="self-consistency: judge each item N times per model (needs --temperature > 0); "
+                        "label = majority, confidence = agreeing share")
+    g.add_argument("--cascade", metavar="CHEAP,STRONG",
+                   help="a cheap judge on every item, the strong one only on escalated (and audited) items; "
+                        "CHEAP may be 'panel' for the --panel judge")
+    g.add_argument("--escalate-on", default=DEFAULT_ESCALATE_ON,
+                   help=f"when to escalate (comma-separated): label1, unscored, disagree, confidence<X "
+                        f"(default {DEFAULT_ESCALATE_ON})")
+    g.add_argument("--audit-rate", type=float, default=0.0,
+                   help="also send this random share of the other items to the strong judge, to estimate "
+                        "what the cascade missed (e.g. 0.1)")
+    g.add_argument("--audit-seed", type=int, default=0, help="seed of the audit draw (default 0)")
+
+
+def active(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "panel", None) or getattr(args, "cascade", None) or getattr(args, "samples", 1) > 1)
+
+
+def settings(args: argparse.Namespace) -> dict[str, Any] | None:
+    """What the results depend on (recorded with the run; a resume must match)."""
+    if not active(args):
+        return None
+    return {"panel": args.panel, "panel_rule": args.panel_rule, "panel_tie": args.panel_tie, "samples": args.samples,
+            "cascade": args.cascade, "escalate_on": args.escalate_on if args.cascade else None,
+            "audit_rate": args.audit_rate if args.cascade else None, "audit_seed": args.audit_seed if args.cascade else None}
+
+
+def resume_flags(args: argparse.Namespace) -> list[str]:
+    flags: list[str] = []
+    if args.panel:
+        flags += ["--panel", args.panel, "--panel-rule", args.panel_rule, "--panel-tie", args.panel_tie]
+    if args.samples > 1:
+        flags += ["--samples", str(args.samples)]
+    if args.cascade:
+        flags += ["--cascade", args.cascade, "--escalate-on", args.escalate_on, "--audit-rate", str(args.audit_rate),
+                  "--audit-seed", str(args.audit_seed)]
+    return flags
+
+
+def _split(spec: str, flag: str) -> list[str]:
+    parts = [s.strip() for s in spec.split(",") if s.strip()]
+    if not parts:
+        raise ConfigError(f"{flag} is empty: give provider/model names separated by commas")
+    return parts
+
+
+def make(args: argparse.Namespace, member_kwargs: Callable[[str], dict[str, Any]]) -> Ensemble | None:
+    """The panel or cascade the options ask for, or None for a single judge.
+
+    `member_kwargs(model)` gives the Judge keyword arguments for one member (retries, temperature, ...).
+    """
+    if not active(args):
+        return None
+    if args.batch:
+        raise ConfigError("--batch does not support --panel, --samples or --cascade yet: run them online "
+                          "(drop --batch), or judge each model on its own with --batch and compare the runs")
+    if args.model and (args.panel or args.cascade):
+        raise ConfigError("--model with --panel or --cascade: name the models in --panel or --cascade instead "
+                          "(with --samples alone, --model is the sampled judge)")
+    if args.samples < 1:
+        raise ConfigError(f"--samples must be at least 1, got {args.samples}")
+    if args.samples > 1 and not args.temperature:
+        raise ConfigError(f"--samples {args.samples} needs a temperature above 0: at temperature 0 every sample "
+                          f"gives the same answer; add --temperature 0.7 (or drop --samples)")
+    tie = 1 if args.panel_tie == "1" else None
+
+    def member(spec: str) -> Judge:
+        model, _, url = spec.partition("@")
+        kw = member_kwargs(model)
+        if url:
+            kw["base_url"] = url
+        return Judge(model, mode=args.mode, criterion=args.criterion, strategy=args.strategy,
+                     concurrency=args.concurrency, keep_trace=args.trace, **kw)
+
+    def panel_judge(default_model: str | None) -> Panel | None:
+        if args.panel:
+            return Panel([member(m) for m in _split(args.panel, "--panel")], rule=args.panel_rule,
+                         samples=args.samples, tie=tie, concurrency=args.concurrency, keep_trace=args.trace)
+        if args.samples > 1 and default_model:
+            return Panel([member(default_model)], samples=args.samples, tie=tie, concurrency=args.concurrency,
+                         keep_trace=args.trace)
+        return None
+
+    if not args.cascade:
+        from ..backends.llm_judge import default_model
+
+        judge = panel_judge(args.model or default_model())
+        assert judge is not None
+        return judge
+    parts = _split(args.cascade, "--cascade")
+    if len(parts) != 2:
+        raise ConfigError(f"--cascade takes two judges, CHEAP,STRONG (got {len(parts)}: {args.cascade})")
+    cheap_spec, strong_spec = parts
+    cheap: Judge | Panel | None
+    if cheap_spec == "panel":
+        if not args.panel:
+            raise ConfigError("--cascade panel,STRONG needs --panel M1,M2,... for the cheap judge")
+        cheap = panel_judge(None)
+    else:
+        if args.panel:
+            raise ConfigError("--panel with --cascade: write --cascade panel,STRONG to use the panel as the cheap judge")
+        cheap = panel_judge(cheap_spec) or member(cheap_spec)
+    assert cheap is not None
+    return Cascade(cheap, member(strong_spec), escalate_on=args.escalate_on, audit_rate=args.audit_rate,
+                   seed=args.audit_seed, concurrency=args.concurrency, keep_trace=args.trace)
