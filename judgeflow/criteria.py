@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticCustomError
 
 from .errors import CriterionError
+from .prompts import add_prompt_source, register_tags
 
 Basis = Literal["reference", "source", "spec", "knowledge", "none"]
 EVIDENCE_FIELDS = ("reference", "source", "spec")
@@ -82,6 +83,12 @@ class Criterion(BaseModel):
         unknown = [v for v in self.error_verdicts if v not in self.verdicts]
         if unknown:
             raise _invalid("error_verdicts", f"{unknown} are not among verdicts {list(self.verdicts)}")
+        if not self.error_verdicts:
+            raise _invalid("error_verdicts", "is empty, so no answer could ever be labelled 1 (an error); name the "
+                           f"verdicts that are errors, e.g. error_verdicts = [{next(iter(self.verdicts), 'contradicted')!r}]")
+        if set(self.verdicts) <= set(self.error_verdicts):
+            raise _invalid("error_verdicts", "lists every verdict, so no answer could ever be labelled 0; add a verdict "
+                           'that is not an error, e.g. supported = "The evidence confirms the claim."')
         allowed = {"answer", *self.requires, *self.optional, *COMPUTED}
         for key in ("system", "decompose", "check", "single"):
             text = getattr(self.prompts, key)
@@ -96,6 +103,20 @@ class Criterion(BaseModel):
                         f"uses {{{field}}}, which is not in requires/optional or one of {COMPUTED}; "
                         f"allowed here: {sorted(allowed)}",
                     )
+            if key == "system":
+                data = [f for f in fields if f in ("claims", *ITEM_FIELDS)]
+                if data:
+                    raise _invalid("prompts.system", f"uses {{{data[0]}}}: the text under judgement never goes into "
+                                   "the system message (it is sent there literally); move it to the decompose, "
+                                   "check and single prompts")
+                continue
+            needed = {"decompose": ["answer"], "check": ["claims", *self.requires],
+                      "single": ["answer", *self.requires]}[key]
+            missing = [f for f in needed if f not in fields]
+            if missing:
+                raise _invalid(f"prompts.{key}", f"lacks {{{missing[0]}}}, so the judge would never see "
+                               f"{'the claims' if missing[0] == 'claims' else 'the ' + missing[0]}; add a line "
+                               f"{{{missing[0]}}} where it belongs")
         return self
 
     @property
@@ -148,6 +169,14 @@ def criteria_dirs() -> list[Path]:
     return dirs
 
 
+def _shipped_prompt_texts() -> list[str]:
+    """Every shipped criterion file as text, so the tags their prompts use are neutralised in answers."""
+    return [p.read_text(encoding="utf-8") for d in criteria_dirs() for p in sorted(d.glob("*.toml"))]
+
+
+add_prompt_source(_shipped_prompt_texts)
+
+
 def list_criteria() -> list[str]:
     """Names of the shipped criteria (the .toml files in `criteria_dirs()`), sorted."""
     names: set[str] = set()
@@ -191,7 +220,7 @@ def _load_file(path: str, mtime_ns: int = 0, size: int = 0) -> Criterion:
     except tomllib.TOMLDecodeError as e:
         raise CriterionError(f"not valid TOML: {e}", path=path) from None
     try:
-        return Criterion(**data, path=path)
+        criterion = Criterion(**data, path=path)
     except ValidationError as e:
         err = e.errors()[0]
         key = (err.get("ctx") or {}).get("key") or ".".join(str(x) for x in err["loc"]) or None
@@ -201,3 +230,5 @@ def _load_file(path: str, mtime_ns: int = 0, size: int = 0) -> Criterion:
             f"{key + ': ' if key else ''}{err['msg']}{got} ({len(e.errors())} problem(s) in all)",
             path=path, key=key,
         ) from None
+    register_tags(criterion.prompts.model_dump().values())  # its tags are neutralised in untrusted text
+    return criterion

@@ -8,15 +8,15 @@ tools are accepted as aliases and recorded in `Item.aliases`.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
 from .errors import InvalidItemError
+from .files import read_rows
 
 Mode = Literal["factual", "faithfulness", "spec"]
 MODES: tuple[str, ...] = ("factual", "faithfulness", "spec")
@@ -70,6 +70,19 @@ class Item(BaseModel):
     """Other input fields, carried through to the result untouched."""
     aliases: dict[str, str] = Field(default_factory=dict)
     """canonical field -> the alias it was read from."""
+    _line: int | None = PrivateAttr(default=None)
+    _path: str | None = PrivateAttr(default=None)
+
+    @property
+    def where(self) -> str | None:
+        """"file:line" (or "line N") the item was read from, for error messages; None if built in code."""
+        if self._path is not None:
+            return f"{self._path}:{self._line}" if self._line is not None else self._path
+        return f"line {self._line}" if self._line is not None else None
+
+    @property
+    def line(self) -> int | None:
+        return self._line
 
     @classmethod
     def from_record(
@@ -85,6 +98,15 @@ class Item(BaseModel):
                 f"expected a JSON object per line, got {type(record).__name__}",
                 path=path, line=line,
             )
+        broken = lone_surrogate(record)
+        if broken is not None:
+            field, at = broken
+            err = InvalidItemError(
+                f"field '{field}' holds a lone surrogate {at} (half of a UTF-16 pair, e.g. a cut emoji), "
+                "which is not text; remove it or write the whole character", path=path, line=line, field=field)
+            err.record = scrub_surrogates(dict(record))
+            err.item_id = str(err.record.get("id") or "") or None
+            raise err
         rec = dict(record)
         values: dict[str, Any] = {}
         aliases: dict[str, str] = {}
@@ -131,7 +153,17 @@ class Item(BaseModel):
         if "label" in values:
             values["label"] = parse_label(values["label"], bad)
         values["id"], values["answer"] = item_id, answer
-        return cls(**values, extra=rec, aliases=aliases)
+        if "criterion" in values and not isinstance(values["criterion"], str):
+            raise bad(f"has criterion {values['criterion']!r}; give a criterion name such as "
+                      "\"factual_correctness\" (see `judgeflow criteria list`), or leave it out", "criterion")
+        try:
+            item = cls(**values, extra=rec, aliases=aliases)
+        except ValidationError as e:  # any other field of the wrong type: that row's invalid result, never a crash
+            first = e.errors()[0]
+            field = str(first["loc"][0]) if first.get("loc") else "item"
+            raise bad(f"has an unusable '{field}': {first['msg']}; fix that field", field) from None
+        item._path, item._line = path, line
+        return item
 
     @property
     def source_text(self) -> str | None:
@@ -152,6 +184,38 @@ def passthrough(record: Mapping[str, Any]) -> tuple[Literal[0, 1] | None, dict[s
     except InvalidItemError:
         human = None
     return human, {k: v for k, v in record.items() if k not in taken}
+
+
+def lone_surrogate(record: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, the surrogate as \\uXXXX) for the first string in `record` holding a lone surrogate
+    (JSON allows "\\ud83d"; such text cannot be encoded, hashed or written as UTF-8), else None."""
+    stack: list[tuple[str, Any]] = [(str(k), v) for k, v in record.items()]
+    while stack:
+        field, v = stack.pop()
+        if isinstance(v, str):
+            for ch in v:
+                if "\ud800" <= ch <= "\udfff":
+                    return field, f"\\u{ord(ch):04x}"
+        elif isinstance(v, Mapping):
+            stack.extend((field, x) for x in v.values())
+            stack.extend((field, x) for x in v.keys())
+        elif isinstance(v, (list, tuple)):
+            stack.extend((field, x) for x in v)
+    for k in record:
+        if isinstance(k, str) and any("\ud800" <= ch <= "\udfff" for ch in k):
+            return k.encode("utf-8", "backslashreplace").decode(), "in its name"
+    return None
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate replaced by U+FFFD (for carrying a broken row into an error row)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8") if any("\ud800" <= c <= "\udfff" for c in value) else value
+    if isinstance(value, Mapping):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_surrogates(v) for v in value]
+    return value
 
 
 def _blank(v: Any) -> bool:
@@ -226,62 +290,20 @@ def parse_label(value: Any, bad: Any = None) -> Literal[0, 1] | None:
     raise bad(msg, "label")
 
 
-def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | InvalidItemError]]:
-    """Yield (line number, record or error) for each non-blank row of a JSONL or CSV file.
-
-    A `.json` file holding one array of objects is read too; its "line" is the 1-based position
-    in the array.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise InvalidItemError("no such file; give a .jsonl or .csv file of items", path=str(p))
-    if p.suffix.lower() == ".json":
-        yield from _read_json_array(p)
-        return
-    if p.suffix.lower() == ".csv":
-        with p.open(newline="", encoding="utf-8-sig") as f:
-            reader = csv.DictReader(f)
-            for row in reader:
-                yield reader.line_num, {k: v for k, v in row.items() if k is not None}
-        return
-    with p.open(encoding="utf-8-sig") as f:  # -sig: tolerate a byte-order mark
-        for n, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            try:
-                yield n, json.loads(raw)
-            except json.JSONDecodeError as e:
-                yield n, InvalidItemError(
-                    f"not valid JSON ({e.msg} at column {e.colno}); each line must be one JSON object",
-                    path=str(p), line=n,
-                )
+def read_records(path: str | Path, *, data: bytes | None = None) -> Iterator[tuple[int, Any]]:
+    """Yield (line number, record or InvalidItemError) for each non-blank row: `files.read_rows`."""
+    return read_rows(path, data=data)
 
 
-def _read_json_array(p: Path) -> Iterator[tuple[int, dict[str, Any] | InvalidItemError]]:
-    try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as e:
-        raise InvalidItemError(
-            f"not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); a .json file must hold one "
-            "array of item objects (or use .jsonl, one object per line)", path=str(p), line=e.lineno,
-        ) from None
-    if isinstance(data, dict) and isinstance(data.get("items"), list):
-        data = data["items"]
-    if not isinstance(data, list):
-        raise InvalidItemError(
-            f"a .json file must hold an array of item objects, got {type(data).__name__} "
-            "(or use .jsonl, one object per line)", path=str(p),
-        )
-    yield from enumerate(data, 1)
-
-
-def read_items(path: str | Path) -> Iterator[Item | InvalidItemError]:
+def read_items(path: str | Path, *, data: bytes | None = None) -> Iterator[Item | InvalidItemError]:
     """Yield an Item, or the InvalidItemError that explains why a row is unusable, per row.
 
-    Nothing is dropped: callers turn error rows into error results.
+    Nothing is dropped: callers turn error rows into error results. `path` "-" reads stdin.
+    Each Item knows its line (`Item.where`), so later errors (routing) can name it.
     """
-    for line, rec in read_records(path):
+    for line, rec in read_records(path, data=data):
         if isinstance(rec, InvalidItemError):
+            rec.line = rec.line if rec.line is not None else line
             yield rec
             continue
         try:

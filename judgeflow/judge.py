@@ -105,6 +105,11 @@ class Judge:
             return invalid_judgment(it, model=self.model)
         out = await self._graph.ainvoke(JudgeState(item=it), context=self.context())
         state = JudgeState.model_validate(out)
+        extra = it.extra
+        if state.status == "invalid" and it.where:  # a routing error: name the row, as read errors do
+            state.error = f"{it.where}: {state.error}"
+            if it.line is not None:
+                extra = {**extra, "line": it.line}
         return Judgment(
             id=it.id,
             label=state.label,
@@ -119,7 +124,7 @@ class Judge:
             strategy=self.strategy,
             language=_language(it),
             human_label=it.label,
-            extra=it.extra,
+            extra=extra,
             trace=state.trace if self.keep_trace else [],
         )
 
@@ -173,10 +178,13 @@ class Judge:
             return
         queue: asyncio.Queue[tuple[int, Judgment] | None] = asyncio.Queue()
         sem = asyncio.Semaphore(limit)
+        failed: list[BaseException] = []  # the first unexpected failure stops the feed; raised once, below
 
         async def one(seq: int, it: ItemLike) -> None:
             try:
                 await queue.put((seq, await self.ajudge(it)))
+            except Exception as e:  # noqa: BLE001 - kept and raised once, by the consumer
+                failed.append(e)
             finally:
                 sem.release()
 
@@ -184,7 +192,12 @@ class Judge:
             tasks: set[asyncio.Task[None]] = set()
             try:
                 async for seq, obj in _aenumerate(items):
+                    if failed:
+                        break
                     await sem.acquire()
+                    if failed:  # failed while waiting for a slot: send nothing more
+                        sem.release()
+                        break
                     t = asyncio.create_task(one(seq, obj))
                     tasks.add(t)
                     t.add_done_callback(tasks.discard)
@@ -200,6 +213,8 @@ class Judge:
             while (result := await queue.get()) is not None:
                 yield result
             await feeder  # surface unexpected errors from the feeder or a task
+            if failed:
+                raise failed[0]
         finally:
             if not feeder.done():
                 feeder.cancel()

@@ -29,13 +29,14 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 from .text import SENTENCE as _SENT
 from .text import content_words as _content
 from .text import numbers as _numbers
-from .prompts import neutralize, tag
+from .prompts import inline, register_tags, tag
 from .errors import InvalidItemError, JudgeflowError, LLMError
 from .items import Item
 from .judge import ItemLike, Judge, _run, as_item
 from .languages import with_language
 from .results import Judgment, RequirementResult, TraceEntry, Usage
 from .routing import choose_criterion
+from .schemas import PLAIN_ID
 from .validation import exactly_once, repeated, validation_context
 
 RequirementStatus = Literal["met", "not_met", "not_applicable"]
@@ -47,6 +48,14 @@ class Requirement(BaseModel):
 
     id: str = Field(description="Requirement id: r1, r2, ...")
     text: str = Field(description="The requirement, in the spec's own language and wording.")
+
+    @field_validator("id")
+    @classmethod
+    def _plain_id(cls, v: str) -> str:
+        # ids go back into the coverage prompt as <requirement id="...">: keep them plain tokens
+        if not PLAIN_ID.fullmatch(v.strip()):
+            raise ValueError(f"requirement id {v[:40]!r} must be a short plain token like r1, r2, ...")
+        return v.strip()
 
     @field_validator("text")
     @classmethod
@@ -130,8 +139,11 @@ the output as evidence (empty if there is none) and a one-sentence reason.
 
 
 def _requirements_block(reqs: list[Requirement]) -> str:
-    inner = "\n".join(f'<requirement id="{r.id}">{neutralize(r.text)}</requirement>' for r in reqs)
+    inner = "\n".join(inline("requirement", r.text, id=r.id) for r in reqs)
     return f"<requirements>\n{inner}\n</requirements>"
+
+
+register_tags([SYSTEM, DECOMPOSE, CHECK, _requirements_block([Requirement(id="r1", text="example")])])  # so untrusted text cannot fake them
 
 
 class RequirementChecker(Protocol):

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 
 from .validation import exactly_once, repeated, validation_context
 
-_ID = re.compile(r"[A-Za-z0-9_.-]{1,24}")
+PLAIN_ID = _ID = re.compile(r"[A-Za-z0-9_.-]{1,24}")
+"""What a claim or requirement id must look like: it is echoed into the next prompt as id="..."."""
 
 
 class Claim(BaseModel):

@@ -99,4 +99,4 @@ def test_duplicate_ids_in_the_input_are_refused(tmp_path, capsys) -> None:
     code = main(["run", str(items), "-o", str(tmp_path / "out.jsonl"), "--store", str(tmp_path / "s.sqlite"),
                  "--no-progress"])
     assert code == 2
-    assert "item id 'a' is used by rows 1 and 2" in capsys.readouterr().err
+    assert "item id 'a' is used on line 1 and line 2" in capsys.readouterr().err

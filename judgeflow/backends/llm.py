@@ -27,6 +27,7 @@ from instructor.core.hooks import Hooks
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, LLMError
+from ..redact import install_log_filter, redact, redact_data
 from ..results import TraceEntry, Usage
 from ..validation import using_validation_context
 
@@ -38,6 +39,7 @@ DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
 # becomes unscored with the reason), so keep Python's last-resort handler from printing them.
 # Applications that configure logging still receive these records.
 logging.getLogger("instructor").addHandler(logging.NullHandler())
+install_log_filter()  # SDK debug logs can hold headers and URLs with credentials
 
 
 def parse_model(model: str) -> tuple[str, str]:
@@ -136,7 +138,7 @@ class LLMClient:
 
 
 def _short(e: Exception, n: int = 300) -> str:
-    s = " ".join(str(e).split())
+    s = redact(" ".join(str(e).split()))  # a provider may echo the Authorization header back
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
@@ -145,7 +147,8 @@ def _record(
     *, rejected: list[str] | None = None,
 ) -> None:
     if trace is not None:
-        trace.append(TraceEntry(step=step, messages=messages, reply=reply, rejected=rejected or []))
+        trace.append(TraceEntry(step=step, messages=messages, reply=redact_data(reply),
+                                rejected=[redact(r) for r in rejected or []]))
 
 
 def _reply_text(completion: Any) -> str | None:

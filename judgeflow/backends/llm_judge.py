@@ -11,7 +11,7 @@ from typing import Any
 
 from ..schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
 from ..criteria import Criterion
-from ..prompts import documents, neutralize, tag
+from ..prompts import documents, inline, tag
 from ..items import Item
 from ..registry import Backend, single_from_steps  # noqa: F401 - re-exported (old judgeflow.backends names)
 from ..results import TraceEntry, Usage
@@ -30,7 +30,7 @@ def prompt_fields(item: Item, claims: list[Claim] | None = None) -> dict[str, st
         "spec": tag("spec", item.spec),
     }
     if claims is not None:
-        inner = "\n".join(f'<claim id="{c.id}">{neutralize(c.text)}</claim>' for c in claims)
+        inner = "\n".join(inline("claim", c.text, id=c.id) for c in claims)
         fields["claims"] = f"<claims>\n{inner}\n</claims>"
     return fields
 

@@ -12,9 +12,6 @@ labels file for `judgeflow calibrate --labels`.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +23,7 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from ..errors import InvalidItemError
+from ..files import write_jsonl_atomic
 from ..items import Item, read_records
 from .labels import LABEL_FIELDS
 
@@ -61,17 +59,7 @@ def truncate(text: str, limit: int) -> str:
 
 def atomic_write(path: Path, rows: list[dict[str, Any]]) -> None:
     """Write JSONL rows to a temporary file beside `path`, then rename it over `path`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_jsonl_atomic(path, rows)
 
 
 class Labeller:

@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import hashlib
 import json
+import math
 import shlex
+import signal
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -25,14 +30,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, InvalidItemError
+from ..files import STDIO, read_bytes
 from ..items import Item, read_items
-from ..judge import DEFAULT_CONCURRENCY, Judge
+from ..judge import DEFAULT_CONCURRENCY, Judge, invalid_judgment
+from ..redact import redact
 from ..runs.pricing import estimate_cost, load_prices
 from ..requirements import SpecJudge
 from ..results import Judgment, Usage
 from ..runs import runner
-from ..runs.output import OutputError, check_output_writable, file_sha, write_output  # noqa: F401 (OutputError: old path)
-from ..runs.store import DEFAULT_STORE, RunStore
+from ..runs.output import OutputError, check_output, check_output_writable, file_sha, write_output  # noqa: F401 (old paths)
+from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from .render import console
 from ..runs.summary import summarize
 from . import ensemble, ray_cmd
@@ -42,10 +49,41 @@ RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temper
                    "requirements", "max_source_chars", "ensemble")
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    return _number(text, int, lambda v: v >= 1, "a whole number of at least 1")
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: a whole number >= 0."""
+    return _number(text, int, lambda v: v >= 0, "a whole number of at least 0")
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0."""
+    return _number(text, float, lambda v: math.isfinite(v) and v > 0, "a number of seconds above 0, e.g. 120")
+
+
+def temperature(text: str) -> float:
+    """argparse type: a finite sampling temperature >= 0."""
+    return _number(text, float, lambda v: math.isfinite(v) and v >= 0, "a number of at least 0, e.g. 0 or 0.7")
+
+
+def _number(text: str, kind: Any, ok: Any, what: str) -> Any:
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not ok(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("run", help="judge a JSONL or CSV file of items")
-    p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line) or .csv")
-    p.add_argument("-o", "--output", type=Path, required=True, help="results .jsonl (one judgment a line)")
+    p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
+    p.add_argument("-o", "--output", type=Path, required=True,
+                   help="results .jsonl (one judgment a line); - writes to stdout")
     p.add_argument("--model", help=f"provider/model (default ${DEFAULT_MODEL_ENV}, else {OFFLINE_MODEL}, offline)")
     p.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint (vLLM, llama.cpp, LM Studio)")
     p.add_argument("--mode", default="auto", choices=["auto", "factual", "faithfulness", "spec"],
@@ -54,14 +92,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--requirements", action=argparse.BooleanOptionalAction, default=None,
                    help="spec items: also check each requirement of the spec as met / not_met / "
                         "not_applicable (default: on with --mode spec)")
-    p.add_argument("--max-source-chars", type=int,
+    p.add_argument("--max-source-chars", type=positive_int,
                    help="cut sources longer than this to the passages relevant to the claims; cite passages")
     p.add_argument("--strategy", default="graph", choices=["graph", "single"],
                    help="graph: decompose then check (2 calls); single: one call")
-    p.add_argument("--limit", type=int, help="judge only the first N rows")
-    p.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY,
+    p.add_argument("--limit", type=positive_int, help="judge only the first N rows")
+    p.add_argument("--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY,
                    help=f"items judged at once (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--temperature", type=temperature, default=0.0)
     p.add_argument("--threshold", type=float,
                    help="offline judges only: baseline/lexical content-overlap or baseline/rouge-l F-measure threshold")
     p.add_argument("--trace", action="store_true", help="write prompts and raw replies into each row")
@@ -71,11 +109,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="continue the last run that wrote OUTPUT: finished items are not judged again")
     p.add_argument("--no-cache", action="store_true",
                    help="do not serve results from the store's response cache (new results are still cached)")
-    p.add_argument("--retries", type=int, default=4,
+    p.add_argument("--retries", type=non_negative_int, default=4,
                    help="provider retries on 429/5xx/timeouts, with backoff and jitter, honouring retry-after (default 4)")
-    p.add_argument("--reasks", type=int, default=2,
+    p.add_argument("--reasks", type=non_negative_int, default=2,
                    help="re-asks after an invalid structured reply (default 2)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
+    p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per request (default 120)")
     p.add_argument("--prices", type=Path, help="a TOML/JSON price table to override the built-in one (or $JUDGEFLOW_PRICES)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true",
@@ -99,7 +137,8 @@ def make_judge(args: argparse.Namespace) -> Judge:
     judge_class = SpecJudge if requirements_on(args) else Judge
     return judge_class(
         model, mode=args.mode, criterion=args.criterion, strategy=args.strategy,
-        concurrency=args.concurrency, keep_trace=args.trace, **judge_kwargs(args, model),
+        concurrency=args.concurrency, keep_trace=True,  # the store keeps traces: a --trace re-run from the cache has them
+        **judge_kwargs(args, model),
     )
 
 
@@ -131,7 +170,7 @@ def run_settings(args: argparse.Namespace, judge: Judge) -> dict[str, Any]:
     """What the results depend on (never an API key)."""
     return {
         "model": judge.model,
-        "base_url": args.base_url,
+        "base_url": redact(args.base_url) if args.base_url else None,
         "mode": args.mode,
         "criterion": f"{judge.criterion.name}@{judge.criterion.fingerprint}" if judge.criterion else None,
         "criterion_arg": args.criterion,
@@ -167,29 +206,40 @@ def resume_command(args: argparse.Namespace, model: str) -> str:
     for flag, on in (("--trace", args.trace), ("--no-cache", args.no_cache)):
         if on:
             parts.append(flag)
-    return shlex.join([*parts, "--resume"])
+    command = shlex.join([*parts, "--resume"])
+    clean = redact(command)
+    if clean != command:  # never print or store a credential; say how to put it back
+        clean += "   # credentials removed from --base-url: put them back, or set JUDGEFLOW_BASE_URL"
+    return clean
 
 
 def check_unique_ids(rows: list[Any], path: Path) -> None:
-    """The store keys results by id (resume, output): two rows with one id would collapse into one."""
-    first: dict[str, int] = {}
+    """The store keys results by id (resume, output): two rows with one id would collapse into one.
+
+    Every row counts, invalid ones too (an invalid row keeps the id it was given, or `line-N`).
+    """
+    first: dict[str, str] = {}
     for n, it in enumerate(rows, 1):
         if isinstance(it, InvalidItemError):
-            continue
-        if it.id in first:
+            item_id, line = invalid_judgment(it).id, it.line
+        else:
+            item_id, line = it.id, it.line
+        where = f"line {line}" if line is not None else f"row {n}"
+        if item_id in first:
             raise InvalidItemError(
-                f"item id {it.id!r} is used by rows {first[it.id]} and {n}; ids must be unique within a run "
+                f"item id {item_id!r} is used on {first[item_id]} and {where}; ids must be unique within a run "
                 "(results, resume and the output are keyed by id): rename one", path=str(path), field="id",
-                item_id=it.id)
-        first[it.id] = n
+                item_id=item_id)
+        first[item_id] = where
 
 
 def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, total: int, command: str) -> str:
     """The run id to record into: the last run for OUTPUT (--resume), else a new run."""
     settings = run_settings(args, judge)
-    out = str(args.output.resolve())
+    out = STDIO if str(args.output) == STDIO else str(args.output.resolve())
     if not args.resume:
-        return store.start_run(settings=settings, input_path=str(args.input.resolve()), input_sha=sha,
+        return store.start_run(settings=settings, input_path=STDIO if str(args.input) == STDIO else
+                               str(args.input.resolve()), input_sha=sha,
                                output_path=out, total=total, command=command)
     run = store.latest_run(output_path=out)
     if run is None:
@@ -226,12 +276,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if getattr(args, "ray", False):
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
-    check_output_writable(args.output)
+    check_output(args.output, args.input)
     prices = load_prices(args.prices)
     judge = make_judge(args)
-    sha = file_sha(args.input)
+    data = read_bytes(args.input)  # once: stdin cannot be read twice
+    sha = hashlib.sha256(data).hexdigest()
+    rows = list(read_items(args.input, data=data))
+    rows = rows[: args.limit] if args.limit else rows
     note_offline(args, con)  # said only once the inputs are known to be fine
-    rows = list(read_items(args.input))[: args.limit] if args.limit else list(read_items(args.input))
     check_unique_ids(rows, args.input)
     note_aliases(rows, con)
     command = resume_command(args, judge.model)
@@ -252,13 +304,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         stats = Counter[str]()
         start = time.monotonic()
         try:
-            asyncio.run(_judge_all(judge, rows, store, run_id, args, con, session, stats, already))
-        except KeyboardInterrupt:
+            with sigterm_as_sigint():
+                asyncio.run(_judge_all(judge, rows, store, run_id, args, con, session, stats, already))
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM
             store.set_status(run_id, "interrupted")
             n = write_output(store, run_id, args.output, trace=args.trace)
             con.print(f"[yellow]interrupted:[/yellow] {n} of {len(rows)} rows are saved (in {args.store} and "
                       f"{args.output}). Resume with:\n  {command}", soft_wrap=True)
             return 130
+        except StoreError as e:  # a failed commit stopped the run: nothing more was sent
+            with contextlib.suppress(StoreError, OutputError):
+                store.set_status(run_id, "interrupted")
+            con.print(f"[red]error:[/red] {e}. Resume with:\n  {command}", soft_wrap=True)
+            return 2
         elapsed = time.monotonic() - start
         store.set_status(run_id, "done")
         write_output(store, run_id, args.output, trace=args.trace)
@@ -295,6 +353,19 @@ def summary_json(results: list[Judgment], *, run_id: str, model: str, output: Pa
         "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
         "seconds": round(elapsed, 3), "items_this_session": session_items,
     }
+
+
+@contextlib.contextmanager
+def sigterm_as_sigint() -> Any:
+    """SIGTERM (a container stop, `kill`) stops the run as Ctrl-C does: results saved, resume hint."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def note_aliases(rows: list[Any], con: Console) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import JudgeflowError
 from ..items import Item
-from ..results import Judgment, Usage
+from ..results import Judgment, TraceEntry, Usage
 from ..routing import choose_criterion
 
 #: bump when a change in judgeflow itself makes earlier cached results stale
@@ -47,7 +47,8 @@ def cache_key(judge: Any, item: Item) -> str | None:
         "run_criterion": judge.criterion.fingerprint if judge.criterion else None,
         "item": item.model_dump(include=set(JUDGED_FIELDS)),
     }
-    key = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    # surrogatepass: a lone surrogate in an Item built in code must not crash the key
+    key = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
     checker = coverage_checker(judge, item, criterion.mode)
     if checker is None:
         return key
@@ -64,9 +65,14 @@ def coverage_checker(judge: Any, item: Item, routed_mode: str) -> Any:
 
 def from_cache(hit: Judgment, item: Item, *, model: str, strategy: str, keep_trace: bool = True) -> Judgment:
     """A cached judgment served for `item`: its id, label and extra fields, no usage, `cached=True`."""
+    trace = hit.trace if keep_trace else []
+    if keep_trace and not trace:  # cached by a judge that kept no trace: say so, never an empty audit
+        trace = [TraceEntry(step="cache", reply={
+            "note": "served from the response cache; the run that judged it kept no trace "
+                    "(judge again without the cache, e.g. --no-cache, to record one)"})]
     return hit.model_copy(update={
         "id": item.id, "human_label": item.label, "extra": item.extra, "cached": True, "usage": Usage(),
-        "model": model, "strategy": strategy, "trace": hit.trace if keep_trace else [],
+        "model": model, "strategy": strategy, "trace": trace,
         "judges": [v.model_copy(update={"usage": Usage(), "cached": True}) for v in hit.judges] if hit.judges else None,
     })
 

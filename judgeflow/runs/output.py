@@ -1,38 +1,42 @@
-"""A run's files: the input's content hash (resume refuses a changed file) and the atomic output writer.
+"""A run's files: the input's content hash (resume refuses a changed file) and the output checks and writer.
 
-    sha = file_sha(Path("items.jsonl"))
-    check_output_writable(Path("out.jsonl"))                     # fail before judging anything
-    write_output(store, run_id, Path("out.jsonl"), trace=False)   # tmp file, fsync, atomic rename
+    sha = file_sha(Path("items.jsonl"))                          # "-": stdin, read once
+    check_output(Path("out.jsonl"), Path("items.jsonl"))         # fail before judging anything
+    write_output(store, run_id, Path("out.jsonl"), trace=False)   # tmp file, fsync, atomic rename ("-": stdout)
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
-from ..errors import InvalidItemError, JudgeflowError
+from ..files import STDIO, OutputError, read_bytes, same_file, write_jsonl_atomic
 from .store import RunStore
 
-
-class OutputError(JudgeflowError):
-    """The output file cannot be written."""
+__all__ = ["OutputError", "check_output", "check_output_writable", "file_sha", "write_output"]
 
 
 def file_sha(path: Path) -> str:
-    h = hashlib.sha256()
-    try:
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    except FileNotFoundError:
-        raise InvalidItemError("no such file; give a .jsonl or .csv file of items", path=str(path)) from None
-    return h.hexdigest()
+    return hashlib.sha256(read_bytes(path)).hexdigest()
+
+
+def check_output(path: Path, input_path: Path) -> None:
+    """Fail before judging anything if OUTPUT is the input (also via links), or cannot be written."""
+    if str(path) == STDIO:
+        return
+    if same_file(path, input_path):
+        raise OutputError(f"{path}: is the input file {input_path} (the results would replace the items); "
+                          "give another -o path, e.g. results.jsonl")
+    check_output_writable(path)
 
 
 def check_output_writable(path: Path) -> None:
     """Fail before judging anything if OUTPUT cannot be written."""
+    if path.exists() and not path.is_dir() and not path.is_file():  # a device or a pipe: written into, never replaced
+        if not os.access(path, os.W_OK):
+            raise OutputError(f"{path}: cannot be written; choose another -o path")
+        return
     if path.is_dir():
         raise OutputError(f"{path}: is a directory; give a file path for -o, e.g. {path / 'results.jsonl'}")
     try:
@@ -51,21 +55,9 @@ def check_output_writable(path: Path) -> None:
 
 
 def write_output(store: RunStore, run_id: str, path: Path, *, trace: bool) -> int:
-    """(Re)write OUTPUT from the store: a temporary file, fsync, then an atomic rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    n = 0
+    """(Re)write OUTPUT from the store: a temporary file, fsync, then an atomic rename ("-": stdout)."""
     try:
-        with tmp.open("w", encoding="utf-8") as f:
-            for j in store.results(run_id):
-                f.write(json.dumps(j.to_row(trace=trace), ensure_ascii=False) + "\n")
-                n += 1
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise OutputError(
-            f"{path}: cannot write the results ({e.strerror}); every finished result is saved in the store "
-            f"{store.path}: fix this and run the same command with --resume to write them"
-        ) from None
-    return n
+        return write_jsonl_atomic(path, (j.to_row(trace=trace) for j in store.results(run_id)))
+    except OutputError as e:
+        raise OutputError(f"{e}; every finished result is saved in the store {store.path}: fix this and run "
+                          "the same command with --resume to write them") from None

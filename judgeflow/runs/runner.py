@@ -84,6 +84,8 @@ async def judge_indexed(
             yield it
 
     async def drive() -> None:
+        # The first failed commit (e.g. a full disk) ends the run: closing `judged` stops the feed,
+        # so at most the calls already in flight are spent; the error reaches the caller once.
         try:
             judged = judge.ajudge_indexed(misses(), concurrency=concurrency)
             async with contextlib.aclosing(judged):

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import JudgeflowError
+from ..redact import redact
 from ..results import Judgment
 
 DEFAULT_STORE = Path(".judgeflow") / "runs.sqlite"
@@ -166,7 +167,7 @@ class RunStore:
             "start a run in",
             "INSERT INTO runs VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
             (run_id, time.time(), input_path, input_sha, output_path, total,
-             json.dumps(settings, sort_keys=True), command),
+             redact(json.dumps(settings, sort_keys=True)), redact(command) if command else command),
         )
         return run_id
 
@@ -192,8 +193,11 @@ class RunStore:
     # results --------------------------------------------------------------------------------
 
     def record(self, run_id: str, seq: int, judgment: Judgment, *, cache_key: str | None = None) -> None:
-        """Commit one item's result (and its cache entry, if judged) in one transaction."""
-        data = judgment.model_dump_json()
+        """Commit one item's result (and its cache entry, if judged) in one transaction.
+
+        Credentials (a key echoed in a provider error, a URL with a password) are redacted first.
+        """
+        data = _redacted(judgment)
         try:
             with self._lock, self._db:  # BEGIN ... COMMIT, or ROLLBACK on error
                 self._db.execute("BEGIN")
@@ -237,13 +241,22 @@ class RunStore:
         if judgment.status != "judged":
             return
         self._write("cache a result in", "INSERT OR REPLACE INTO cache VALUES (?, ?, ?)",
-                    (key, judgment.model_dump_json(), time.time()))
+                    (key, _redacted(judgment), time.time()))
 
     def cached(self, key: str) -> Judgment | None:
         """The cached judged result for `key`; never an unscored one (a failure is not an answer)."""
         rows = self._read("SELECT judgment FROM cache WHERE key=? AND json_extract(judgment, '$.status')='judged'",
                           (key,))
         return Judgment.model_validate_json(rows[0][0]) if rows else None
+
+
+def _redacted(judgment: Judgment) -> str:
+    """The judgment as JSON with credentials redacted everywhere but in its id (the store's key)."""
+    data = judgment.model_dump_json()
+    clean = redact(data)
+    if clean == data:
+        return data
+    return Judgment.model_validate_json(clean).model_copy(update={"id": judgment.id}).model_dump_json()
 
 
 def _run_info(row: tuple[Any, ...]) -> RunInfo:

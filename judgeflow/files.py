@@ -1,0 +1,327 @@
+"""The one row reader and the one atomic JSONL writer.
+
+    for line, row in read_rows("items.jsonl"):     # .jsonl, .csv, .json (an array), or "-" (stdin)
+        ...                                         # row: a dict, or the InvalidItemError for that line
+    write_jsonl_atomic("results.jsonl", rows)       # temporary file, fsync, rename; "-" = stdout
+
+Reading never raises for one bad row: a line that is not UTF-8, not JSON, nested too deep, or a
+CSV row with an unclosed quote or extra cells becomes that line's InvalidItemError, and reading
+goes on. Only a file that cannot be read at all raises (missing, a directory, binary, or text in
+an encoding other than UTF-8/UTF-16/UTF-32), with one message naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidItemError, JudgeflowError
+
+STDIO = "-"
+Row = tuple[int, "dict[str, Any] | Any | InvalidItemError"]
+_BOMS = (  # longest first: the UTF-32 LE mark starts with the UTF-16 LE one
+    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_TO_UTF8 = "save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8 IN > OUT`)"
+
+
+class OutputError(JudgeflowError):
+    """The output file cannot be written."""
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The whole input, from a file or (for "-") from stdin, with one clear error if it cannot be read."""
+    if str(path) == STDIO:
+        return sys.stdin.buffer.read()
+    p = Path(path)
+    try:
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise InvalidItemError("no such file; give a .jsonl, .csv or .json file of items (or - for stdin)",
+                               path=str(p)) from None
+    except IsADirectoryError:
+        raise InvalidItemError("is a directory; give a .jsonl, .csv or .json file of items", path=str(p)) from None
+    except OSError as e:
+        raise InvalidItemError(f"cannot be read ({e.strerror}); give a readable file of items", path=str(p)) from None
+
+
+def decode(data: bytes, path: str) -> str:
+    """Text from bytes: UTF-8 (undecodable bytes kept as surrogate escapes, so each bad line is
+    reported on its own), or UTF-16/UTF-32 when the file starts with their byte-order mark.
+
+    Raises:
+        InvalidItemError: a binary file, or text that is not UTF-8 on most of its lines.
+    """
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError as e:
+                raise InvalidItemError(f"starts with a {codec.upper()} byte-order mark but is not valid {codec.upper()} "
+                                       f"(at byte {e.start}); {_TO_UTF8}", path=path) from None
+    if _binary(data[:65536]):
+        raise InvalidItemError(
+            "is a binary file (it holds NUL bytes), not JSONL, CSV or JSON text; give a text file of items "
+            "(UTF-16 text without a byte-order mark: save it as UTF-8)", path=path)
+    text = data.decode("utf-8", errors="surrogateescape")
+    if _undecodable(text) is not None:
+        lines = text.split("\n")
+        bad = [n for n, line in enumerate(lines, 1) if _undecodable(line) is not None]
+        readable_non_ascii = any(not line.isascii() and _undecodable(line) is None for line in lines)
+        if len(bad) > 1 and not readable_non_ascii:  # a whole file in another encoding, not one bad line
+            byte = _undecodable(lines[bad[0] - 1])
+            raise InvalidItemError(
+                f"is not UTF-8 text (byte {byte} on line {bad[0]}, and {len(bad) - 1} more lines); {_TO_UTF8}",
+                path=path, line=None)
+    return text
+
+
+def _binary(sample: bytes) -> bool:
+    """NUL bytes in a sample that is not UTF-8, or many of them: not a text file (a stray NUL in a
+    UTF-8 text is that line's problem, reported as an invalid row)."""
+    nuls = sample.count(b"\0")
+    if not nuls:
+        return False
+    if len(sample) >= 1024 and nuls * 16 > len(sample):  # UTF-8, but mostly NULs (UTF-16 without a mark, ...)
+        return True
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start < len(sample) - 3  # not just a character cut at the end of the sample
+    return False
+
+
+def _undecodable(text: str) -> str | None:
+    """The first byte that was not UTF-8 (kept as a surrogate escape), as 0xNN, or None."""
+    for ch in text:
+        if "\udc80" <= ch <= "\udcff":
+            return f"0x{ord(ch) - 0xDC00:02X}"
+    return None
+
+
+def _not_utf8(line: str, path: str, n: int) -> InvalidItemError | None:
+    byte = _undecodable(line)
+    if byte is None:
+        return None
+    col = next(i for i, ch in enumerate(line, 1) if "\udc80" <= ch <= "\udcff")
+    return InvalidItemError(f"not UTF-8 text (byte {byte} at column {col}); {_TO_UTF8}", path=path, line=n)
+
+
+def read_rows(path: str | Path, *, data: bytes | None = None) -> Iterator[Row]:
+    """Yield (line number, row or InvalidItemError) for each non-blank row of a JSONL, CSV or JSON file.
+
+    `path` "-" reads stdin (its format sniffed: `[` a JSON array, `{` JSONL, else CSV). A `.json`
+    file holds one array of objects (or {"items": [...]}); its "line" is the 1-based position in
+    the array. `data`: the file's bytes, when the caller has read them already.
+
+    Raises:
+        InvalidItemError: the file cannot be read at all (see `read_bytes` and `decode`).
+    """
+    name = str(path)
+    text = decode(read_bytes(path) if data is None else data, name)
+    kind = _kind(name, text)
+    if kind == "json":
+        yield from _json_array(text, name)
+    elif kind == "csv":
+        yield from _csv_rows(text, name)
+    else:
+        yield from _jsonl_rows(text, name)
+
+
+def _kind(name: str, text: str) -> str:
+    if name == STDIO:
+        first = text.lstrip()[:1]
+        return {"[": "json", "{": "jsonl"}.get(first, "csv" if first else "jsonl")
+    return {".json": "json", ".csv": "csv"}.get(Path(name).suffix.lower(), "jsonl")
+
+
+def _loads(raw: str) -> Any:
+    """json.loads, with the two ways it fails other than a syntax error as ValueErrors."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("nested too deeply to read (keep a row to a few hundred levels of nesting)") from None
+
+
+def _json_error(e: ValueError) -> str:
+    if isinstance(e, json.JSONDecodeError):
+        return f"{e.msg} at column {e.colno}"
+    return str(e).split(";")[0]  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+
+
+def _jsonl_rows(text: str, path: str) -> Iterator[Row]:
+    for n, raw in enumerate(text.split("\n"), 1):
+        if not raw.strip():
+            continue
+        bad = _not_utf8(raw, path, n)
+        if bad is not None:
+            yield n, bad
+            continue
+        try:
+            yield n, _loads(raw)
+        except ValueError as e:
+            yield n, InvalidItemError(f"not valid JSON ({_json_error(e)}); each line must be one JSON object",
+                                      path=path, line=n)
+
+
+def _json_array(text: str, path: str) -> Iterator[Row]:
+    where = _undecodable(text)
+    if where is not None:
+        line = text[: next(i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff")].count("\n") + 1
+        raise InvalidItemError(f"not UTF-8 text (byte {where} on line {line}); {_TO_UTF8}", path=path, line=line)
+    try:
+        data = _loads(text)
+    except json.JSONDecodeError as e:
+        raise InvalidItemError(
+            f"not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); a .json file must hold one "
+            "array of item objects (or use .jsonl, one object per line)", path=path, line=e.lineno,
+        ) from None
+    except ValueError as e:
+        raise InvalidItemError(f"cannot be read as JSON ({_json_error(e)})", path=path) from None
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        data = data["items"]
+    if not isinstance(data, list):
+        raise InvalidItemError(
+            f"a .json file must hold an array of item objects, got {type(data).__name__} "
+            "(or use .jsonl, one object per line)", path=path,
+        )
+    yield from enumerate(data, 1)
+
+
+def _csv_rows(text: str, path: str) -> Iterator[Row]:
+    """CSV rows as dicts keyed by the header. A quote left open, a stray quote, or more cells
+    than the header has make that row invalid (naming its line); reading resumes on the next line,
+    so one broken row never swallows the rows after it."""
+    lines = list(io.StringIO(text, newline=""))
+    header: list[str] | None = None
+    i = 0  # index of the next physical line to read
+    limit = csv.field_size_limit()
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # a long source document is one cell
+    try:
+        while i < len(lines):
+            start, reader = i, csv.reader(iter(lines[i:]), strict=True)
+            ended = 0  # lines consumed by complete records of this reader
+            try:
+                for cells in reader:
+                    n = start + ended + 1  # the record's first line (1-based)
+                    ended = reader.line_num
+                    if not any(c.strip() for c in cells):
+                        continue
+                    raw = "".join(lines[n - 1:start + ended])
+                    bad = _not_utf8(raw, path, n)
+                    if bad is not None:
+                        yield n, bad
+                    elif header is None:
+                        header = [c.strip() for c in cells]
+                    elif len(cells) > len(header):
+                        yield n, InvalidItemError(
+                            f"{len(cells)} cells, but the header has {len(header)} columns; quote a cell that "
+                            'holds a comma ("a, b")', path=path, line=n)
+                    else:
+                        yield n, {k: v for k, v in zip(header, cells)} | {k: None for k in header[len(cells):]}
+                i = len(lines)
+            except csv.Error as e:
+                n = start + ended + 1
+                last = start + reader.line_num
+                if "unexpected end of data" in str(e):
+                    msg = ('a quoted cell opened on this line is never closed, so the lines after it would be read '
+                           'as one cell; close the quote (write a literal " as "")')
+                elif last > n:
+                    msg = (f"a quoted cell opened on this line runs on to line {last} and is not valid CSV there ({e}); "
+                           'close the quote on this line (write a literal " as "")')
+                else:
+                    msg = f'not valid CSV ({e}); quote a cell that holds a quote, and write a literal " as ""'
+                yield n, InvalidItemError(msg, path=path, line=n)
+                i = n  # read on from the next line: a broken row never swallows the rows after it
+    finally:
+        csv.field_size_limit(limit)
+
+
+def write_jsonl_atomic(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:
+    """Write rows as JSON lines to `path` through a temporary file beside it, fsync, then rename.
+
+    Readers of `path` see the old file or the new one, never a torn one. "-" writes to stdout.
+    Refuses to rename over anything but a regular file (a device, a pipe, a directory): there the
+    rows are written straight into it. Returns the number of rows.
+
+    Raises:
+        OutputError: the file cannot be written (the message names it and why).
+    """
+    if str(path) == STDIO:
+        return _write_lines(sys.stdout, rows)
+    p = Path(path)
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise OutputError(f"{p}: cannot write the results ({e.strerror})") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise OutputError(f"{p}: is a directory; give a file path, e.g. {p / 'results.jsonl'}")
+    if mode is not None and not stat.S_ISREG(mode):  # /dev/stdout, a named pipe: write into it, never replace it
+        try:
+            with p.open("w", encoding="utf-8") as f:
+                return _write_lines(f, rows)
+        except OSError as e:
+            raise OutputError(f"{p}: cannot write the results ({e.strerror})") from None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    except OSError as e:
+        raise OutputError(f"{p}: cannot write the results ({e.strerror})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            n = _write_lines(f, rows)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, stat.S_IMODE(mode))
+        else:
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, p)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"{p}: cannot write the results ({e.strerror})") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return n
+
+
+def _write_lines(f: Any, rows: Iterable[dict[str, Any]]) -> int:
+    n = 0
+    for row in rows:
+        line = json.dumps(row, ensure_ascii=False)
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: keep it as a JSON \\u escape, still valid JSON
+            line = json.dumps(row, ensure_ascii=True)
+        f.write(line + "\n")
+        n += 1
+    f.flush()
+    return n
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file (also through hard or symbolic links)."""
+    if STDIO in (str(a), str(b)):
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

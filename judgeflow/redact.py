@@ -1,0 +1,75 @@
+"""One redaction function for everything judgeflow records: store, rows, traces, errors, hints, logs.
+
+    redact("https://user:sk-live@host/v1")      -> "https://***@host/v1"
+    redact("Authorization: Bearer sk-abc123...") -> "Authorization: Bearer ***"
+
+It removes URL credentials, bearer/basic tokens, `sk-...` style keys and the values of
+`x-api-key` / `api-key` / `api_key` / `authorization` fields (in headers, JSON or query strings).
+Replacements never contain a quote or a backslash, so redacting a JSON text keeps it valid JSON.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+MASK = "***"
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # scheme://user:password@host  (also user-only credentials)
+    (re.compile(r"(?<=://)[^/\s@\"'<>]+@"), MASK + "@"),
+    # Authorization: Bearer <token> / Basic <token>
+    (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}"), r"\1\2" + MASK),
+    # "x-api-key": "value", x-api-key: value, api_key=value, apikey=..., "authorization": "..."
+    (re.compile(r"(?i)(\b(?:x-api-key|x-goog-api-key|api[-_]?key|access[-_]?token|authorization)\b[\"']?\s*[:=]\s*[\"']?)"
+                r"(?!(?:bearer|basic)\s)[^\s\"'&,;}]{4,}"), r"\1" + MASK),
+    # provider key shapes: sk-..., sk-ant-..., sk-proj-..., gsk_..., xai-...
+    (re.compile(r"\b(sk|gsk|xai|pk)[-_][A-Za-z0-9_-]{8,}"), r"\1-" + MASK),
+)
+
+
+def redact(text: str) -> str:
+    """`text` with credentials replaced by ***."""
+    if not text:
+        return text
+    for pattern, repl in _PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def redact_data(value: Any) -> Any:
+    """`value` (str, list, dict, nested) with every string redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_data(v) for v in value]
+    return value
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts each record's message (attach it to SDK loggers)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed record is left to logging itself
+            return True
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
+#: loggers that may write request details (headers, URLs, bodies) at debug level
+SDK_LOGGERS = ("openai", "openai._base_client", "anthropic", "anthropic._base_client", "instructor",
+               "httpx", "httpx2", "httpcore", "judgeflow")
+
+
+def install_log_filter() -> None:
+    """Redact what the provider SDKs and judgeflow log (idempotent)."""
+    for name in SDK_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RedactingFilter) for f in logger.filters):
+            logger.addFilter(RedactingFilter())
