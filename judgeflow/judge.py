@@ -121,6 +121,7 @@ class Judge:
             error=state.error,
             usage=state.usage,
             model=self.model,
+            structured=getattr(self.backend, "structured", None),
             strategy=self.strategy,
             language=_language(it),
             human_label=it.label,
@@ -199,9 +200,9 @@ class Judge:
             raise ConfigError(f"concurrency must be at least 1, got {limit}")
         if run is not None and store is None:
             raise ConfigError("ajudge_many(run=...) needs store=RunStore(...)")
-        queue: asyncio.Queue[tuple[int, Judgment] | None] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[int, Judgment] | Exception | None] = asyncio.Queue()
         sem = asyncio.Semaphore(limit)
-        done = store.done_ids(run) if store is not None and run is not None else set()
+        done = store.finished_ids(run) if store is not None and run is not None else set()  # unscored: again
 
         def finish(seq: int, j: Judgment, key: str | None) -> tuple[int, Judgment]:
             if store is not None and run is not None:
@@ -213,6 +214,8 @@ class Judge:
         async def one(seq: int, it: Item | InvalidItemError, key: str | None) -> None:
             try:
                 await queue.put(finish(seq, await self.ajudge(it), key))
+            except Exception as e:  # noqa: BLE001 - e.g. ProviderUnavailable: ends the run at once
+                await queue.put(e)
             finally:
                 sem.release()
 
@@ -243,6 +246,8 @@ class Judge:
         feeder = asyncio.create_task(feed())
         try:
             while (result := await queue.get()) is not None:
+                if isinstance(result, Exception):
+                    raise result
                 yield result
             await feeder  # surface unexpected errors from the feeder or a task
         finally:
