@@ -197,9 +197,10 @@ def repair_json(text: str) -> tuple[Any, str | None]:
 @contextmanager
 def counting_repairs() -> Iterator[list[str]]:
     """Collect the repairs `ReplyModel.model_validate_json` makes inside the block."""
-    token = _REPAIRS.set([])
+    repairs: list[str] = []
+    token = _REPAIRS.set(repairs)
     try:
-        yield _REPAIRS.get() or []
+        yield repairs
     finally:
         _REPAIRS.reset(token)
 

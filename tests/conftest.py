@@ -8,7 +8,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))  # tests/fakellm.py
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+#: ../shared beside the project (for a git worktree under /work/wt/<name>, the nearest ancestor's)
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
+SHARED_DATA = SHARED / "data"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -92,7 +92,9 @@ def parse_model(model: str) -> tuple[str, str]:
 
 def auto_structured(provider: str, base_url: str | None) -> str:
     """The structured-output mode `auto` picks for an endpoint."""
-    if provider in ("openai", "azure"):
+    if provider == "azure":
+        return "tools_strict"
+    if provider == "openai":
         return "tools_strict" if base_url is None else "tools"  # local servers: llama.cpp rejects json_schema
     if provider == "ollama":
         return "json_schema"
@@ -479,8 +481,7 @@ def make_client(
                               "provider_retries": provider_retries,
                               "max_tokens": max_tokens, "max_tokens_cap": max(max_tokens_cap, 16)}
     if provider in _FROM_PROVIDER:
-        return _from_provider(provider, name, structured=structured, api_key=api_key,
-                              temperature=temperature, **common)
+        return _from_provider(name, structured=structured, api_key=api_key, temperature=temperature, **common)
     mode = auto_structured(provider, base_url) if structured == "auto" else structured
     if provider == "anthropic" and mode == "tools_strict":
         raise ConfigError("--structured tools_strict is for OpenAI-wire models; anthropic/ supports "
@@ -530,7 +531,7 @@ def make_client(
                      auto=structured == "auto", **common)
 
 
-def _from_provider(provider: str, name: str, *, structured: str, api_key: str | None,
+def _from_provider(name: str, *, provider: str, structured: str, api_key: str | None,
                    temperature: float | None, **common: Any) -> LLMClient:
     """Gemini, Bedrock and Mistral through Instructor's own `from_provider` (their SDKs are optional).
 
@@ -555,5 +556,5 @@ def _from_provider(provider: str, name: str, *, structured: str, api_key: str | 
         client = instructor.from_provider(f"{provider}/{name}", async_client=True, **mode_arg)
     except Exception as e:  # noqa: BLE001 - the SDK's own configuration errors (credentials, region)
         raise ConfigError(f"cannot set up {provider}/{name}: {_short(e, 200)}") from None
-    return LLMClient(raw=None, client=client, temperature=temperature, structured="tools" if structured == "auto"
-                     else structured, **common)
+    return LLMClient(raw=None, client=client, provider=provider, temperature=temperature,
+                     structured="tools" if structured == "auto" else structured, **common)
