@@ -25,8 +25,8 @@ import tempfile
 from pathlib import Path
 
 from judgeflow import Judge, Judgment, calibrate, compare, load_items
-from judgeflow.report_html import write_comparison_html
-from judgeflow.sampling import sample_file
+from judgeflow.calibration.report_html import write_comparison_html
+from judgeflow.calibration.sampling import sample_file
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "factual_qa.jsonl"
 CRITERIA = ("reference_faithfulness", "factual_correctness")

@@ -26,7 +26,7 @@ from judgeflow import Judge
 from judgeflow.backends import default_model
 from judgeflow.integrations.langchain import from_langchain
 from judgeflow.integrations.runnable import as_runnable
-from judgeflow.passages import parse_citation
+from judgeflow.backends.passages import parse_citation
 
 FILLER = ("Visitors often ask about opening hours, tickets and guided tours, which change with the "
           "season and are announced on the museum's website. ")

@@ -39,7 +39,8 @@ from .routing import choose_criterion
 from .schemas import coverage_reply, requirements_reply
 from .validation import exactly_once, repeated, validation_context
 
-Status = Literal["met", "not_met", "not_applicable"]
+RequirementStatus = Literal["met", "not_met", "not_applicable"]
+Status = RequirementStatus  # the old name (before 0.2)
 STATUSES = ("met", "not_met", "not_applicable")
 COVERAGE_VERSION = 1
 
@@ -76,7 +77,7 @@ class RequirementCheck(BaseModel):
     """Whether the output meets one requirement."""
 
     requirement_id: str = Field(description="The id of the requirement being checked.")
-    status: Status = Field(description="met, not_met, or not_applicable.")
+    status: RequirementStatus = Field(description="met, not_met, or not_applicable.")
     evidence: str = Field(default="", description="A short verbatim quote from the output, or empty.")
     reason: str = Field(default="", description="One sentence explaining the status.")
 

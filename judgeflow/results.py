@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Status = Literal["judged", "unscored", "invalid"]
+JudgmentStatus = Literal["judged", "unscored", "invalid"]
+Status = JudgmentStatus  # the old name (before 0.2)
 #: prefix of an input field whose name is taken by a result field in the output row
 INPUT_PREFIX = "input_"
 
@@ -74,7 +75,7 @@ class Judgment(BaseModel):
 
     id: str
     label: Literal[0, 1] | None
-    status: Status = "judged"
+    status: JudgmentStatus = "judged"
     """judged; unscored (the judge could not decide); invalid (the input row is unusable)."""
     criterion: str | None = None
     routed_by: str | None = None

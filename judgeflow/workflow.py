@@ -21,7 +21,7 @@ from .schemas import Claim, ClaimCheck
 from .criteria import Criterion
 from .errors import JudgeflowError, LLMError
 from .items import Item
-from .results import ClaimResult, Status, TraceEntry, Usage
+from .results import ClaimResult, JudgmentStatus, TraceEntry, Usage
 from .routing import choose_criterion
 
 Strategy = Literal["graph", "single"]
@@ -48,7 +48,7 @@ class JudgeState(BaseModel):
     results: list[ClaimResult] = Field(default_factory=list)
     label: Literal[0, 1] | None = None
     reason: str | None = None
-    status: Status = "judged"
+    status: JudgmentStatus = "judged"
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
     trace: list[TraceEntry] = Field(default_factory=list)

@@ -9,6 +9,7 @@ and implementations import only the core protocol (`judgeflow.registry`), so no 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,24 @@ from ..registry import Backend, set_backend_factory, single_from_steps
 from .llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, LLMJudge, default_model, prompt_fields
 
 _REGISTRY: dict[str, Callable[..., Backend]] = {}
+
+# the options `make_client` takes (kept equal to its signature by a test: importing llm is slow)
+LLM_OPTIONS = {"base_url", "api_key", "temperature", "max_retries", "provider_retries", "timeout",
+               "http_client", "mode", "max_claims_per_check"}
+OFFLINE_OPTIONS = {"threshold"}
+# an option of one family given to the other is ignored (the CLI passes --base-url, --temperature
+# whatever the model); a name no backend knows is an error
+OPTIONS = LLM_OPTIONS | OFFLINE_OPTIONS | {"max_source_chars"}
+
+
+def check_options(options: dict[str, Any]) -> None:
+    """Raise ConfigError for an option no backend takes, suggesting the nearest known one."""
+    for name in options:
+        if name not in OPTIONS:
+            near = difflib.get_close_matches(name, sorted(OPTIONS), n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise ConfigError(f"unknown option {name!r} for a judge backend{hint} "
+                              f"(options: {', '.join(sorted(OPTIONS))})")
 
 
 def backend(name: str) -> Callable[[Callable[..., Backend]], Callable[..., Backend]]:
@@ -74,6 +93,7 @@ def make_backend(model: str | None = None, *, max_source_chars: int | None = Non
     With `max_source_chars`, sources longer than that are cut to the passages relevant to the
     claims and evidence is cited by passage (`passages.PassageJudge`); None sends sources whole.
     """
+    check_options(options)
     model = model or default_model()
     provider, sep, name = model.partition("/")
     factory = _REGISTRY.get(model.lower()) or _REGISTRY.get(provider.lower())
@@ -96,10 +116,12 @@ set_backend_factory(make_backend)
 
 __all__ = [
     "DEFAULT_MODEL_ENV",
+    "LLM_OPTIONS",
     "OFFLINE_MODEL",
     "Backend",
     "LLMJudge",
     "backend",
+    "check_options",
     "default_model",
     "make_backend",
     "prompt_fields",

@@ -1,8 +1,7 @@
-"""Judge backends: what the graph's decompose / check / single nodes call.
-
-`LLMJudge` renders the criterion's prompts and asks a model through `llm.LLMClient`; the
-offline judges in `baselines` implement the same three steps without a model. `make_backend`
-picks one from a "provider/model" string.
+"""The LLM backend: `LLMJudge` renders the criterion's prompts and asks a model through
+`llm.LLMClient` (the Instructor seam), one typed call per step; `prompt_fields` delimits an
+item's texts for the prompts. The offline judges (`lexical`, `rouge`) take the same steps
+without a model; `backends.make_backend` picks one from a "provider/model" string.
 """
 
 from __future__ import annotations
