@@ -405,3 +405,9 @@ def test_keyed_checks_read_the_older_array_form_too() -> None:
     with pytest.raises(ValueError, match=r"no verdict for claim ids \['c2'\]"):
         model.model_validate({"checks": [{"claim_id": "c1", "verdict": "supported", "basis": "reference"}]})
     assert claims_reply(("date",), 5).model_json_schema()["properties"]["claims"]["maxItems"] == 5
+
+
+def test_base_url_with_a_from_provider_model_is_refused_not_passed_on() -> None:
+    """instructor.from_provider would pass base_url to the create call (TypeError), not to the client."""
+    with pytest.raises(ConfigError, match="--base-url is not supported for google/"):
+        make_client("google/gemini-2.5-flash", base_url="http://127.0.0.1:1/v1")

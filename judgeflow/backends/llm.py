@@ -481,6 +481,10 @@ def make_client(
                               "provider_retries": provider_retries,
                               "max_tokens": max_tokens, "max_tokens_cap": max(max_tokens_cap, 16)}
     if provider in _FROM_PROVIDER:
+        if base_url:  # from_provider would hand it to the create call, not the SDK client (STYLE.md)
+            raise ConfigError(f"--base-url is not supported for {provider}/ models (configure the endpoint "
+                              f"through the {provider} SDK's own settings), or use openai/<model> with --base-url "
+                              "for an OpenAI-compatible gateway")
         return _from_provider(name, structured=structured, api_key=api_key, temperature=temperature, **common)
     mode = auto_structured(provider, base_url) if structured == "auto" else structured
     if provider == "anthropic" and mode == "tools_strict":
