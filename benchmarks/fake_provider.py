@@ -113,6 +113,8 @@ class FakeBatches:
         self.batches: dict[str, dict[str, Any]] = {}
         self.submitted: list[list[str]] = []
         """custom_ids of each batch, in submission order."""
+        self.deleted: list[str] = []
+        """ids of the files and message batches deleted."""
 
     def _reply(self, body: dict[str, Any], make: Any) -> dict[str, Any]:
         reply = make(body)
@@ -159,6 +161,12 @@ class FakeBatches:
             return 200, "".join(json.dumps(r) + "\n" for r in results).encode()
         if method == "GET" and path.startswith("/v1/messages/batches/"):
             return 200, self._anthropic_batch(path.rsplit("/", 1)[1], poll=True)
+        if method == "DELETE" and path.startswith("/v1/files/"):
+            self.deleted.append(path.rsplit("/", 1)[1])
+            return 200, {"id": path.rsplit("/", 1)[1], "object": "file", "deleted": True}
+        if method == "DELETE" and path.startswith("/v1/messages/batches/"):
+            self.deleted.append(path.rsplit("/", 1)[1])
+            return 200, {"id": path.rsplit("/", 1)[1], "type": "message_batch_deleted"}
         return 404, {"error": {"message": f"fake provider: no route {method} {path}"}}
 
     def _done(self, bid: str, poll: bool) -> bool:
@@ -203,6 +211,10 @@ class FakeProvider:
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
                 with fake._lock:
                     self._send(*fake.batch.route("GET", self.path.split("?")[0], self.headers, b""))
+
+            def do_DELETE(self) -> None:  # noqa: N802
+                with fake._lock:
+                    self._send(*fake.batch.route("DELETE", self.path.split("?")[0], self.headers, b""))
 
             def do_POST(self) -> None:  # noqa: N802
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))

@@ -27,7 +27,8 @@ from typing import Any
 
 from judgeflow import Judge, Usage, read_items
 from judgeflow.items import Item
-from judgeflow.store import RunStore
+from judgeflow.runs import runner
+from judgeflow.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -64,7 +65,7 @@ async def measure(judge: Judge, items: list[Item], store: RunStore | None, run: 
     usage = Usage()
     n = 0
     start, cpu = time.perf_counter(), time.process_time()
-    async for j in judge.ajudge_many(items, store=store, run=run, cache=False):
+    async for j in runner.ajudge_many(judge, items, store=store, run=run, cache=False):
         usage.add(j.usage)
         n += j.status == "judged"
     return time.perf_counter() - start, time.process_time() - cpu, usage, n

@@ -9,20 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
 import threading
+import warnings
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .registry import Backend, make_backend
 from .criteria import Criterion, load_criterion
-from .errors import ConfigError, InvalidItemError, JudgeflowError
+from .errors import ConfigError, InvalidItemError
 from .items import MODES, Item, passthrough
 from .languages import item_language
-from .results import Judgment, Usage
-from .routing import choose_criterion
+from .results import Judgment
 from .workflow import JudgeContext, JudgeState, Strategy, build_graph
 
 if TYPE_CHECKING:  # types only: the store is passed in, never imported at run time
@@ -30,9 +28,6 @@ if TYPE_CHECKING:  # types only: the store is passed in, never imported at run t
 
 ItemLike = Item | Mapping[str, Any] | InvalidItemError
 DEFAULT_CONCURRENCY = 16
-#: bump when a change in judgeflow itself makes earlier cached results stale
-CACHE_VERSION = 1
-_JUDGED_FIELDS = ("question", "answer", "reference", "source", "spec", "mode", "criterion")
 
 
 def as_item(obj: ItemLike) -> Item | InvalidItemError:
@@ -129,34 +124,6 @@ class Judge:
             trace=state.trace if self.keep_trace else [],
         )
 
-    def cache_key(self, item: Item) -> str | None:
-        """The response-cache key: everything that determines this judge's answer for `item`.
-
-        Covers the backend fingerprint (model, temperature, ...), the routed criterion's content,
-        the strategy and routing settings, and the item's judged content (not its id, label or
-        extra fields). None if the item cannot be routed (it will be an `invalid` row).
-        """
-        try:
-            criterion, _ = choose_criterion(item, criterion=self.criterion, mode=self.mode)
-        except JudgeflowError:
-            return None
-        data = {
-            "v": CACHE_VERSION,
-            "backend": self.backend.fingerprint,
-            "criterion": criterion.fingerprint,
-            "strategy": self.strategy,
-            "mode": self.mode,
-            "run_criterion": self.criterion.fingerprint if self.criterion else None,
-            "item": item.model_dump(include=set(_JUDGED_FIELDS)),
-        }
-        return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-    def _from_cache(self, hit: Judgment, it: Item) -> Judgment:
-        return hit.model_copy(update={
-            "id": it.id, "human_label": it.label, "extra": it.extra, "cached": True, "usage": Usage(),
-            "model": self.model, "strategy": self.strategy, "trace": hit.trace if self.keep_trace else [],
-        })
-
     async def ajudge_many(
         self,
         items: Iterable[ItemLike] | AsyncIterable[ItemLike],
@@ -168,7 +135,9 @@ class Judge:
     ) -> AsyncIterator[Judgment]:
         """Judge many items with bounded concurrency, yielding each result as it completes.
 
-        Args and behaviour as `ajudge_indexed`, without the input positions.
+        `store=`/`run=`/`cache=` (deprecated here, kept for one release) hand the run to
+        `judgeflow.runs.runner.ajudge_many(judge, items, store=..., run=...)`, which owns the
+        resume and the cache.
         """
         indexed = self.ajudge_indexed(items, concurrency=concurrency, store=store, run=run, cache=cache)
         async with contextlib.aclosing(indexed):  # stopping early stops the judging too
@@ -189,31 +158,26 @@ class Judge:
         Args:
             items: Items, dicts, or InvalidItemErrors (from `read_items`), sync or async iterable.
             concurrency: items in flight at once (default: the judge's `concurrency`).
-            store: a RunStore: judged results are cached there, and served from it (`cached=True`,
-                no calls) when everything that determines the answer is unchanged.
-            run: a run id in `store`: each result is committed under it as soon as it is done, and
-                items already recorded under it are skipped (not judged, not yielded): resume.
-            cache: read the store's cache (results are written to it either way).
+            store, run, cache: deprecated here: see `judgeflow.runs.runner.judge_indexed`.
         """
         limit = concurrency or self.concurrency
         if limit < 1:
             raise ConfigError(f"concurrency must be at least 1, got {limit}")
-        if run is not None and store is None:
-            raise ConfigError("ajudge_many(run=...) needs store=RunStore(...)")
+        if store is not None or run is not None:
+            if store is None:
+                raise ConfigError("ajudge_many(run=...) needs store=RunStore(...)")
+            _deprecated_store()
+            delegated = store.judge_indexed(self, items, run=run, cache=cache, concurrency=limit)
+            async with contextlib.aclosing(delegated):
+                async for r in delegated:
+                    yield r
+            return
         queue: asyncio.Queue[tuple[int, Judgment] | Exception | None] = asyncio.Queue()
         sem = asyncio.Semaphore(limit)
-        done = store.finished_ids(run) if store is not None and run is not None else set()  # unscored: again
 
-        def finish(seq: int, j: Judgment, key: str | None) -> tuple[int, Judgment]:
-            if store is not None and run is not None:
-                store.record(run, seq, j, cache_key=key)
-            elif store is not None and key is not None and j.status == "judged" and not j.cached:
-                store.put_cache(key, j)
-            return seq, j
-
-        async def one(seq: int, it: Item | InvalidItemError, key: str | None) -> None:
+        async def one(seq: int, it: ItemLike) -> None:
             try:
-                await queue.put(finish(seq, await self.ajudge(it), key))
+                await queue.put((seq, await self.ajudge(it)))
             except Exception as e:  # noqa: BLE001 - e.g. ProviderUnavailable: ends the run at once
                 await queue.put(e)
             finally:
@@ -223,17 +187,8 @@ class Judge:
             tasks: set[asyncio.Task[None]] = set()
             try:
                 async for seq, obj in _aenumerate(items):
-                    it = as_item(obj)
-                    item_id = it.id if isinstance(it, Item) else invalid_judgment(it).id
-                    if item_id in done:
-                        continue
-                    key = self.cache_key(it) if store is not None and isinstance(it, Item) else None
-                    hit = store.cached(key) if cache and store is not None and key is not None else None
-                    if hit is not None and isinstance(it, Item):
-                        await queue.put(finish(seq, self._from_cache(hit, it), key))
-                        continue
                     await sem.acquire()
-                    t = asyncio.create_task(one(seq, it, key))
+                    t = asyncio.create_task(one(seq, obj))
                     tasks.add(t)
                     t.add_done_callback(tasks.discard)
                 if tasks:
@@ -263,13 +218,23 @@ class Judge:
     def judge_many(
         self, items: Iterable[ItemLike], *, concurrency: int | None = None, store: RunStore | None = None
     ) -> list[Judgment]:
-        """Sync facade: judge all items concurrently (served from `store`'s cache where possible)."""
+        """Sync facade: judge all items concurrently, in input order.
+
+        `store=` (deprecated here, kept for one release) is `judgeflow.runs.runner.judge_many(judge,
+        items, store=...)`: results served from and written to the store's cache.
+        """
         items = list(items)
 
         async def collect() -> list[tuple[int, Judgment]]:
             return [r async for r in self.ajudge_indexed(items, concurrency=concurrency, store=store)]
 
         return [j for _, j in sorted(_run(collect()), key=lambda r: r[0])]  # input order, even for repeated ids
+
+
+def _deprecated_store() -> None:
+    warnings.warn("Judge.ajudge_many/judge_many(store=..., run=...) is deprecated; use "
+                  "judgeflow.runs.runner.ajudge_many/judge_many(judge, items, store=..., run=...)",
+                  DeprecationWarning, stacklevel=4)
 
 
 async def _aenumerate(items: Iterable[ItemLike] | AsyncIterable[ItemLike]) -> AsyncIterator[tuple[int, ItemLike]]:

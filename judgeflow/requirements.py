@@ -42,7 +42,6 @@ from .validation import exactly_once, repeated, validation_context
 RequirementStatus = Literal["met", "not_met", "not_applicable"]
 Status = RequirementStatus  # the old name (before 0.2)
 STATUSES = ("met", "not_met", "not_applicable")
-COVERAGE_VERSION = 1
 
 
 class Requirement(BaseModel):
@@ -301,14 +300,6 @@ class SpecJudge(Judge):
         except JudgeflowError:
             return False
         return criterion.mode == "spec"
-
-    def cache_key(self, item: Item) -> str | None:
-        """The parent key plus the coverage checker's fingerprint for spec items."""
-        key: str | None = super().cache_key(item)
-        if key is None or not self._applies(item):
-            return key
-        data = f"{key}|coverage-v{COVERAGE_VERSION}|{self.checker.fingerprint}"
-        return hashlib.sha256(data.encode()).hexdigest()
 
     async def requirements(self, spec: str, usage: Usage, trace: list[TraceEntry]) -> list[Requirement]:
         """The spec's requirements, split once per spec (concurrent items wait for one call)."""

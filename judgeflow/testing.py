@@ -9,8 +9,8 @@
 A failing check raises AssertionError listing each failing claim with its verdict, reason and
 evidence. The judge is the offline `baseline/lexical` unless `model=` (or $JUDGEFLOW_MODEL, or
 pytest's `--judgeflow-model`) names an LLM. Judged results are cached as JSON files under
-`.judgeflow/pytest-cache/`, keyed by the backend fingerprint (model and settings), the
-criterion's fingerprint and the item's content, so re-running a suite does not pay twice;
+`.judgeflow/pytest-cache/`, keyed by `runs.cache.cache_key` (the run store's key: backend
+fingerprint, criterion, strategy and the item's content), so re-running a suite does not pay twice;
 unscored results are never cached. The pytest plugin (`judgeflow.pytest_plugin`, registered
 as an entry point) adds the `judgeflow_judge` fixture and the options.
 """
@@ -21,68 +21,33 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from .backends.llm_judge import default_model
 from .criteria import Criterion
-from .errors import JudgeflowError
 from .items import Item
 from .judge import Judge
 from .languages import with_language
 from .results import Judgment
-from .routing import choose_criterion
+from .runs.cache import FileCache, cache_key
 
 CACHE_DIR_ENV = "JUDGEFLOW_CACHE_DIR"
 DEFAULT_CACHE_DIR = Path(".judgeflow") / "pytest-cache"
-_JUDGED_FIELDS = {"question", "answer", "reference", "source", "spec", "mode", "criterion"}
 
 
-class JudgmentCache:
-    """Judged results as one JSON file per key in a directory (safe for parallel writers)."""
-
-    def __init__(self, directory: str | Path) -> None:
-        self.dir = Path(directory)
-
-    @staticmethod
-    def key(judge: Judge, item: Item) -> str | None:
-        """Backend fingerprint + routed criterion fingerprint + strategy + item content; None if unroutable."""
-        try:
-            criterion, _ = choose_criterion(item, criterion=judge.criterion, mode=judge.mode)
-        except JudgeflowError:
-            return None
-        data = {"backend": judge.backend.fingerprint, "criterion": criterion.fingerprint,
-                "strategy": judge.strategy, "item": item.model_dump(include=_JUDGED_FIELDS)}
-        return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-    def get(self, key: str) -> Judgment | None:
-        path = self.dir / f"{key}.json"
-        try:
-            return Judgment.model_validate_json(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except ValueError:  # a torn or stale file: judge again and overwrite it
-            return None
-
-    def put(self, key: str, judgment: Judgment) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        data = judgment.model_copy(update={"trace": [], "cached": False}).model_dump_json()
-        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(data)
-        os.replace(tmp, self.dir / f"{key}.json")
+JudgmentCache = FileCache  # the old name (before 0.2)
 
 
 class CachedJudge:
-    """A Judge whose judged results are read from and written to a `JudgmentCache`."""
+    """A Judge whose judged results are read from and written to a `FileCache`."""
 
-    def __init__(self, judge: Judge, cache: JudgmentCache | None) -> None:
+    def __init__(self, judge: Judge, cache: FileCache | None) -> None:
         self.judge = judge
         self.cache = cache
 
     def judge_item(self, item: Item) -> Judgment:
-        key = self.cache.key(self.judge, item) if self.cache else None
+        key = cache_key(self.judge, item) if self.cache else None
         if key and self.cache and (hit := self.cache.get(key)) is not None:
             return hit.model_copy(update={"id": item.id, "extra": item.extra, "cached": True})
         result = self.judge.judge(item)
@@ -183,7 +148,7 @@ def cached_judge(
     key = (model, crit_key, use_cache, str(cache_dir()))
     if key not in _judges or isinstance(criterion, Criterion):
         judge = Judge(model, criterion=criterion, keep_trace=False)
-        _judges[key] = CachedJudge(judge, JudgmentCache(cache_dir()) if use_cache else None)
+        _judges[key] = CachedJudge(judge, FileCache(cache_dir()) if use_cache else None)
     return _judges[key]
 
 

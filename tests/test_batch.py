@@ -59,7 +59,7 @@ def test_submit_then_collect_in_two_stages(tmp_path: Path, fake: FakeProvider, p
 
     store = ["--store", str(tmp_path / "runs.sqlite")]
     assert main(["batch", "status", run_id, *store]) == 0
-    assert "stage 1" in capsys.readouterr().out
+    assert "round 1" in capsys.readouterr().out
     assert main(["batch", "collect", run_id, *store]) == 0  # still in progress: nothing happens
     assert [len(b) for b in fake.batch.submitted] == [4]
     assert not (tmp_path / "out.jsonl").exists()
@@ -133,4 +133,4 @@ def test_the_summary_prices_a_batch_run_at_half(tmp_path: Path, fake: FakeProvid
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
     assert main(["batch", "collect", the_run(tmp_path), "--store", str(tmp_path / "runs.sqlite"), "--wait", "0.01"]) == 0
     tokens = sum(r["usage"]["input_tokens"] for r in rows(tmp_path))
-    assert f"estimated cost: ${tokens * 1000 / 1e6 / 2:,.4f} at batch prices" in capsys.readouterr().err
+    assert f"${tokens * 1000 / 1e6 / 2:,.4f} for 4 batch calls" in capsys.readouterr().err

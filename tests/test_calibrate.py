@@ -233,3 +233,10 @@ def test_bad_results_files_name_file_line_and_field(tmp_path: Path) -> None:
     p.write_text('{"id": "q1", "answer": "A", "label": 1}\n')  # an items file, not results
     with pytest.raises(InvalidItemError, match=r"r.jsonl:1: not a judgeflow result row"):
         calibrate(p)
+
+
+def test_diagnosis_never_prints_minus_zero():
+    from judgeflow.calibration.agreement import Agreement, diagnose
+
+    text = diagnose(Agreement(n=3, kappa=0.4, kappa_ci=(-0.0001, 1.0)))
+    assert "95% CI 0.00 to 1.00" in text and "-0.00" not in text

@@ -70,3 +70,9 @@ def test_load_criterion_finds_them_in_the_wheel_layout(wheel_judgeflow: object, 
     for name in shipped:
         crit = load_criterion(name)
         assert crit.name == name and Path(crit.path).is_relative_to(site)
+
+
+def test_wheel_ships_the_review_page(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in ("index.html", "app.js", "app.css"):
+        assert f"judgeflow/calibration/review_app/static/{name}" in names

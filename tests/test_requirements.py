@@ -141,10 +141,10 @@ def test_checkers_fingerprints_differ_and_enter_the_cache_key() -> None:
     from judgeflow import Item, Judge
     spec_item = Item(id="s", answer="a", spec="b")
     ref_item = Item(id="r", answer="a", reference="b")
-    if hasattr(Judge, "cache_key"):
-        plain = Judge("baseline/lexical")
-        assert judge.cache_key(spec_item) != plain.cache_key(spec_item)
-        assert judge.cache_key(ref_item) == plain.cache_key(ref_item)
+    from judgeflow.runs.cache import cache_key
+    plain = Judge("baseline/lexical")
+    assert cache_key(judge, spec_item) != cache_key(plain, spec_item)
+    assert cache_key(judge, ref_item) == cache_key(plain, ref_item)
 def test_cli_run_mode_spec_reports_requirements(tmp_path: Path) -> None:
     items = tmp_path / "outputs.jsonl"
     rows = [{"id": "good", "spec": "- Name the release version 2.1.\n- Link to the changelog.",

@@ -12,7 +12,7 @@ import pytest
 from fakellm import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge, Judgment
-from judgeflow.cli.run import summarize
+from judgeflow.runs.summary import summarize
 from judgeflow.pricing import Price, estimate_cost, load_prices, price_for
 from judgeflow.results import Usage
 

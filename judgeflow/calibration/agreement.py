@@ -236,11 +236,17 @@ def agreement(
     return out
 
 
+def _num(x: float) -> str:
+    """Two decimals, without a "-0.00" for a bound that rounds to zero."""
+    s = f"{x:.2f}"
+    return "0.00" if s == "-0.00" else s
+
+
 def diagnose(a: Agreement, *, criterion: str | None = None) -> str:
     """Plain words: how well the judge agrees, and which way it errs."""
     parts = []
     if a.kappa is not None:
-        ci = f", 95% CI {a.kappa_ci[0]:.2f} to {a.kappa_ci[1]:.2f}" if a.kappa_ci else ""
+        ci = f", 95% CI {_num(a.kappa_ci[0])} to {_num(a.kappa_ci[1])}" if a.kappa_ci else ""
         parts.append(f"Kappa {a.kappa:.2f} ({strength(a.kappa)} agreement{ci}) on {a.n} items.")
     elif a.kappa_note:
         parts.append(f"Kappa not available: {a.kappa_note}.")

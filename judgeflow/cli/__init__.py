@@ -16,7 +16,8 @@ from rich.console import Console
 from ..errors import JudgeflowError
 
 #: modules under judgeflow.cli that define a subcommand, in help order
-COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "sample_cmd", "label_cmd", "batch_cmd")
+COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "sample_cmd", "label_cmd", "batch_cmd",
+            "review_cmd")
 
 err_console = Console(stderr=True, highlight=False)
 

@@ -1,9 +1,12 @@
 """`judgeflow run --batch` submits; `judgeflow batch status|collect RUN_ID` follows the job.
 
-A batch run goes in stages: the first batch holds every item's first call (decompose, or the
-single call), the second the check calls. `collect` stores a finished batch's replies, judges
-as far as they allow, and submits the next stage; after the last one the output is written
-from the store. `collect --wait N` polls every N seconds until the run is done.
+A batch run goes in rounds: the first holds every item's first call (decompose, or the single
+call), the next the check calls, plus any line of an earlier batch that failed or expired (sent
+again, up to `MAX_ATTEMPTS` times). A round above the provider's limits is split into several
+batches. `collect` stores each ended batch's completed lines, whatever the batch's final state,
+deletes its files at the provider (unless --keep-batch-files), judges as far as the replies
+allow, and submits the next round; after the last one the output is written from the store.
+`collect --wait N` polls every N seconds until the run is done.
 """
 
 from __future__ import annotations
@@ -11,17 +14,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from ..runs.batch import ReplayTransport, advance, make_provider, replay_judge
+from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
+from ..runs.batch.ledger import BatchLedger
 from ..errors import ConfigError
 from ..items import read_items
 from ..judge import Judge
 from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
+from ..runs import runner
+from ..runs.output import file_sha, write_output
 from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
+from ..runs.summary import summarize
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,7 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         q.add_argument("--store", default=DEFAULT_STORE, help=f"the run store (default {DEFAULT_STORE})")
     cp.add_argument("--wait", type=float, metavar="SECONDS", help="poll every SECONDS until the run is done")
     cp.add_argument("--online", action="store_true",
-                    help="re-judge online the items whose batch reply was invalid or failed")
+                    help="re-judge online the items whose batch reply was invalid or failed (also once the run is done)")
+    cp.add_argument("--keep-batch-files", action="store_true",
+                    help="keep the batch input/output files at the provider (default: deleted once the replies "
+                         "are stored; they hold every prompt)")
     sp.set_defaults(func=cmd_status)
     cp.set_defaults(func=cmd_collect)
 
@@ -44,12 +55,8 @@ def _provider(run: RunInfo, http_client: Any = None) -> Any:
 
 
 def _rows(run: RunInfo) -> list[Any]:
-    from .run import file_sha
-
     if run.input_path is None:
         raise ConfigError(f"run {run.run_id} has no input file recorded")
-    from pathlib import Path
-
     path = Path(run.input_path)
     if file_sha(path) != run.input_sha:
         raise ConfigError(f"{path} changed since run {run.run_id} was submitted; its batch replies may not match "
@@ -65,17 +72,50 @@ def submit(store: RunStore, run_id: str, rows: list[Any], *, con: Console, http_
     return asyncio.run(_step(store, run, rows, _provider(run, http_client), con))
 
 
+def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> None:
+    """Resolve batches recorded as intents (a kill between recording and submitting, or after submitting).
+
+    A batch the provider has under the intent's tag is adopted; one it has not heard of is abandoned
+    (its requests are still pending and go into the next submission).
+    """
+    ledger = BatchLedger(store)
+    for job in ledger.jobs(run.run_id):
+        if job.status != "intent":
+            continue
+        found = provider.find(job.tag, len(job.keys), job.created, ledger.known_batch_ids())
+        if found:
+            ledger.set_submitted(run.run_id, job.tag, found)
+            con.print(f"run {run.run_id}: found batch {found} submitted before an interruption; following it")
+        else:
+            ledger.set_status(run.run_id, job.tag, "abandoned")
+
+
 async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, con: Console,
                 *, online: bool = False) -> int:
-    transport = ReplayTransport(store)
+    """Judge as far as the replies allow, then submit the next round, or finish the run."""
+    ledger = BatchLedger(store)
+    _reconcile(store, run, provider, con)
+    open_ = [j.batch_id for j in ledger.jobs(run.run_id) if j.open]
+    if open_:
+        con.print(f"run {run.run_id}: batch {', '.join(map(str, open_))} is still at the provider; collect it with: "
+                  f"judgeflow batch collect {run.run_id}{_store_opt(store)}", soft_wrap=True)
+        return 0
+    transport = ReplayTransport(ledger, run.run_id)
     pending = await advance(store, run.run_id, replay_judge(run.settings, transport), transport, rows)
     if pending:
-        stage = len(store.batches(run.run_id)) + 1
-        batch_id = provider.submit(pending)
-        store.add_batch(run.run_id, stage, provider.name, batch_id)
+        round_ = max((j.round for j in ledger.jobs(run.run_id)), default=0) + 1
+        parts = split(pending, provider)
+        ids = []
+        for part, requests in enumerate(parts, 1):
+            tag = batch_tag(run.run_id, list(requests))
+            ledger.add_intent(run.run_id, tag, round_, part, provider.name, list(requests))
+            batch_id = provider.submit(requests, tag)
+            ledger.set_submitted(run.run_id, tag, batch_id)
+            ids.append(batch_id)
         store.set_status(run.run_id, "batch")
-        con.print(f"run {run.run_id}: stage {stage}: submitted {len(pending)} requests as {provider.name} batch "
-                  f"{batch_id}; {store.count(run.run_id)} of {len(rows)} rows done so far.\n"
+        con.print(f"run {run.run_id}: round {round_}: submitted {len(pending)} requests as {len(ids)} {provider.name} "
+                  f"batch{'es' if len(ids) > 1 else ''} {', '.join(ids)}; {store.count(run.run_id)} of {len(rows)} "
+                  f"rows done so far.\n"
                   f"  follow it with: judgeflow batch status {run.run_id}{_store_opt(store)}\n"
                   f"  collect it with: judgeflow batch collect {run.run_id}{_store_opt(store)} [--wait 60]",
                   soft_wrap=True)
@@ -85,6 +125,16 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
     store.set_status(run.run_id, "done")
     _finish(store, run, con)
     return 0
+
+
+def open_batches_note(store: RunStore, run_id: str) -> str | None:
+    """A warning for a batch run resumed online while some of its batches are still at the provider."""
+    open_ = [j.batch_id for j in BatchLedger(store).jobs(run_id) if j.open]
+    if not open_:
+        return None
+    return (f"[yellow]note:[/yellow] batch {', '.join(map(str, open_))} of run {run_id} is still at the provider and "
+            f"its lines are billed; judging the rest online pays for them again. Stop here (Ctrl-C) and run "
+            f"`judgeflow batch collect {run_id}{_store_opt(store)} --wait 60` to use them, or cancel the batch.")
 
 
 def _store_opt(store: RunStore) -> str:
@@ -99,15 +149,12 @@ async def _rejudge_online(store: RunStore, run: RunInfo, rows: list[Any]) -> Non
     judge = Judge(s["model"], mode=s.get("mode"), criterion=s.get("criterion_arg"), strategy=s.get("strategy", "graph"),
                   keep_trace=bool(s.get("trace")), temperature=s.get("temperature") or 0.0, **kwargs)
     todo = [it for it in rows if not isinstance(it, Exception) and it.id in failed]
-    async for j in judge.ajudge_many(todo, store=store):
+    async for j in runner.ajudge_many(judge, todo, store=store):
         store.record(run.run_id, seq_of[j.id], j)
+        BatchLedger(store).mark_items(run.run_id, [j.id], batch=False)
 
 
 def _finish(store: RunStore, run: RunInfo, con: Console) -> None:
-    from pathlib import Path
-
-    from .run import summarize, write_output
-
     results = list(store.results(run.run_id))
     if run.output_path:
         write_output(store, run.run_id, Path(run.output_path), trace=bool(run.settings.get("trace")))
@@ -115,33 +162,69 @@ def _finish(store: RunStore, run: RunInfo, con: Console) -> None:
     prices = load_prices()
     lines = summarize(results, model=run.settings["model"], prices=prices, elapsed=0, session=Usage(),
                       session_items=0)
-    total = Usage()
-    for j in results:
-        total.add(j.usage)
-    cost = estimate_cost(run.settings["model"], total, prices=prices, batch=True)
-    if cost is not None:
-        lines[-1] = f"estimated cost: ${cost:,.4f} at batch prices (half of list) for {run.settings['model']}"
+    lines[-1] = cost_line(store, run.run_id, run.settings["model"], prices) or lines[-1]
     for line in lines:
         con.print("  " + line)
+
+
+def cost_line(store: RunStore, run_id: str, model: str, prices: Any) -> str | None:
+    """The cost of a run that used batches, each call priced by how it was made (None if not a batch run)."""
+    if not BatchLedger(store).jobs(run_id):
+        return None
+    batch, online = paid(store, run_id)
+    cost_b = estimate_cost(model, batch, prices=prices, batch=True)
+    cost_o = estimate_cost(model, online, prices=prices)
+    if cost_b is None or cost_o is None:
+        return f"estimated cost: unknown (no price for {model}; add it with --prices FILE)"
+    return (f"estimated cost: ${cost_b + cost_o:,.4f} for {model}: ${cost_b:,.4f} for {batch.calls:,} batch calls "
+            f"at batch prices (half of list), ${cost_o:,.4f} for {online.calls:,} online calls at list prices")
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     con = Console(highlight=False)
     with RunStore(args.store) as store:
         run = store.get_run(args.run_id)
-        batches = store.batches(run.run_id)
+        jobs = BatchLedger(store).jobs(run.run_id)
         con.print(f"run {run.run_id}: {run.status}, {store.count(run.run_id)} of {run.total} rows done")
-        if not batches:
+        if not jobs:
             con.print("  no batches (not a --batch run)")
             return 0
         provider = _provider(run)
-        for b in batches:
-            line = f"  stage {b['stage']}: {b['provider']} batch {b['batch_id']}: {b['status']}"
-            if b["status"] == "submitted":
-                st = provider.status(b["batch_id"])
+        for job in jobs:
+            line = (f"  round {job.round} part {job.part}: {job.provider} batch {job.batch_id or '(not known yet)'}: "
+                    f"{job.status}, {len(job.keys)} requests")
+            if job.open and job.batch_id:
+                st = provider.status(job.batch_id)
                 line += f" (provider: {st.state}{', ready to collect' if st.done else ''}; {st.counts})"
             con.print(line)
     return 0
+
+
+def _collect_ended(store: RunStore, run: RunInfo, provider: Any, con: Console, *, keep_files: bool) -> list[str]:
+    """Store the replies of every ended batch of the run; return how the open ones stand."""
+    ledger = BatchLedger(store)
+    waiting = []
+    for job in ledger.jobs(run.run_id):
+        if not job.open or job.batch_id is None:
+            continue
+        st = provider.status(job.batch_id)
+        if not st.done:
+            waiting.append(f"round {job.round} batch {job.batch_id} is {st.state} {st.counts}")
+            continue
+        ok, failed = provider.results(job.batch_id, set(job.keys))
+        ledger.add_results(run.run_id, ok, failed)
+        ledger.set_status(run.run_id, job.tag, st.state)
+        if failed or st.state not in ("completed", "ended"):
+            cancelled = sum(final for _, final in failed.values())
+            con.print(f"run {run.run_id}: batch {job.batch_id} {st.state}: kept {len(ok)} completed lines; "
+                      f"{len(failed)} failed or missing" + (f" ({cancelled} cancelled: not sent again)" if cancelled
+                                                            else ""))
+        if not keep_files:
+            left = provider.delete(job.batch_id)
+            if left:
+                con.print(f"[yellow]note:[/yellow] could not delete {', '.join(left)} at {provider.name}; "
+                          "delete them yourself (they hold the prompts)")
+    return waiting
 
 
 def cmd_collect(args: argparse.Namespace, *, http_client: Any = None) -> int:
@@ -149,27 +232,23 @@ def cmd_collect(args: argparse.Namespace, *, http_client: Any = None) -> int:
     with RunStore(args.store) as store:
         while True:
             run = store.get_run(args.run_id)
-            batches = store.batches(run.run_id)
-            if not batches:
+            if not BatchLedger(store).jobs(run.run_id):
                 raise ConfigError(f"run {run.run_id} has no batches; submit one with `judgeflow run ... --batch`")
             if run.status == "done":
+                if args.online:
+                    asyncio.run(_rejudge_online(store, run, _rows(run)))
                 _finish(store, run, con)
                 return 0
-            last = batches[-1]
             provider = _provider(run, http_client)
-            st = provider.status(last["batch_id"])
-            if st.failed:
-                store.set_batch_status(run.run_id, last["stage"], st.state)
-                raise ConfigError(f"batch {last['batch_id']} of run {run.run_id} {st.state}; judge the rest online "
-                                  f"with: {run.command}")
-            if st.done:
-                store.add_replies(run.run_id, provider.results(last["batch_id"]))
-                store.set_batch_status(run.run_id, last["stage"], "collected")
+            _reconcile(store, run, provider, con)
+            waiting = _collect_ended(store, run, provider, con, keep_files=args.keep_batch_files)
+            if not waiting:
                 asyncio.run(_step(store, run, _rows(run), provider, con, online=args.online))
                 if store.get_run(run.run_id).status == "done" or not args.wait:
                     return 0
                 continue
-            con.print(f"run {run.run_id}: stage {last['stage']} batch {last['batch_id']} is {st.state} {st.counts}")
+            for line in waiting:
+                con.print(f"run {run.run_id}: {line}")
             if not args.wait:
                 return 0
             time.sleep(args.wait)

@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import json
-import os
 import shlex
 import time
 from collections import Counter
@@ -26,13 +23,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
-from ..errors import ConfigError, InvalidItemError, JudgeflowError, ProviderUnavailable
+from ..errors import ConfigError, InvalidItemError, ProviderUnavailable
 from ..items import Item, read_items
 from ..judge import DEFAULT_CONCURRENCY, Judge
-from ..runs.pricing import estimate_cost, load_prices
+from ..runs.pricing import load_prices
 from ..requirements import SpecJudge
-from ..results import Judgment, Usage
+from ..results import Usage
+from ..runs import runner
+from ..runs.output import OutputError, check_output_writable, file_sha, write_output  # noqa: F401 (OutputError: old path)
 from ..runs.store import DEFAULT_STORE, RunStore
+from ..runs.summary import summarize
+from . import ray_cmd
 
 #: settings that change the results of a run; a resume must match them
 RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
@@ -44,10 +45,6 @@ DEFAULT_MAX_UNSCORED = 0.5
 EXIT_CODES = """exit codes: 0 done; 1 done, but the unscored share is above --max-unscored; 2 bad input or
 configuration; 3 stopped on a systemic provider error (authentication, refused connection, unknown
 model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
-
-
-class OutputError(JudgeflowError):
-    """The output file cannot be written."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -99,6 +96,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--batch", action="store_true",
                    help="submit through the provider's batch API (about half the price; collect later "
                         "with `judgeflow batch collect RUN_ID`)")
+    ray_cmd.add_arguments(p)
     p.set_defaults(func=cmd_run)
 
 
@@ -177,17 +175,6 @@ def resume_command(args: argparse.Namespace, model: str) -> str:
     return shlex.join([*parts, "--resume"])
 
 
-def file_sha(path: Path) -> str:
-    h = hashlib.sha256()
-    try:
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    except FileNotFoundError:
-        raise InvalidItemError("no such file; give a .jsonl or .csv file of items", path=str(path)) from None
-    return h.hexdigest()
-
-
 def check_unique_ids(rows: list[Any], path: Path) -> None:
     """The store keys results by id (resume, output): two rows with one id would collapse into one."""
     first: dict[str, int] = {}
@@ -200,46 +187,6 @@ def check_unique_ids(rows: list[Any], path: Path) -> None:
                 "(results, resume and the output are keyed by id): rename one", path=str(path), field="id",
                 item_id=it.id)
         first[it.id] = n
-
-
-def check_output_writable(path: Path) -> None:
-    """Fail before judging anything if OUTPUT cannot be written."""
-    if path.is_dir():
-        raise OutputError(f"{path}: is a directory; give a file path for -o, e.g. {path / 'results.jsonl'}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"{path.parent}: cannot create the output directory ({e.strerror}); choose another -o path") from None
-    if path.exists() and not os.access(path, os.W_OK):
-        raise OutputError(f"{path}: the output file is read-only; make it writable or choose another -o path")
-    probe = path.with_name(f".{path.name}.{os.getpid()}.probe")
-    try:
-        probe.open("w").close()
-        probe.unlink()
-    except OSError as e:
-        raise OutputError(f"{path.parent}: cannot write the output there ({e.strerror}); "
-                          "choose another -o path") from None
-
-
-def write_output(store: RunStore, run_id: str, path: Path, *, trace: bool) -> int:
-    """(Re)write OUTPUT from the store: a temporary file, fsync, then an atomic rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    n = 0
-    try:
-        with tmp.open("w", encoding="utf-8") as f:
-            for j in store.results(run_id):
-                f.write(json.dumps(j.to_row(trace=trace), ensure_ascii=False) + "\n")
-                n += 1
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise OutputError(
-            f"{path}: cannot write the results ({e.strerror}); every finished result is saved in the store "
-            f"{store.path}: fix this and run the same command with --resume to write them"
-        ) from None
-    return n
 
 
 def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, total: int, command: str) -> str:
@@ -268,32 +215,6 @@ def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, 
     return run.run_id
 
 
-def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: float, session: Usage,
-              session_items: int) -> list[str]:
-    """The end-of-run summary lines: labels, unscored, tokens and estimated cost."""
-    counts = Counter(j.status if j.status != "judged" else f"label {j.label}" for j in results)
-    cached = sum(j.cached for j in results)
-    total = Usage()
-    for j in results:
-        total.add(j.usage)
-    labels = ", ".join(f"{k}: {counts[k]}" for k in ("label 1", "label 0") if counts[k])
-    lines = [
-        f"{len(results)} rows: {labels or 'no labels'}; unscored: {counts['unscored']}; invalid: {counts['invalid']}"
-        + (f"; served from cache: {cached}" if cached else ""),
-        f"tokens in {total.input_tokens:,}, out {total.output_tokens:,} in {total.calls:,} calls"
-        + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "
-           f"{session_items / elapsed:.1f} items/s)" if elapsed > 0 and session_items else ""),
-    ]
-    cost = estimate_cost(model, total, prices=prices)
-    if model.startswith("baseline/"):
-        lines.append("cost: none (offline judge, no model calls)")
-    elif cost is None:
-        lines.append(f"estimated cost: unknown (no price for {model}; add it with --prices FILE)")
-    else:
-        lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model}")
-    return lines
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     con = Console(stderr=True, highlight=False)
     if args.limit is not None and args.limit < 1:
@@ -304,6 +225,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
                   f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
+    if getattr(args, "ray", False):
+        return ray_cmd.run_on_ray(args, con, make_judge)
     check_output_writable(args.output)
     prices = load_prices(args.prices)
     judge = make_judge(args)
@@ -324,6 +247,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             again = store.count(run_id) - already
             con.print(f"resuming run {run_id}: {already} of {len(rows)} rows already done"
                       + (f"; {again} unscored rows are judged again" if again else ""))
+        from .batch_cmd import open_batches_note
+
+        if note := open_batches_note(store, run_id):
+            con.print(note, soft_wrap=True)
         session = Usage()
         stats = Counter[str]()
         start = time.monotonic()
@@ -345,11 +272,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         store.set_status(run_id, "done")
         write_output(store, run_id, args.output, trace=args.trace)
         results = list(store.results(run_id))
+        lines = summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
+                          session_items=stats["items"])
+        from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
+
+        lines[-1] = cost_line(store, run_id, judge.model, prices) or lines[-1]
     con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
     for note in client_notes(judge):
         con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
-    for line in summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
-                          session_items=stats["items"]):
+    for line in lines:
         con.print("  " + line)
     unscored = sum(j.status == "unscored" for j in results)
     if results and unscored / len(results) > args.max_unscored:
@@ -408,8 +339,8 @@ async def _judge_all(judge: Judge, rows: list[Any], store: RunStore, run_id: str
     with Progress(*columns, console=con, disable=args.no_progress, refresh_per_second=4) as progress:
         task = progress.add_task("judge", total=len(rows), completed=already, rate="", calls=0, tokens=0,
                                  cached=0, errors=0)
-        async for j in judge.ajudge_many(rows, concurrency=args.concurrency, store=store, run=run_id,
-                                         cache=not args.no_cache):
+        async for j in runner.ajudge_many(judge, rows, concurrency=args.concurrency, store=store, run=run_id,
+                                          cache=not args.no_cache):
             session.add(j.usage)
             stats["items"] += 1
             stats["cached"] += j.cached

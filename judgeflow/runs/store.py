@@ -7,7 +7,7 @@
 
 Each finished item is committed on its own, so a kill, a crash or a power loss loses at most the
 items in flight, never a finished one, and never leaves a half-written row. The cache maps a key
-(see `Judge.cache_key`) to a judged result; it is shared by every run in the file. API keys are
+(see `runs.cache.cache_key`) to a judged result; it is shared by every run in the file. API keys are
 never written here: runs keep only the settings the CLI chose to record.
 """
 
@@ -53,16 +53,6 @@ CREATE TABLE IF NOT EXISTS results (
 );
 CREATE INDEX IF NOT EXISTS results_seq ON results (run_id, seq);
 CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, judgment TEXT NOT NULL, created REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS batches (
-    run_id TEXT NOT NULL,
-    stage INTEGER NOT NULL,
-    provider TEXT NOT NULL,
-    batch_id TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created REAL NOT NULL,
-    PRIMARY KEY (run_id, stage)
-);
-CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, run_id TEXT NOT NULL, reply TEXT NOT NULL);
 """
 
 
@@ -239,44 +229,27 @@ class RunStore:
         except sqlite3.Error as e:
             raise self._error(e, "read") from None
 
+    def judge_indexed(self, judge: Any, items: Any, *, run: str | None = None, cache: bool = True,
+                      concurrency: int | None = None) -> Any:
+        """`runs.runner.judge_indexed` with this store (the deprecated `Judge.ajudge_many(store=...)`)."""
+        from .runner import judge_indexed
+
+        return judge_indexed(judge, items, store=self, run=run, cache=cache, concurrency=concurrency)
+
     # cache ----------------------------------------------------------------------------------
 
     def put_cache(self, key: str, judgment: Judgment) -> None:
-        """Cache a judged result outside any run (the Python API without `run=`)."""
+        """Cache a judged result outside any run (the Python API without `run=`); anything else is not cached."""
+        if judgment.status != "judged":
+            return
         self._write("cache a result in", "INSERT OR REPLACE INTO cache VALUES (?, ?, ?)",
                     (key, judgment.model_dump_json(), time.time()))
 
     def cached(self, key: str) -> Judgment | None:
-        rows = self._read("SELECT judgment FROM cache WHERE key=?", (key,))
+        """The cached judged result for `key`; never an unscored one (a failure is not an answer)."""
+        rows = self._read("SELECT judgment FROM cache WHERE key=? AND json_extract(judgment, '$.status')='judged'",
+                          (key,))
         return Judgment.model_validate_json(rows[0][0]) if rows else None
-
-    # provider batches -----------------------------------------------------------------------
-
-    def add_batch(self, run_id: str, stage: int, provider: str, batch_id: str) -> None:
-        self._write("record a batch in", "INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?, 'submitted', ?)",
-                    (run_id, stage, provider, batch_id, time.time()))
-
-    def set_batch_status(self, run_id: str, stage: int, status: str) -> None:
-        self._write("update", "UPDATE batches SET status=? WHERE run_id=? AND stage=?", (status, run_id, stage))
-
-    def batches(self, run_id: str) -> list[dict[str, Any]]:
-        rows = self._read("SELECT stage, provider, batch_id, status, created FROM batches WHERE run_id=? ORDER BY stage",
-                          (run_id,))
-        return [dict(zip(("stage", "provider", "batch_id", "status", "created"), r)) for r in rows]
-
-    def add_replies(self, run_id: str, replies: dict[str, str]) -> None:
-        """Store provider replies (raw JSON bodies) by request key, in one transaction."""
-        try:
-            with self._lock, self._db:
-                self._db.execute("BEGIN")
-                self._db.executemany("INSERT OR REPLACE INTO replies VALUES (?, ?, ?)",
-                                     [(k, run_id, v) for k, v in replies.items()])
-        except sqlite3.Error as e:
-            raise self._error(e, "save batch replies in") from None
-
-    def reply(self, key: str) -> str | None:
-        rows = self._read("SELECT reply FROM replies WHERE key=?", (key,))
-        return rows[0][0] if rows else None
 
 
 def _run_info(row: tuple[Any, ...]) -> RunInfo:

@@ -11,7 +11,14 @@ judged, or unscored with the reason (a batch reply that fails validation, or a f
 Re-asks need another round trip, so batch runs make none (an invalid reply leaves the item
 unscored; `collect --online` re-judges those items online).
 
-The provider side (upload, create, status, results) lives in `batch_openai` and
+When something goes wrong (see `ledger`): every completed line of a batch is kept, whatever
+the batch's final state (completed, expired, cancelled, ended); a failed or expired line is sent
+again in the next batch, up to `MAX_ATTEMPTS` times, a cancelled one is not; replies serve only
+the run that collected them. Each batch is recorded as an intent before it is submitted, so a kill
+in between is resolved by finding the batch at the provider, not by paying for it twice. A round
+bigger than the provider's limits is split into several batches.
+
+The provider side (upload, create, status, results, find, delete) lives in `batch_openai` and
 `batch_anthropic`; both speak through the official SDKs and read the API key from the
 environment, never from the store.
 """
@@ -29,8 +36,10 @@ import httpx2
 from ...errors import ConfigError, InvalidItemError
 from ...items import Item
 from ...judge import Judge, invalid_judgment
-from ...results import Judgment
+from ...results import Judgment, Usage
+from .. import runner
 from ..store import RunStore
+from .ledger import MAX_ATTEMPTS, BatchLedger
 
 PENDING = "judgeflow-batch-pending"
 """Marker in the error a pending request gets; items that hit it are not finished yet."""
@@ -47,21 +56,27 @@ def encode_reply(status: int, body: Any) -> str:
 
 
 class ReplayTransport(httpx2.AsyncBaseTransport):
-    """Answers model requests from the store's batch replies; records the rest as pending."""
+    """Answers model requests from the run's batch replies; records the rest as pending.
 
-    def __init__(self, store: RunStore) -> None:
-        self.store = store
+    A request whose last batch line failed is pending again (sent in the next batch) until its
+    failure is final (`MAX_ATTEMPTS`, or cancelled): then it gets that failure, and its item ends
+    unscored with the reason.
+    """
+
+    def __init__(self, ledger: BatchLedger, run_id: str) -> None:
+        self.ledger = ledger
+        self.run_id = run_id
         self.pending: dict[str, dict[str, Any]] = {}
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         body = json.loads(await request.aread() or b"{}")
         key = request_key(body)
         headers = {"x-should-retry": "false", "content-type": "application/json"}
-        raw = self.store.reply(key)
-        if raw is None:
+        got = self.ledger.reply(self.run_id, key)
+        if got is None or not (got.ok or got.final or got.attempts >= MAX_ATTEMPTS):
             self.pending[key] = body
             return httpx2.Response(503, headers=headers, json={"error": {"message": PENDING, "type": PENDING}})
-        reply = json.loads(raw)
+        reply = json.loads(got.reply)
         return httpx2.Response(reply["status"], headers=headers, json=reply["body"])
 
 
@@ -69,15 +84,34 @@ class BatchProvider(Protocol):
     """One provider's batch API."""
 
     name: str
+    max_requests: int
+    """Requests per batch the provider accepts."""
+    max_bytes: int
+    """Bytes per batch (OpenAI: the input file; Anthropic: the request body)."""
 
-    def submit(self, requests: dict[str, dict[str, Any]]) -> str:
-        """Send {key: request body} as one batch; return the batch id."""
+    def line_size(self, key: str, body: dict[str, Any]) -> int:
+        """Bytes one request adds to a batch."""
+        ...
+
+    def submit(self, requests: dict[str, dict[str, Any]], tag: str) -> str:
+        """Send {key: request body} as one batch labelled `tag`; return the batch id."""
+        ...
+
+    def find(self, tag: str, n: int, since: float, exclude: set[str]) -> str | None:
+        """The id of a batch submitted with `tag` (n requests, at or after `since`), if the provider has one."""
         ...
 
     def status(self, batch_id: str) -> BatchStatus: ...
 
-    def results(self, batch_id: str) -> dict[str, str]:
-        """{key: encode_reply(status, body)} for every request of a finished batch."""
+    def results(self, batch_id: str, keys: set[str]) -> tuple[dict[str, str], dict[str, tuple[str, bool]]]:
+        """A finished batch: ({key: reply} of completed lines, {key: (failure reply, final)} of the others).
+
+        Every key of `keys` is in one of the two (a line the provider did not report is a failure).
+        """
+        ...
+
+    def delete(self, batch_id: str) -> list[str]:
+        """Delete what the batch left at the provider (files with prompts and replies); return what failed."""
         ...
 
 
@@ -87,12 +121,35 @@ class BatchStatus:
 
     batch_id: str
     state: str
-    """The provider's own status word (in_progress, completed, ended, failed, expired, ...)."""
+    """The provider's own status word (in_progress, completed, ended, failed, expired, cancelled, ...)."""
     done: bool
-    """True when results can be collected."""
-    failed: bool = False
-    """True when the batch as a whole failed or expired: nothing to collect."""
+    """True when the batch has ended, in any state: its results (possibly none) can be collected."""
     counts: dict[str, int] = field(default_factory=dict)
+
+
+def failure(message: str) -> str:
+    """A failed line as the transport replays it once the failure is final (a 500 error body)."""
+    return encode_reply(500, {"type": "error", "error": {"type": "api_error", "message": message}})
+
+
+def split(requests: dict[str, dict[str, Any]], provider: BatchProvider) -> list[dict[str, dict[str, Any]]]:
+    """`requests` in batches within the provider's request and byte limits, in order."""
+    parts: list[dict[str, dict[str, Any]]] = [{}]
+    size = 0
+    for key, body in requests.items():
+        n = provider.line_size(key, body)
+        if parts[-1] and (len(parts[-1]) >= provider.max_requests or size + n > provider.max_bytes):
+            parts.append({})
+            size = 0
+        parts[-1][key] = body
+        size += n
+    return [p for p in parts if p]
+
+
+def batch_tag(run_id: str, keys: Sequence[str]) -> str:
+    """The idempotency tag of a batch: the same run and requests give the same tag."""
+    h = hashlib.sha256((run_id + ":" + ",".join(sorted(keys))).encode()).hexdigest()
+    return f"judgeflow-{h[:24]}"
 
 
 def make_provider(model: str, *, base_url: str | None = None, http_client: Any = None) -> BatchProvider:
@@ -145,7 +202,22 @@ async def advance(
         if item_id not in done:
             todo.append(it)
     transport.pending.clear()
-    async for j in judge.ajudge_many(todo, concurrency=64, store=store):  # judged results enter the cache
+    made: list[str] = []
+    async for j in runner.ajudge_many(judge, todo, concurrency=64, store=store):  # judged results enter the cache
         if not is_pending(j):
             store.record(run_id, seq_of[j.id], j)
+            if j.usage.calls:
+                made.append(j.id)
+    transport.ledger.mark_items(run_id, made, batch=True)
     return dict(transport.pending)
+
+
+def paid(store: RunStore, run_id: str) -> tuple[Usage, Usage]:
+    """(batch, online) usage of a run: every successful batch line, and the results judged online."""
+    ledger = BatchLedger(store)
+    from_batch = ledger.batch_items(run_id)
+    online = Usage()
+    for j in store.results(run_id):
+        if j.id not in from_batch:
+            online.add(j.usage)
+    return ledger.billed(run_id), online

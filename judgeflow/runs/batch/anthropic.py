@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 import anthropic
 
-from . import BatchStatus, encode_reply
+from . import BatchStatus, encode_reply, failure
 from ...errors import ConfigError
 
 
 class AnthropicBatches:
-    """Message Batches through the official SDK (key from $ANTHROPIC_API_KEY, never stored)."""
+    """Message Batches through the official SDK (key from $ANTHROPIC_API_KEY, never stored).
+
+    A message batch carries no metadata, so `find` recognises a batch by its size and creation
+    time; adopting a stranger's batch is harmless, since replies are matched by request hash
+    (`custom_id`) and any request it lacks is sent again.
+    """
 
     name = "anthropic"
+    max_requests = 100_000
+    max_bytes = 256 * 1024 * 1024
 
     def __init__(self, *, base_url: str | None = None, http_client: Any = None) -> None:
         key = os.environ.get("ANTHROPIC_API_KEY")
@@ -23,28 +31,53 @@ class AnthropicBatches:
         kwargs = {"http_client": http_client} if http_client is not None else {}
         self.client = anthropic.Anthropic(api_key=key or "not-needed", base_url=base_url, **kwargs)
 
-    def submit(self, requests: dict[str, dict[str, Any]]) -> str:
+    def line_size(self, key: str, body: dict[str, Any]) -> int:
+        return len(json.dumps({"custom_id": key, "params": body}, ensure_ascii=False).encode()) + 1
+
+    def submit(self, requests: dict[str, dict[str, Any]], tag: str) -> str:
         batch = self.client.messages.batches.create(
             requests=[{"custom_id": key, "params": body} for key, body in requests.items()]  # type: ignore[misc]
         )
         return batch.id
 
+    def find(self, tag: str, n: int, since: float, exclude: set[str]) -> str | None:
+        for b in self.client.messages.batches.list(limit=100):  # newest first, auto-paginated
+            created = b.created_at.timestamp()
+            if created < since - 3600:
+                break
+            total = sum(b.request_counts.model_dump().values())
+            if b.id not in exclude and total == n and created >= since - 60:
+                return b.id
+        return None
+
     def status(self, batch_id: str) -> BatchStatus:
         b = self.client.messages.batches.retrieve(batch_id)
         counts = b.request_counts.model_dump() if b.request_counts else {}
-        ended = b.processing_status == "ended"
-        return BatchStatus(batch_id=batch_id, state=b.processing_status, done=ended,
-                           failed=ended and not b.results_url, counts=counts)
+        return BatchStatus(batch_id=batch_id, state=b.processing_status, done=b.processing_status == "ended",
+                           counts=counts)
 
-    def results(self, batch_id: str) -> dict[str, str]:
-        out: dict[str, str] = {}
+    def results(self, batch_id: str, keys: set[str]) -> tuple[dict[str, str], dict[str, tuple[str, bool]]]:
+        ok: dict[str, str] = {}
+        failed: dict[str, tuple[str, bool]] = {}
         for entry in self.client.messages.batches.results(batch_id):
+            if keys and entry.custom_id not in keys:
+                continue
             result = entry.result
             if result.type == "succeeded":
-                out[entry.custom_id] = encode_reply(200, result.message.model_dump(mode="json"))
-            else:
-                detail = getattr(result, "error", None)
-                message = f"batch request {result.type}" + (f": {detail.model_dump(mode='json')}" if detail else "")
-                out[entry.custom_id] = encode_reply(500, {"type": "error", "error": {"type": "api_error",
-                                                                                    "message": message}})
-        return out
+                ok[entry.custom_id] = encode_reply(200, result.message.model_dump(mode="json"))
+                continue
+            detail = getattr(result, "error", None)
+            message = f"batch request {result.type}" + (f": {detail.model_dump(mode='json')}" if detail else "")
+            failed[entry.custom_id] = (failure(f"{message} (batch {batch_id})"), result.type == "canceled")
+        for key in keys - ok.keys() - failed.keys():
+            failed[key] = (failure(f"no result for this request in batch {batch_id}"), False)
+        return ok, failed
+
+    def delete(self, batch_id: str) -> list[str]:
+        try:
+            self.client.messages.batches.delete(batch_id)
+        except anthropic.NotFoundError:
+            return []
+        except anthropic.AnthropicError:
+            return [batch_id]
+        return []

@@ -8,16 +8,19 @@ from typing import Any
 
 import openai
 
-from . import BatchStatus, encode_reply
+from . import BatchStatus, encode_reply, failure
 from ...errors import ConfigError
 
 ENDPOINT = "/v1/chat/completions"
+ENDED = ("completed", "failed", "expired", "cancelled")
 
 
 class OpenAIBatches:
     """The Batch API through the official SDK (key from $OPENAI_API_KEY, never stored)."""
 
     name = "openai"
+    max_requests = 50_000
+    max_bytes = 200 * 1024 * 1024
 
     def __init__(self, *, base_url: str | None = None, http_client: Any = None) -> None:
         key = os.environ.get("OPENAI_API_KEY")
@@ -26,23 +29,41 @@ class OpenAIBatches:
         kwargs = {"http_client": http_client} if http_client is not None else {}
         self.client = openai.OpenAI(api_key=key or "not-needed", base_url=base_url, **kwargs)
 
-    def submit(self, requests: dict[str, dict[str, Any]]) -> str:
-        lines = [json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}, ensure_ascii=False)
-                 for key, body in requests.items()]
-        upload = self.client.files.create(file=("judgeflow-batch.jsonl", ("\n".join(lines) + "\n").encode()),
-                                          purpose="batch")
-        batch = self.client.batches.create(input_file_id=upload.id, endpoint=ENDPOINT, completion_window="24h")
+    @staticmethod
+    def _line(key: str, body: dict[str, Any]) -> str:
+        return json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}, ensure_ascii=False)
+
+    def line_size(self, key: str, body: dict[str, Any]) -> int:
+        return len(self._line(key, body).encode()) + 1
+
+    def submit(self, requests: dict[str, dict[str, Any]], tag: str) -> str:
+        data = "".join(self._line(key, body) + "\n" for key, body in requests.items()).encode()
+        upload = self.client.files.create(file=(f"{tag}.jsonl", data), purpose="batch")
+        try:
+            batch = self.client.batches.create(input_file_id=upload.id, endpoint=ENDPOINT, completion_window="24h",
+                                               metadata={"judgeflow_tag": tag})
+        except BaseException:
+            self._delete_file(upload.id)
+            raise
         return batch.id
+
+    def find(self, tag: str, n: int, since: float, exclude: set[str]) -> str | None:
+        for b in self.client.batches.list(limit=100):  # newest first, auto-paginated
+            if b.created_at < since - 3600:
+                break
+            if (b.metadata or {}).get("judgeflow_tag") == tag and b.id not in exclude:
+                return b.id
+        return None
 
     def status(self, batch_id: str) -> BatchStatus:
         b = self.client.batches.retrieve(batch_id)
         counts = b.request_counts.model_dump() if b.request_counts else {}
-        return BatchStatus(batch_id=batch_id, state=b.status, done=b.status == "completed",
-                           failed=b.status in ("failed", "expired", "cancelled"), counts=counts)
+        return BatchStatus(batch_id=batch_id, state=b.status, done=b.status in ENDED, counts=counts)
 
-    def results(self, batch_id: str) -> dict[str, str]:
+    def results(self, batch_id: str, keys: set[str]) -> tuple[dict[str, str], dict[str, tuple[str, bool]]]:
         b = self.client.batches.retrieve(batch_id)
-        out: dict[str, str] = {}
+        ok: dict[str, str] = {}
+        failed: dict[str, tuple[str, bool]] = {}
         for file_id in (b.output_file_id, b.error_file_id):
             if not file_id:
                 continue
@@ -50,10 +71,33 @@ class OpenAIBatches:
                 if not line.strip():
                     continue
                 row = json.loads(line)
+                key = row.get("custom_id")
+                if keys and key not in keys:
+                    continue
                 response = row.get("response") or {}
-                if row.get("error") or not response:
-                    error = row.get("error") or {"message": "no response"}
-                    out[row["custom_id"]] = encode_reply(500, {"error": {"message": f"batch request failed: {error}"}})
-                else:
-                    out[row["custom_id"]] = encode_reply(int(response.get("status_code", 200)), response.get("body"))
-        return out
+                status = int(response.get("status_code") or 0)
+                if not row.get("error") and 200 <= status < 300:
+                    ok[key] = encode_reply(status, response.get("body"))
+                    continue
+                error = row.get("error") or (response.get("body") or {}).get("error") or {"message": f"HTTP {status}"}
+                code = error.get("code") if isinstance(error, dict) else None
+                failed[key] = (failure(f"batch request failed ({b.status} batch {batch_id}): {error}"),
+                               code == "batch_cancelled")
+        whole = f"; {b.errors.model_dump(mode='json')}" if getattr(b, "errors", None) else ""
+        for key in keys - ok.keys() - failed.keys():
+            failed[key] = (failure(f"no result for this request in {b.status} batch {batch_id}{whole}"),
+                           b.status == "cancelled")
+        return ok, failed
+
+    def delete(self, batch_id: str) -> list[str]:
+        b = self.client.batches.retrieve(batch_id)
+        return [f for f in (b.input_file_id, b.output_file_id, b.error_file_id) if f and not self._delete_file(f)]
+
+    def _delete_file(self, file_id: str) -> bool:
+        try:
+            self.client.files.delete(file_id)
+        except openai.NotFoundError:
+            return True  # already gone
+        except openai.OpenAIError:
+            return False
+        return True

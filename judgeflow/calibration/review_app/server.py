@@ -1,0 +1,121 @@
+"""The Starlette app and the uvicorn launcher for `judgeflow review`.
+
+Safety: every /api route needs the token made at launch (header `X-Judgeflow-Token`; the page
+takes it from its URL), requests must name a local Host unless the server was bound elsewhere
+on purpose (no DNS rebinding), the page may run only its own script (Content-Security-Policy),
+and no route takes a path: the app reads and writes only the files it was started with.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import threading
+import webbrowser
+from collections.abc import Callable
+from importlib.resources import files
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .session import ReviewSession
+
+TOKEN_HEADER = "X-Judgeflow-Token"
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+def static_dir() -> str:
+    return str(files(__package__) / "static")
+
+
+def create_app(session: ReviewSession, token: str, *, allow_any_host: bool = False) -> Starlette:
+    """The app over `session`; `token` guards every /api route."""
+
+    def api(fn: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            if not secrets.compare_digest(request.headers.get(TOKEN_HEADER, ""), token):
+                return JSONResponse({"error": "missing or wrong token: open the URL `judgeflow review` printed"},
+                                    status_code=403)
+            try:
+                return JSONResponse(await fn(request))
+            except IndexError:
+                return JSONResponse({"error": "no such item"}, status_code=404)
+            except ValueError as e:
+                return JSONResponse({"error": str(e)}, status_code=400)
+        return endpoint
+
+    async def queue(request: Request) -> dict[str, Any]:
+        return session.queue(request.query_params)
+
+    async def item(request: Request) -> dict[str, Any]:
+        return session.item(int(request.path_params["index"]))
+
+    async def calibration(request: Request) -> dict[str, Any]:
+        return session.calibration()
+
+    async def label(request: Request) -> dict[str, Any]:
+        try:
+            body = await request.json()
+        except ValueError:
+            raise ValueError("the body must be JSON: {\"label\": 1 | 0 | \"skip\", \"note\": \"...\"}") from None
+        value = body.get("label") if isinstance(body, dict) else None
+        if value not in (0, 1, "skip") or isinstance(value, bool):
+            raise ValueError("label must be 1, 0 or \"skip\"")
+        note = body.get("note")
+        if note is not None and not isinstance(note, str):
+            raise ValueError("note must be text")
+        return session.label(int(request.path_params["index"]), None if value == "skip" else value, note)
+
+    async def index(request: Request) -> Response:
+        return FileResponse(f"{static_dir()}/index.html")
+
+    async def guard(request: Request, call_next: Callable[[Request], Any]) -> Response:
+        host = request.url.hostname or ""
+        if not allow_any_host and host not in LOCAL_HOSTS:
+            return JSONResponse({"error": f"host {host!r} refused: this server answers to 127.0.0.1 only"},
+                                status_code=421)
+        response: Response = await call_next(request)
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    return Starlette(middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)], routes=[
+        Route("/", index),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Route("/api/queue", api(queue)),
+        Route("/api/items/{index:int}", api(item)),
+        Route("/api/items/{index:int}/label", api(label), methods=["POST"]),
+        Route("/api/calibration", api(calibration)),
+        Mount("/static", StaticFiles(directory=static_dir()), name="static"),
+    ])
+
+
+def serve(session: ReviewSession, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = False,
+          announce: Callable[[str], None] = print) -> None:
+    """Bind, announce the URL (with the token), and serve until interrupted."""
+    import uvicorn
+
+    token = secrets.token_urlsafe(24)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound = sock.getsockname()[1]
+    shown = host if host not in ("0.0.0.0", "::") else "127.0.0.1"
+    url = f"http://{f'[{shown}]' if ':' in shown else shown}:{bound}/?token={token}"
+    app = create_app(session, token, allow_any_host=host not in LOCAL_HOSTS)
+    announce(url)
+    if open_browser:
+        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server.run(sockets=[sock])

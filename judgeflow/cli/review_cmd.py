@@ -1,0 +1,48 @@
+"""`judgeflow review RESULTS.jsonl [--items ITEMS] [--labels L] [--compare OTHER] [--port 0] [--open]`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import ConfigError
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("review", help="label items and inspect the judge's verdicts in a local browser app "
+                                      "(needs `pip install judgeflow[review]`)")
+    p.add_argument("results", type=Path, help="results .jsonl from `judgeflow run`")
+    p.add_argument("--items", type=Path, help="the items file given to `judgeflow run` (results carry no texts); "
+                                              "needed to start a new labels file")
+    p.add_argument("--labels", type=Path, help="labels file in `judgeflow label`'s format: resumed if it exists, "
+                                               "else made from --items (default: RESULTS.labels.jsonl)")
+    p.add_argument("--compare", type=Path, metavar="OTHER", help="a second run's results on the same items (A/B view)")
+    p.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
+    p.add_argument("--open", action="store_true", help="open the page in the default browser")
+    p.add_argument("--reveal", action="store_true", help="show the judge's verdict before you label (default: blind)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the stratified order of a new labels file")
+    p.set_defaults(func=cmd_review)
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    try:
+        from ..calibration.review_app.server import serve
+    except ImportError as e:
+        raise ConfigError(f"judgeflow review needs the review extra ({e.name} is missing): "
+                          "pip install 'judgeflow[review]'") from None
+    from ..calibration.review_app.session import ReviewSession
+
+    labels = args.labels or args.results.with_name(f"{args.results.stem}.labels.jsonl")
+    s = ReviewSession(args.results, labels, items=args.items, other=args.compare, reveal=args.reveal,
+                      seed=args.seed)
+    made = f"made {len(s)} items to label (stratified by the judge's label)" if s.created else f"{len(s)} items"
+    print(f"labels: {labels} ({made}; `judgeflow label {labels}` resumes the same file)", flush=True)
+    if s.without_results:
+        print(f"note: {s.without_results} items have no result row and were left out", flush=True)
+    if s.not_in_results:
+        print(f"note: {len(s.not_in_results)} labelled items have no result row in {args.results}", flush=True)
+    print(f"{'revealed' if args.reveal else 'blind'} review; press Ctrl+C to stop", flush=True)
+    serve(s, host=args.host, port=args.port, open_browser=args.open,
+          announce=lambda url: print(f"open {url}", flush=True))
+    return 0

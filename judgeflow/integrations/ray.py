@@ -1,0 +1,329 @@
+"""Judge a Ray Dataset: `judge_dataset(ds, model=...)` -> a Dataset of judgment rows.
+
+    import ray
+    from judgeflow.integrations.ray import judge_dataset
+
+    ds = ray.data.read_parquet("s3://bucket/answers/")
+    out = judge_dataset(ds, model="openai/gpt-4o-mini", num_actors=4, concurrency=32)
+    out.write_parquet("s3://bucket/judged/")
+
+`map_batches` runs an actor pool (`ActorPoolStrategy(size=num_actors)`); each actor builds one
+`Judge` (client and criteria once) and judges `concurrency` items at a time on its own event loop
+(an async `__call__`, so several batches overlap inside one actor). Every input row becomes
+exactly one output row: judged, unscored (the judge failed; `error` says why) or invalid (the
+row is unusable; `error` names the field and the fix). Rows whose id is in `skip_ids` are left
+out (resume: see `existing_ids`).
+
+Output schema (one row per item; the same fields as the CLI's `Judgment.to_row`, flattened):
+
+    id str, label int64|null, status str, criterion str, routed_by str, reason str,
+    claims str (JSON list), error str, usage str (JSON {calls, input_tokens, output_tokens}),
+    model str, strategy str, language str, human_label int64|null,
+    requirements str|null (JSON list), trace str (JSON list; only with keep_trace=True),
+    then the input's other fields: scalars as they were, lists/dicts as JSON strings.
+
+An input row needs an `id` (or an alias): there are no line numbers in a distributed dataset,
+and resume is keyed by id. A row without one is an invalid row whose id is
+`invalid-<hash of the row>`.
+
+Ray is imported here only, never by `import judgeflow` (`pip install "judgeflow[ray]"`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, InvalidItemError
+from ..items import Item
+from ..judge import DEFAULT_CONCURRENCY, Judge
+from ..results import Judgment
+from ..runs.cache import cache_key, from_cache
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+    import ray.data
+
+#: result fields that hold lists/objects: JSON strings in the output rows
+JSON_FIELDS = ("claims", "usage", "requirements", "trace")
+#: the fixed result columns and their Arrow types (input fields follow them)
+_STR, _INT = "string", "int64"
+SCHEMA_FIELDS: tuple[tuple[str, str], ...] = (
+    ("id", _STR), ("label", _INT), ("status", _STR), ("criterion", _STR), ("routed_by", _STR),
+    ("reason", _STR), ("claims", _STR), ("error", _STR), ("usage", _STR), ("model", _STR),
+    ("strategy", _STR), ("language", _STR), ("human_label", _INT), ("requirements", _STR),
+)
+
+
+def judge_dataset(
+    ds: ray.data.Dataset,
+    *,
+    model: str | None = None,
+    criterion: str | Path | None = None,
+    mode: str | None = None,
+    strategy: str = "graph",
+    concurrency: int = DEFAULT_CONCURRENCY,
+    num_actors: int = 1,
+    num_cpus: float = 0.5,
+    batch_size: int | None = None,
+    rows_per_shard: int | None = 1000,
+    keep_trace: bool = False,
+    skip_ids: Iterable[str] = (),
+    store: str | Path | None = None,
+    json_column: str | None = None,
+    judge_factory: Callable[[], Judge] | None = None,
+    **client_kwargs: Any,
+) -> ray.data.Dataset:
+    """A lazy Dataset with one judgment row per input row (see the module docstring for the schema).
+
+    Args:
+        ds: rows of items (`id`, `answer`, `question`, `reference`, `source`, `spec`, ... and
+            their aliases, as in `Item.from_record`).
+        model, criterion, mode, strategy, **client_kwargs: as `Judge(...)`; the judge is built once
+            in the driver (so a bad setting fails here) and once in each actor.
+        concurrency: items in flight per actor (total in flight: `num_actors * concurrency`).
+        num_actors: size of the actor pool.
+        num_cpus: CPUs reserved per actor; judging waits on the network, so less than 1 leaves
+            cores for reading and writing.
+        batch_size: rows per batch sent to an actor (default: `concurrency`).
+        rows_per_shard: cut the input into blocks of at most this many rows (a streaming
+            repartition): each becomes one output block, so one shard is written as soon as it is
+            judged, and a killed job loses at most the blocks in flight. None keeps Ray's blocks.
+        keep_trace: add a `trace` column (rendered prompts and raw replies).
+        skip_ids: ids to leave out (already judged; see `existing_ids`).
+        store: a RunStore path every actor can open (one machine or a shared file system): its
+            response cache serves unchanged items without calls, and new judged results go into it.
+        json_column: each row's value in this column is one JSON object (a JSONL line, e.g. from
+            `ray.data.read_text`); a line that is not JSON becomes an invalid row.
+        judge_factory: a picklable callable returning a ready Judge, instead of the settings above.
+    """
+    import ray
+    from ray.data import ActorPoolStrategy
+
+    if num_actors < 1:
+        raise ConfigError(f"num_actors must be at least 1, got {num_actors}")
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    if judge_factory is None:
+        judge_factory = functools.partial(Judge, model, criterion=criterion, mode=mode, strategy=strategy,
+                                          keep_trace=keep_trace, **client_kwargs)
+    judge_factory()  # fail in the driver on a bad model, criterion or option, not in every actor
+    skip = frozenset(skip_ids)
+    if rows_per_shard is not None:
+        ds = ds.repartition(target_num_rows_per_block=rows_per_shard)
+    return ds.map_batches(
+        JudgeBatches,
+        batch_size=batch_size or concurrency,
+        batch_format="pyarrow",
+        compute=ActorPoolStrategy(size=num_actors),
+        num_cpus=num_cpus,
+        fn_constructor_kwargs={
+            "judge_factory": judge_factory,
+            "concurrency": concurrency,
+            "keep_trace": keep_trace,
+            "skip_ids": ray.put(skip) if skip else skip,
+            "store": str(store) if store else None,
+            "json_column": json_column,
+        },
+    )
+
+
+class JudgeBatches:
+    """The map_batches actor: one Judge, async concurrency across every batch it is given."""
+
+    def __init__(self, *, judge_factory: Callable[[], Judge], concurrency: int, keep_trace: bool,
+                 skip_ids: Any, store: str | None, json_column: str | None) -> None:
+        import ray
+
+        self.judge = judge_factory()
+        self.concurrency = concurrency
+        self.keep_trace = keep_trace
+        self.skip = ray.get(skip_ids) if isinstance(skip_ids, ray.ObjectRef) else skip_ids
+        self.store_path = store
+        self.json_column = json_column
+        self._sem: asyncio.Semaphore | None = None
+        self._store: Any = None
+
+    async def __call__(self, batch: pa.Table) -> pa.Table:
+        if self._sem is None:  # created on the actor's event loop, shared by overlapping batches
+            self._sem = asyncio.Semaphore(self.concurrency)
+            if self.store_path:  # sqlite: opened on the loop's thread, which runs every batch
+                from ..runs.store import RunStore
+
+                self._store = RunStore(self.store_path)
+        items = [self._item(rec) for rec in batch.to_pylist()]
+        todo = [(rid, it) for rid, it in items if rid not in self.skip]
+        results = await asyncio.gather(*(self._one(rid, it) for rid, it in todo))
+        return rows_table([judgment_row(j, trace=self.keep_trace) for j in results], trace=self.keep_trace)
+
+    def _item(self, rec: dict[str, Any]) -> tuple[str, Item | InvalidItemError]:
+        path = None
+        if self.json_column is not None:
+            raw = rec.get(self.json_column)
+            path = rec.get("path")
+            try:
+                rec = json.loads(raw)
+            except (TypeError, json.JSONDecodeError) as e:
+                err = InvalidItemError(f"not valid JSON ({e}); each line must be one JSON object", path=path)
+                err.record = {"line_text": raw}
+                return row_id(err), err
+        if not isinstance(rec, Mapping):
+            err = InvalidItemError(f"expected a JSON object per line, got {type(rec).__name__}", path=path)
+            err.record = {"line_text": json.dumps(rec)}
+            return row_id(err), err
+        try:
+            it: Item | InvalidItemError = Item.from_record(rec, path=path)
+        except InvalidItemError as e:
+            it = e
+        return row_id(it), it
+
+    async def _one(self, rid: str, it: Item | InvalidItemError) -> Judgment:
+        key = self._store and isinstance(it, Item) and cache_key(self.judge, it)
+        if key and isinstance(it, Item):
+            hit = self._store.cached(key)
+            if hit is not None:
+                return from_cache(hit, it, model=self.judge.model, strategy=self.judge.strategy,
+                                  keep_trace=self.keep_trace)
+        async with self._sem:  # type: ignore[union-attr]
+            try:
+                j = await self.judge.ajudge(it)
+            except Exception as e:  # noqa: BLE001 - a crash is not a verdict: unscored, with why
+                return Judgment(id=rid, label=None, status="unscored", error=f"{type(e).__name__}: {e}",
+                                model=self.judge.model, strategy=self.judge.strategy,
+                                extra=it.extra if isinstance(it, Item) else {})
+        if key and j.status == "judged":
+            self._store.put_cache(key, j)
+        return j if j.id == rid else j.model_copy(update={"id": rid})
+
+
+def row_id(it: Item | InvalidItemError) -> str:
+    """The output id of an input row: its id, else `invalid-<hash of the row>` (stable across runs)."""
+    if isinstance(it, Item):
+        return it.id
+    if it.item_id:
+        return it.item_id
+    raw = json.dumps(it.record, sort_keys=True, default=str) if it.record is not None else str(it)
+    return "invalid-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def judgment_row(j: Judgment, *, trace: bool = False) -> dict[str, Any]:
+    """`Judgment.to_row` flattened for Parquet: lists and objects as JSON strings."""
+    row = j.to_row(trace=trace)
+    for k, v in row.items():
+        if isinstance(v, (list, dict)) or (k in JSON_FIELDS and v is not None):
+            row[k] = json.dumps(v, ensure_ascii=False, default=str)
+    return row
+
+
+def rows_table(rows: list[dict[str, Any]], *, trace: bool = False) -> pa.Table:
+    """An Arrow table with the fixed result columns typed (so every shard has one schema)."""
+    import pyarrow as pa
+
+    fixed = [*SCHEMA_FIELDS, *((("trace", _STR),) if trace else ())]
+    names = [n for n, _ in fixed]
+    extra: list[str] = []
+    for r in rows:
+        extra.extend(k for k in r if k not in names and k not in extra)
+    columns = {n: pa.array([r.get(n) for r in rows], type=pa.type_for_alias(t)) for n, t in fixed}
+    for name in extra:
+        values = [r.get(name) for r in rows]
+        try:
+            arr = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in one column: keep them as text
+            arr = pa.array([None if v is None else str(v) for v in values], type=pa.string())
+        columns[name] = arr.cast(pa.string()) if pa.types.is_null(arr.type) else arr
+    return pa.table(columns)
+
+
+#: output shard suffixes by format (Ray's write_json writes JSON lines with a .json suffix)
+SHARD_SUFFIXES = {"parquet": (".parquet",), "jsonl": (".json", ".jsonl")}
+
+
+def filesystem(uri: str | Path) -> tuple[Any, str]:
+    """(pyarrow FileSystem, path in it) for a local path or a URI (s3://, gs://, ...)."""
+    from pyarrow import fs
+
+    text = str(uri)
+    if "://" not in text:
+        text = str(Path(text).resolve())
+    return fs.FileSystem.from_uri(text)
+
+
+def existing_ids(output: str | Path, *, torn: list[str] | None = None) -> set[str]:
+    """The ids in the Parquet/JSON-lines shards already in an output directory (resume).
+
+    A shard that cannot be read to its end (a job killed while writing it) is moved to
+    `OUTPUT/_torn/` and its name appended to `torn`: its items are judged again, never twice in
+    the output.
+    """
+    import pyarrow.parquet as pq
+    from pyarrow import fs as pafs
+
+    fs, root = filesystem(output)
+    infos = fs.get_file_info(pafs.FileSelector(root, recursive=False, allow_not_found=True))
+    ids: set[str] = set()
+    for info in sorted(infos, key=lambda i: i.path):
+        name = info.base_name
+        if info.type != pafs.FileType.File or name.startswith((".", "_")):
+            continue
+        try:
+            if name.endswith(SHARD_SUFFIXES["parquet"]):
+                found = pq.read_table(info.path, columns=["id"], filesystem=fs).column("id").to_pylist()
+            elif name.endswith(SHARD_SUFFIXES["jsonl"]):
+                with fs.open_input_stream(info.path) as f:
+                    data = f.read().decode("utf-8")
+                if data and not data.endswith("\n"):
+                    raise ValueError("no newline at the end")
+                found = [json.loads(line)["id"] for line in data.splitlines() if line.strip()]
+            else:
+                continue
+        except Exception:  # noqa: BLE001 - torn or foreign: set aside, its items are judged again
+            fs.create_dir(f"{root}/_torn", recursive=True)
+            fs.move(info.path, f"{root}/_torn/{name}")
+            if torn is not None:
+                torn.append(name)
+            continue
+        ids.update(str(i) for i in found)
+    return ids
+
+
+def write_judgments(ds: ray.data.Dataset, output: str | Path, *, fmt: str = "parquet") -> None:
+    """Write judgment rows as shards with fresh names (never over an existing shard).
+
+    parquet: the flattened rows as they are. jsonl: one CLI output row per line (claims, usage,
+    requirements and trace as nested JSON again), `.jsonl` shards.
+    """
+    text = str(output) if "://" in str(output) else str(Path(output).resolve())
+    if fmt == "parquet":
+        ds.write_parquet(text)
+    elif fmt == "jsonl":
+        ds.write_datasink(_jsonl_datasink(text))
+    else:
+        raise ConfigError(f"output format {fmt!r} is not one of: parquet, jsonl")
+
+
+def _jsonl_datasink(path: str) -> Any:
+    from ray.data.datasource.file_datasink import BlockBasedFileDatasink
+
+    class JsonLinesDatasink(BlockBasedFileDatasink):
+        def __init__(self, path: str) -> None:
+            super().__init__(path, file_format="jsonl")
+
+        def write_block_to_file(self, block: Any, file: Any) -> None:
+            lines = []
+            fixed = {n for n, _ in SCHEMA_FIELDS}
+            for row in block.to_arrow().to_pylist():
+                for k in JSON_FIELDS:
+                    if isinstance(row.get(k), str):
+                        row[k] = json.loads(row[k])
+                # a column another row of the batch brought in: absent from this row, as in the CLI
+                row = {k: v for k, v in row.items() if v is not None or k in fixed}
+                lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+            file.write("".join(lines).encode("utf-8"))
+
+    return JsonLinesDatasink(path)

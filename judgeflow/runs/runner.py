@@ -1,0 +1,131 @@
+"""The store- and cache-aware judging loop: a run over many items, resumable and cached.
+
+    async for seq, j in judge_indexed(judge, items, store=store, run=run_id): ...
+    results = judge_many(judge, items, store=RunStore(...))      # sync, in input order
+
+Items already recorded under `run` are skipped (resume); cache hits are served from the store
+without calls (`cached=True`); the misses go to the pure `Judge.ajudge_indexed`, and each
+result is committed to the store as soon as it is done. The Judge itself knows no store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError, InvalidItemError
+from ..items import Item
+from ..judge import ItemLike, Judge, _aenumerate, _run, as_item, invalid_judgment
+from ..results import Judgment
+from .cache import cache_key, from_cache
+
+if TYPE_CHECKING:
+    from .store import RunStore
+
+
+async def judge_indexed(
+    judge: Judge,
+    items: Iterable[ItemLike] | AsyncIterable[ItemLike],
+    *,
+    store: RunStore | None = None,
+    run: str | None = None,
+    cache: bool = True,
+    concurrency: int | None = None,
+) -> AsyncIterator[tuple[int, Judgment]]:
+    """Judge many items, yielding (input position, result) as each completes.
+
+    Args:
+        judge: the Judge.
+        items: Items, dicts, or InvalidItemErrors (from `read_items`), sync or async iterable.
+        store: a RunStore: judged results are cached there, and served from it (`cached=True`,
+            no calls) when everything that determines the answer is unchanged.
+        run: a run id in `store`: each result is committed under it as soon as it is done, and
+            items already judged (or invalid) under it are skipped (not judged, not yielded):
+            resume. Unscored items (judge failures, e.g. an outage) are judged again.
+        cache: read the store's cache (results are written to it either way).
+        concurrency: items in flight at once (default: the judge's `concurrency`).
+    """
+    if run is not None and store is None:
+        raise ConfigError("judging with run=... needs store=RunStore(...)")
+    if store is None:
+        async for r in judge.ajudge_indexed(items, concurrency=concurrency):
+            yield r
+        return
+    done = store.finished_ids(run) if run is not None else set()  # unscored items are judged again
+    out: asyncio.Queue[tuple[int, Judgment] | None] = asyncio.Queue()
+    pending: dict[int, tuple[int, str | None]] = {}  # miss number -> (input position, cache key)
+
+    def finish(seq: int, j: Judgment, key: str | None) -> tuple[int, Judgment]:
+        if run is not None:
+            store.record(run, seq, j, cache_key=key)
+        elif key is not None and j.status == "judged" and not j.cached:
+            store.put_cache(key, j)
+        return seq, j
+
+    async def misses() -> AsyncIterator[Item | InvalidItemError]:
+        n = 0
+        async for seq, obj in _aenumerate(items):
+            it = as_item(obj)
+            item_id = it.id if isinstance(it, Item) else invalid_judgment(it).id
+            if item_id in done:
+                continue
+            key = cache_key(judge, it) if isinstance(it, Item) else None
+            hit = store.cached(key) if cache and key is not None else None
+            if hit is not None and isinstance(it, Item):
+                await out.put(finish(seq, from_cache(hit, it, model=judge.model, strategy=judge.strategy,
+                                                     keep_trace=judge.keep_trace), key))
+                continue
+            pending[n] = (seq, key)
+            n += 1
+            yield it
+
+    async def drive() -> None:
+        try:
+            judged = judge.ajudge_indexed(misses(), concurrency=concurrency)
+            async with contextlib.aclosing(judged):
+                async for n, j in judged:
+                    seq, key = pending.pop(n)
+                    await out.put(finish(seq, j, key))
+        finally:
+            await out.put(None)
+
+    driver = asyncio.create_task(drive())
+    try:
+        while (result := await out.get()) is not None:
+            yield result
+        await driver  # surface errors from the judging or the store
+    finally:
+        if not driver.done():
+            driver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await driver
+
+
+async def ajudge_many(
+    judge: Judge,
+    items: Iterable[ItemLike] | AsyncIterable[ItemLike],
+    *,
+    store: RunStore | None = None,
+    run: str | None = None,
+    cache: bool = True,
+    concurrency: int | None = None,
+) -> AsyncIterator[Judgment]:
+    """As `judge_indexed`, without the input positions."""
+    indexed = judge_indexed(judge, items, store=store, run=run, cache=cache, concurrency=concurrency)
+    async with contextlib.aclosing(indexed):  # stopping early stops the judging too
+        async for _, j in indexed:
+            yield j
+
+
+def judge_many(
+    judge: Judge, items: Iterable[ItemLike], *, store: RunStore | None = None, concurrency: int | None = None
+) -> list[Judgment]:
+    """Sync: judge all items concurrently (served from `store`'s cache where possible), in input order."""
+    items = list(items)
+
+    async def collect() -> list[tuple[int, Judgment]]:
+        return [r async for r in judge_indexed(judge, items, store=store, concurrency=concurrency)]
+
+    return [j for _, j in sorted(_run(collect()), key=lambda r: r[0])]  # input order, even for repeated ids

@@ -1,0 +1,35 @@
+"""The end-of-run summary: label counts, unscored and invalid rows, tokens, calls and estimated cost."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..results import Judgment, Usage
+from .pricing import estimate_cost
+
+
+def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: float, session: Usage,
+              session_items: int) -> list[str]:
+    """The end-of-run summary lines: labels, unscored, tokens and estimated cost."""
+    counts = Counter(j.status if j.status != "judged" else f"label {j.label}" for j in results)
+    cached = sum(j.cached for j in results)
+    total = Usage()
+    for j in results:
+        total.add(j.usage)
+    labels = ", ".join(f"{k}: {counts[k]}" for k in ("label 1", "label 0") if counts[k])
+    lines = [
+        f"{len(results)} rows: {labels or 'no labels'}; unscored: {counts['unscored']}; invalid: {counts['invalid']}"
+        + (f"; served from cache: {cached}" if cached else ""),
+        f"tokens in {total.input_tokens:,}, out {total.output_tokens:,} in {total.calls:,} calls"
+        + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "
+           f"{session_items / elapsed:.1f} items/s)" if elapsed > 0 and session_items else ""),
+    ]
+    cost = estimate_cost(model, total, prices=prices)
+    if model.startswith("baseline/"):
+        lines.append("cost: none (offline judge, no model calls)")
+    elif cost is None:
+        lines.append(f"estimated cost: unknown (no price for {model}; add it with --prices FILE)")
+    else:
+        lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model}")
+    return lines
