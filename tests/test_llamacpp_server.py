@@ -33,4 +33,5 @@ def test_the_example_items_are_all_scored_by_a_real_llamacpp_server(tmp_path: Pa
                  "--store", str(tmp_path / "s.sqlite"), "--no-progress", "--concurrency", "1", "--timeout", "300"])
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert code == 0 and len(rows) == len(lines[:10])  # examples/ holds 9 items today
-    assert [r["error"] for r in rows if r["status"] != "judged"] == []
+    assert [r["error"] for r in rows if r["status"] == "unscored"] == []  # every judgeable item scored
+    assert [r["id"] for r in rows if r["status"] == "invalid"] == ["no-evidence"]  # the example's own bad row
