@@ -61,3 +61,10 @@ class LLMError(JudgeflowError):
     def __init__(self, message: str, *, attempts: int | None = None, last_reply: str | None = None):
         self.attempts, self.last_reply = attempts, last_reply
         super().__init__(message)
+
+
+class ProviderUnavailable(JudgeflowError):
+    """The provider failed the same systemic way several times in a row (authentication, a refused
+    connection, an unknown model or path, a rejected request shape): the run stops rather than
+    spending on items that cannot succeed. Not an LLMError, so no node turns it into an
+    unscored row: it ends the run (exit code 3 from `judgeflow run`)."""

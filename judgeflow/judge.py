@@ -121,6 +121,7 @@ class Judge:
             error=state.error,
             usage=state.usage,
             model=self.model,
+            structured=getattr(self.backend, "structured", None),
             strategy=self.strategy,
             language=_language(it),
             human_label=it.label,
@@ -176,15 +177,16 @@ class Judge:
                 async for r in delegated:
                     yield r
             return
-        queue: asyncio.Queue[tuple[int, Judgment] | None] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[int, Judgment] | Exception | None] = asyncio.Queue()
         sem = asyncio.Semaphore(limit)
         failed: list[BaseException] = []  # the first unexpected failure stops the feed; raised once, below
 
         async def one(seq: int, it: ItemLike) -> None:
             try:
                 await queue.put((seq, await self.ajudge(it)))
-            except Exception as e:  # noqa: BLE001 - kept and raised once, by the consumer
-                failed.append(e)
+            except Exception as e:  # noqa: BLE001 - e.g. ProviderUnavailable or a failed commit: ends the run at once
+                failed.append(e)  # stops the feed
+                await queue.put(e)
             finally:
                 sem.release()
 
@@ -211,6 +213,8 @@ class Judge:
         feeder = asyncio.create_task(feed())
         try:
             while (result := await queue.get()) is not None:
+                if isinstance(result, Exception):
+                    raise result
                 yield result
             await feeder  # surface unexpected errors from the feeder or a task
             if failed:

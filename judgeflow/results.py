@@ -18,11 +18,17 @@ class Usage(BaseModel):
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    repairs: int = 0
+    """Replies read only after a lenient repair (code fence, text around the JSON, raw control characters)."""
+    reasks: int = 0
+    """Calls that asked again: an invalid reply re-asked, or a reply cut off at max_tokens."""
 
     def add(self, other: Usage) -> None:
         self.calls += other.calls
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+        self.repairs += other.repairs
+        self.reasks += other.reasks
 
 
 class ClaimResult(BaseModel):
@@ -104,6 +110,8 @@ class Judgment(BaseModel):
     """Why the item is unscored or invalid; None when judged."""
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
+    structured: str | None = None
+    """How the model was asked for structured output (tools_strict, tools, json_schema, json); None offline."""
     strategy: str | None = None
     language: str | None = None
     """The answer's language (ISO 639-1, detected offline; the input's `language` field if it had one)."""

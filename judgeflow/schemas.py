@@ -8,10 +8,15 @@ vocabulary, so Instructor sends the error back to the model and asks again.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator, model_validator
 
 from .validation import exactly_once, repeated, validation_context
 
@@ -139,3 +144,296 @@ class SingleJudgment(BaseModel):
             for c in self.claims
         ]
         return claims, checks
+
+
+# ---------------------------------------------------------------------------------------------
+# Reply models: what the judge model is asked to produce, built per criterion (and per set of ids)
+# so that every constraint the validators check is also in the JSON schema the model sees.
+# Verdict, basis, fact kind and requirement status are enums; the check and coverage replies are
+# objects keyed by id (one required property per id), so "each id exactly once" holds by
+# construction under a grammar; claim and requirement ids are assigned by code, never invented.
+# The internal records above (Claim, ClaimCheck, ...) stay what the rest of judgeflow uses.
+# ---------------------------------------------------------------------------------------------
+
+#: bump when the reply schemas change (part of the LLM backend's cache fingerprint)
+REPLIES_VERSION = 2
+_REPAIRS: ContextVar[list[str] | None] = ContextVar("judgeflow_reply_repairs", default=None)
+_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+def repair_json(text: str) -> tuple[Any, str | None]:
+    """Parse a model's JSON leniently: (value, what was repaired or None).
+
+    Handles a ```json fence, text before or after the outermost object, and raw control
+    characters (a newline, a tab) inside strings. Raises ValueError if no object can be read.
+    """
+    try:
+        return json.loads(text), None
+    except (json.JSONDecodeError, TypeError):
+        pass
+    if not isinstance(text, str):
+        raise ValueError("reply is not text")
+    fixes = []
+    body = text
+    fence = _FENCE.match(body)
+    if fence:
+        body, fixes = fence.group(1), ["code fence"]
+    start, end = body.find("{"), body.rfind("}")
+    if start == -1 or end < start:
+        raise ValueError("reply holds no JSON object")
+    if start > 0 or end < len(body) - 1:
+        body = body[start : end + 1]
+        fixes.append("text around the JSON object")
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError:
+        try:
+            value = json.loads(body, strict=False)  # raw control characters inside strings
+        except json.JSONDecodeError as e:
+            raise ValueError(f"invalid JSON: {e}") from None
+        fixes.append("control characters in strings")
+    return value, ", ".join(fixes) or None
+
+
+@contextmanager
+def counting_repairs() -> Iterator[list[str]]:
+    """Collect the repairs `ReplyModel.model_validate_json` makes inside the block."""
+    repairs: list[str] = []
+    token = _REPAIRS.set(repairs)
+    try:
+        yield repairs
+    finally:
+        _REPAIRS.reset(token)
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema as the model should see it: $refs inlined, no titles or defaults below the top,
+    every property required and no additional properties (what OpenAI's strict mode demands)."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            target = defs[node["$ref"].rsplit("/", 1)[-1]]
+            node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        out = {k: walk(v) for k, v in node.items() if k not in ("title", "default", "$defs")}
+        if "const" in out:  # a one-value Literal: an enum of one is understood more widely
+            out["enum"] = [out.pop("const")]
+        if out.get("type") == "object" and "properties" in out:
+            out["required"] = list(out["properties"])
+            out["additionalProperties"] = False
+        return out
+
+    cleaned = walk(schema)
+    cleaned["title"] = schema.get("title", "Reply")
+    return cleaned
+
+
+class ReplyModel(BaseModel):
+    """Base of every reply model: a clean, strict-mode schema and lenient JSON parsing."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+        return _clean_schema(super().model_json_schema(*args, **kwargs))
+
+    @classmethod
+    def model_validate_json(cls, json_data: Any, *, strict: bool | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        if isinstance(json_data, (bytes, bytearray)):
+            json_data = json_data.decode("utf-8", errors="replace")
+        try:
+            value, fixed = repair_json(json_data)
+        except ValueError:
+            return super().model_validate_json(json_data, strict=strict, **kwargs)  # pydantic's own error
+        if fixed:
+            repairs = _REPAIRS.get()
+            if repairs is not None:
+                repairs.append(fixed)
+        kwargs.pop("by_alias", None)
+        return cls.model_validate(value, strict=False, **kwargs)
+
+
+class _ClaimEntry(ReplyModel):
+    text: str = Field(description="One short, self-contained claim, in the answer's language.")
+
+    @field_validator("text")
+    @classmethod
+    def _not_empty(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("claim text must not be empty")
+        return v.strip()
+
+
+def _enum(values: tuple[str, ...], description: str, default: Any = ...) -> tuple[Any, Any]:
+    """A string field that the schema restricts to `values` (an enum the model's decoder honours).
+
+    Validation checks membership in the reply model's validator instead of a Literal type, so
+    a model without constrained decoding gets a re-ask that names the field and the allowed values.
+    """
+    return (str, Field(default, description=description, json_schema_extra={"enum": list(values)} if values else None))
+
+
+def _bounded(n: int | None) -> dict[str, Any] | None:
+    """maxItems in the schema only: a grammar stops a rambling list; a longer reply is still read."""
+    return {"maxItems": n} if n else None
+
+
+@lru_cache(maxsize=256)
+def claims_reply(fact_kinds: tuple[str, ...], max_items: int | None = None) -> type[ReplyModel]:
+    """Decompose reply: {"claims": [{"text", "kind"}]}; ids are assigned by code (c1..cn).
+
+    max_items bounds the list in the schema, so a small model under a grammar cannot ramble on."""
+    entry = create_model(
+        "Claim", __base__=_ClaimEntry, __validators__={"_kind": _kind_validator(fact_kinds)},
+        kind=_enum(fact_kinds, "The kind of fact the claim states.", "other"),
+    )
+    model = create_model(
+        "Claims", __base__=ReplyModel, __doc__="The answer's claims (an empty list if it makes none).",
+        claims=(list[entry], Field(description="The claims, in answer order.", json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
+    )
+    model.to_claims = lambda self: [  # type: ignore[attr-defined]
+        Claim(id=f"c{n}", text=c.text, kind=c.kind) for n, c in enumerate(self.claims, 1)
+    ]
+    return model
+
+
+def _verdict_fields(bases: tuple[str, ...], verdicts: tuple[str, ...]) -> dict[str, Any]:
+    return {  # evidence and reason first: the model quotes and reasons before it decides
+        "evidence": (str, Field(default="", description="A short verbatim quote from the evidence, or empty.")),
+        "reason": (str, Field(default="", description="One sentence explaining the verdict.")),
+        "basis": _enum(bases, "What settled the verdict."),
+        "verdict": _enum(verdicts, "The verdict."),
+    }
+
+
+def _kind_validator(fact_kinds: tuple[str, ...]) -> Any:
+    """An unknown fact kind is read as "other" (it only labels the claim), never re-asked."""
+
+    def kind(cls: Any, v: str) -> str:
+        return v if not fact_kinds or v in fact_kinds or "other" not in fact_kinds else "other"
+
+    return field_validator("kind")(classmethod(kind))
+
+
+def _vocab_validator(bases: tuple[str, ...], verdicts: tuple[str, ...], checks: Any) -> Any:
+    """After-validator: every verdict and basis in the criterion's vocabulary (messages name both)."""
+
+    def valid(self: Any) -> Any:
+        _validate_checks(checks(self), {"verdicts": verdicts, "bases": bases}, "claim_id")
+        return self
+
+    return model_validator(mode="after")(valid)
+
+
+def _keyed(name: str, doc: str, entry: type[BaseModel], ids: tuple[str, ...], legacy: str, id_key: str,
+           noun: str, answer: str, after: Any = None) -> type[ReplyModel]:
+    """An object with one required property per id. Also reads the older array form
+    ({legacy: [{id_key: ..., ...}]}) that a model without constrained decoding may give."""
+
+    def from_array(cls: Any, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get(legacy), list) and not any(i in data for i in ids):
+            rows = [r for r in data[legacy] if isinstance(r, dict)]
+            got = [str(r.get(id_key)) for r in rows]
+            problems = exactly_once(list(ids), got, noun, answer)
+            if problems:
+                raise ValueError("; ".join(problems))
+            return {str(r[id_key]): {k: v for k, v in r.items() if k != id_key} for r in rows}
+        return data
+
+    fields: dict[str, Any] = {f"k{n}": (entry, Field(alias=i)) for n, i in enumerate(ids)}
+    return create_model(
+        name, __base__=ReplyModel, __doc__=doc,
+        __validators__={"_from_array": model_validator(mode="before")(classmethod(from_array)),
+                        **({"_after": after} if after is not None else {})},
+        **fields,
+    )
+
+
+def _entries(reply: BaseModel) -> list[tuple[str, Any]]:
+    return [(info.alias or name, getattr(reply, name)) for name, info in type(reply).model_fields.items()]
+
+
+@lru_cache(maxsize=1024)
+def checks_reply(bases: tuple[str, ...], verdicts: tuple[str, ...], ids: tuple[str, ...]) -> type[ReplyModel]:
+    """Check reply: {"c1": {"evidence", "reason", "basis", "verdict"}, ...}, every id required."""
+    entry = create_model("ClaimVerdict", __base__=ReplyModel, **_verdict_fields(bases, verdicts))
+
+    def to_checks(self: Any) -> list[ClaimCheck]:
+        return [ClaimCheck(claim_id=i, **e.model_dump()) for i, e in _entries(self)]
+
+    model = _keyed("ClaimChecks", "A verdict for every claim, keyed by claim id.", entry, ids,
+                   "checks", "claim_id", "claim", "verdict",
+                   after=_vocab_validator(bases, verdicts, to_checks))
+    model.to_checks = to_checks  # type: ignore[attr-defined]
+    return model
+
+
+@lru_cache(maxsize=256)
+def single_reply(fact_kinds: tuple[str, ...], bases: tuple[str, ...], verdicts: tuple[str, ...],
+                 max_items: int | None = None) -> type[ReplyModel]:
+    """One-call reply: {"claims": [{"text", "kind", "evidence", "reason", "basis", "verdict"}]}."""
+    entry = create_model(
+        "JudgedClaim", __base__=_ClaimEntry, __validators__={"_kind": _kind_validator(fact_kinds)},
+        kind=_enum(fact_kinds, "The kind of fact the claim states.", "other"),
+        **_verdict_fields(bases, verdicts),
+    )
+    model = create_model(
+        "SingleJudgment", __base__=ReplyModel,
+        __doc__="The answer's claims, each with its verdict (an empty list if it makes none).",
+        claims=(list[entry], Field(description="The claims, in answer order.", json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
+        __validators__={"_vocab": _vocab_validator(bases, verdicts, lambda self: self.split()[1])},
+    )
+    model.split = _split  # type: ignore[attr-defined]
+    return model
+
+
+def _split(self: Any) -> tuple[list[Claim], list[ClaimCheck]]:
+    judged = [(f"c{n}", c) for n, c in enumerate(self.claims, 1)]
+    return ([Claim(id=i, text=c.text, kind=c.kind) for i, c in judged],
+            [ClaimCheck(claim_id=i, evidence=c.evidence, reason=c.reason, basis=c.basis, verdict=c.verdict)
+             for i, c in judged])
+
+
+def criterion_vocab(criterion: Any) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(fact kinds, bases, verdicts) of a criterion, as the hashable keys the builders cache on."""
+    return tuple(criterion.fact_kinds), tuple(criterion.bases), tuple(criterion.verdicts)
+
+
+@lru_cache(maxsize=64)
+def requirements_reply(max_items: int | None = None) -> type[ReplyModel]:
+    """Requirement split reply: {"requirements": [{"text"}]}; ids r1..rn are assigned by code."""
+    entry = create_model(
+        "Requirement", __base__=ReplyModel,
+        text=(str, Field(description="One atomic requirement, in the spec's own wording.")),
+    )
+    return create_model(
+        "Requirements", __base__=ReplyModel, __doc__="The spec's requirements (an empty list if it asks for nothing).",
+        requirements=(list[entry], Field(description="The requirements, in spec order.", json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
+    )
+
+
+@lru_cache(maxsize=1024)
+def coverage_reply(statuses: tuple[str, ...], ids: tuple[str, ...]) -> type[ReplyModel]:
+    """Coverage reply: {"r1": {"evidence", "reason", "status"}, ...}, every requirement id required."""
+    entry = create_model(
+        "RequirementStatus", __base__=ReplyModel,
+        evidence=(str, Field(default="", description="A short verbatim quote from the output, or empty.")),
+        reason=(str, Field(default="", description="One sentence explaining the status.")),
+        status=_enum(statuses, "The status."),
+    )
+
+    def valid(self: Any) -> Any:
+        bad = [f"{i}: status {e.status!r} is not one of {list(statuses)}" for i, e in _entries(self)
+               if e.status not in statuses]
+        if bad:
+            raise ValueError("; ".join(bad))
+        return self
+
+    model = _keyed("RequirementChecks", "A status for every requirement, keyed by requirement id.", entry, ids,
+                   "checks", "requirement_id", "requirement", "status", after=model_validator(mode="after")(valid))
+    model.entries = _entries  # type: ignore[attr-defined]
+    return model

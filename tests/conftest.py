@@ -8,21 +8,29 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))  # tests/fakellm.py
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+#: ../shared beside the project (for a git worktree under /work/wt/<name>, the nearest ancestor's)
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
+SHARED_DATA = SHARED / "data"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runlive", action="store_true", default=False,
                      help="run tests that call real providers (need API keys; cost money)")
+    parser.addoption("--runserver", action="store_true", default=False,
+                     help="run tests against a real local OpenAI-compatible server (llama.cpp; "
+                          "bash ../shared/tools/llamacpp-server.sh 8765 starts one)")
+    parser.addoption("--server-url", default="http://127.0.0.1:8765/v1",
+                     help="the server for --runserver tests (default http://127.0.0.1:8765/v1)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--runlive"):
-        return
-    skip = pytest.mark.skip(reason="live provider test: pass --runlive (and set API keys) to run")
+    skip_live = pytest.mark.skip(reason="live provider test: pass --runlive (and set API keys) to run")
+    skip_server = pytest.mark.skip(reason="real local server test: pass --runserver (and start one) to run")
     for item in items:
-        if "live" in item.keywords:
-            item.add_marker(skip)
+        if "live" in item.keywords and not config.getoption("--runlive"):
+            item.add_marker(skip_live)
+        if "server" in item.keywords and not config.getoption("--runserver"):
+            item.add_marker(skip_server)
 
 
 @pytest.fixture(autouse=True)

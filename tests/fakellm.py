@@ -7,7 +7,9 @@ and re-asking run; only the HTTP responses are scripted.
 
 A reply may be a pydantic model (sent as a tool call named after its class), a dict (sent as
 that tool call's arguments, for malformed replies), a str (plain text content, no tool call),
-an int HTTP status (an error response), or a callable(request_json) -> one of those.
+`RawArgs(text)` (tool-call arguments sent as exactly this, possibly broken, text; optionally cut
+off at max_tokens), an int HTTP status or `Status(code, message)` (an error response), or a
+callable(request_json) -> one of those.
 """
 
 from __future__ import annotations
@@ -23,6 +25,24 @@ from judgeflow.backends import LLMJudge
 from judgeflow.llm import LLMClient, make_client
 
 Reply = BaseModel | dict | str | int | Callable[[dict], Any]
+
+
+class RawArgs:
+    """Tool-call arguments sent verbatim (OpenAI wire); cut_off=True ends with finish_reason "length"."""
+
+    def __init__(self, text: str, *, cut_off: bool = False) -> None:
+        self.text, self.cut_off = text, cut_off
+
+
+class Status(int):
+    """An HTTP error status with the provider's error message."""
+
+    message: str
+
+    def __new__(cls, code: int, message: str) -> Status:
+        obj = super().__new__(cls, code)
+        obj.message = message
+        return obj
 
 
 def _tool_name(reply: BaseModel | dict, request: dict) -> str:
@@ -86,7 +106,14 @@ class FakeLLM:
         if callable(reply) and not isinstance(reply, BaseModel):
             reply = reply(body)
         if isinstance(reply, int):
-            return httpx2.Response(reply, json={"error": {"message": f"fake status {reply}", "type": "fake"}})
+            message = reply.message if isinstance(reply, Status) else f"fake status {reply}"
+            return httpx2.Response(int(reply), json={"error": {"message": message, "type": "fake"}})
+        if isinstance(reply, RawArgs):
+            out = openai_body({}, body, self.usage)
+            out["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = reply.text
+            if reply.cut_off:
+                out["choices"][0]["finish_reason"] = "length"
+            return httpx2.Response(200, json=out)
         make = openai_body if self.provider == "openai" else anthropic_body
         return httpx2.Response(200, json=make(reply, body, self.usage))
 

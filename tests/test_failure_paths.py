@@ -420,7 +420,7 @@ def test_a_key_echoed_by_the_provider_is_redacted_from_rows_store_and_traces(tmp
         args = online(tmp_path, f"http://127.0.0.1:{server.server_address[1]}" + ("/v1" if provider == "openai" else ""),
                       inp, "--trace", "--retries", "0")
         args[args.index("--model") + 1] = f"{provider}/fake-judge"
-        assert main(args) == 0
+        assert main(args) == 1  # every item unscored (each call is a 400): above --max-unscored
     finally:
         server.shutdown()
     out = rows_of(tmp_path / "out.jsonl")

@@ -439,9 +439,10 @@ def test_trace_keeps_prompts_and_replies(provider: str) -> None:
     assert [t.step for t in result.trace] == ["decompose", "check"]
     dec, chk = result.trace
     assert dec.messages[0]["role"] == "system" and "<answer>" in dec.messages[1]["content"]
-    assert dec.reply == MOSCOW_CLAIMS.model_dump()
-    assert chk.reply["checks"][0]["verdict"] == "contradicted"
-    assert result.usage.model_dump() == {"calls": 2, "input_tokens": 140, "output_tokens": 18}
+    # the model's own reply (ids are assigned by code, c1..cn in answer order, so it carries none)
+    assert dec.reply == {"claims": [{"text": c.text, "kind": c.kind} for c in MOSCOW_CLAIMS.claims]}
+    assert chk.reply["c1"]["verdict"] == "contradicted"  # keyed by claim id
+    assert result.usage.model_dump() == {"calls": 2, "input_tokens": 140, "output_tokens": 18, "repairs": 0, "reasks": 0}
     assert Judge(backend=FakeLLM(provider, [MOSCOW_CLAIMS, chk.reply]).backend(),
                  keep_trace=False).judge(MOSCOW).trace == []
 

@@ -19,6 +19,6 @@ def test_rejected_replies_are_kept_in_the_trace(provider: str) -> None:
     assert r.label == 1 and r.usage.calls == 3
     decompose, check = r.trace
     assert decompose.step == "decompose" and decompose.rejected == []
-    assert check.step == "check" and check.reply["checks"][0]["verdict"] == "contradicted"
+    assert check.step == "check" and check.reply["c1"]["verdict"] == "contradicted"
     assert len(check.rejected) == 1 and "maybe" in check.rejected[0]
     assert check.messages[0]["role"] == "system" and "<claims>" in check.messages[-1]["content"]

@@ -21,7 +21,7 @@ _REGISTRY: dict[str, Callable[..., Backend]] = {}
 
 # the options `make_client` takes (kept equal to its signature by a test: importing llm is slow)
 LLM_OPTIONS = {"base_url", "api_key", "temperature", "max_retries", "provider_retries", "timeout",
-               "http_client", "mode", "max_claims_per_check"}
+               "http_client", "structured", "max_tokens", "max_tokens_cap", "api_version", "max_claims_per_check"}
 OFFLINE_OPTIONS = {"threshold"}
 # an option of one family given to the other is ignored (the CLI passes --base-url, --temperature
 # whatever the model); a name no backend knows is an error
@@ -68,6 +68,30 @@ def anthropic(model: str, **options: Any) -> Backend:
 
 @backend("ollama")
 def ollama(model: str, **options: Any) -> Backend:
+    return _llm(model, **options)
+
+
+@backend("azure")
+def azure(model: str, **options: Any) -> Backend:
+    """Azure OpenAI: azure/<deployment> (AZURE_OPENAI_ENDPOINT / --base-url, AZURE_OPENAI_API_KEY)."""
+    return _llm(model, **options)
+
+
+@backend("google")
+def google(model: str, **options: Any) -> Backend:
+    """Gemini through Instructor's from_provider (pip install 'judgeflow[google]')."""
+    return _llm(model, **options)
+
+
+@backend("bedrock")
+def bedrock(model: str, **options: Any) -> Backend:
+    """AWS Bedrock through Instructor's from_provider (pip install 'judgeflow[bedrock]')."""
+    return _llm(model, **options)
+
+
+@backend("mistral")
+def mistral(model: str, **options: Any) -> Backend:
+    """Mistral through Instructor's from_provider (pip install 'judgeflow[mistral]')."""
     return _llm(model, **options)
 
 

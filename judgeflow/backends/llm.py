@@ -2,44 +2,83 @@
 
 `make_client("provider/model", base_url=..., api_key=...)` returns an `LLMClient`; everything
 else receives it. `LLMClient.ask()` sends typed requests (Instructor validates and re-asks on a
-`ValidationError`), counts calls and tokens, and turns every provider or parsing failure into
-`LLMError`. This is the only module that imports instructor, openai or anthropic.
+`ValidationError`), counts calls, tokens, repairs and re-asks, and turns every provider or
+parsing failure into `LLMError`. This is the only module that imports instructor, openai or
+anthropic.
 
-Providers: `openai/<model>`, `anthropic/<model>`, `ollama/<model>`; with `base_url`, `openai/`
-speaks to any OpenAI-compatible server (vLLM, llama.cpp, LM Studio) and `anthropic/` to any
-Anthropic-compatible endpoint. Transport retries (429, 5xx, timeouts; exponential backoff with
-jitter, honouring retry-after) are the SDKs' own; schema re-asks are Instructor's.
+Providers: `openai/<model>`, `anthropic/<model>`, `ollama/<model>`, `azure/<deployment>`;
+through Instructor's `from_provider`: `google/<model>` (Gemini), `bedrock/<model>`,
+`mistral/<model>`. With `base_url`, `openai/` speaks to any OpenAI-compatible server (vLLM,
+llama.cpp, LM Studio) and `anthropic/` to any Anthropic-compatible endpoint.
+
+What the boundary does for the caller:
+- **Structured output mode** (`structured=`): `tools_strict` (OpenAI strict function calling),
+  `tools` (forced tool call), `json_schema` (the `response_format` JSON schema that OpenAI, vLLM
+  and Ollama turn into constrained decoding), `json` (`json_object` with the schema attached,
+  which llama.cpp constrains). `auto` picks per endpoint; if the endpoint rejects that request
+  shape, it falls back once to the next mode (and says so in `notes`).
+- **Sized requests**: `max_tokens` per call from what the step needs (`ask(max_tokens=...)`),
+  capped; a reply cut off at the limit is asked again once with twice the budget. A fixed
+  `max_tokens` overrides the sizing. A context-length error is not retried: LLMError names the fix.
+- **Loud systemic failures**: until the endpoint has answered once, calls go one at a time and
+  without SDK retries; the same systemic failure (authentication, refused connection, unknown
+  model or path, rejected request shape) `SYSTEMIC_LIMIT` times in a row raises
+  `ProviderUnavailable` and every later call fails at once, without a request.
+Transport retries (429, 5xx, timeouts; backoff with jitter, honouring retry-after) are the
+SDKs' own; schema re-asks are Instructor's.
 """
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import urlparse
 
 import anthropic
 import instructor
 import openai
-from instructor.core.exceptions import InstructorError, InstructorRetryException
+from instructor.core.exceptions import IncompleteOutputException, InstructorError, InstructorRetryException
 from instructor.core.hooks import Hooks
 from pydantic import BaseModel, ValidationError
 
-from ..errors import ConfigError, LLMError
+from ..errors import ConfigError, LLMError, ProviderUnavailable
 from ..redact import install_log_filter, redact, redact_data
 from ..results import TraceEntry, Usage
+from ..schemas import counting_repairs
 from ..validation import using_validation_context
 
 T = TypeVar("T", bound=BaseModel)
-PROVIDERS = ("openai", "anthropic", "ollama")
+PROVIDERS = ("openai", "anthropic", "ollama", "azure", "google", "bedrock", "mistral")
 DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
+STRUCTURED = ("auto", "tools", "tools_strict", "json_schema", "json")
+#: the mode tried next when an endpoint rejects a request shape (auto only)
+FALLBACK = {"tools_strict": "tools", "tools": "json", "json_schema": "json"}
+#: the same systemic failure this many times in a row stops the run
+SYSTEMIC_LIMIT = 3
+#: the largest max_tokens a sized request asks for (unless --max-tokens says otherwise)
+DEFAULT_MAX_TOKENS_CAP = 4096
+#: optional SDKs for the providers reached through Instructor's from_provider: (module, pip extra)
+_FROM_PROVIDER = {"google": ("google.genai", "google"), "bedrock": ("boto3", "bedrock"),
+                  "mistral": ("mistralai", "mistral")}
+
+_CONTEXT_LENGTH = re.compile(
+    r"maximum context length|context[_ ]length|context window|too many tokens|prompt is too long|"
+    r"input is too long|reduce the length|exceeds? the (?:model'?s? )?(?:maximum|context)", re.IGNORECASE)
+_SHAPE = re.compile(r"response_format|json_schema|json_object|tool_choice|\btools?\b|function|strict|schema",
+                    re.IGNORECASE)
 
 # Instructor logs every failed attempt at ERROR; judgeflow reports the failure itself (the item
 # becomes unscored with the reason), so keep Python's last-resort handler from printing them.
 # Applications that configure logging still receive these records.
 logging.getLogger("instructor").addHandler(logging.NullHandler())
 install_log_filter()  # SDK debug logs can hold headers and URLs with credentials
+log = logging.getLogger("judgeflow")
 
 
 def parse_model(model: str) -> tuple[str, str]:
@@ -53,23 +92,116 @@ def parse_model(model: str) -> tuple[str, str]:
     return provider.lower(), name
 
 
+def auto_structured(provider: str, base_url: str | None) -> str:
+    """The structured-output mode `auto` picks for an endpoint."""
+    if provider == "azure":
+        return "tools_strict"
+    if provider == "openai":
+        return "tools_strict" if base_url is None else "tools"  # local servers: llama.cpp rejects json_schema
+    if provider == "ollama":
+        return "json_schema"
+    return "tools"
+
+
+def _instructor_mode(provider: str, structured: str) -> instructor.Mode:
+    if structured in ("tools", "tools_strict"):
+        return instructor.Mode.TOOLS
+    return instructor.Mode.JSON_SCHEMA if structured == "json_schema" else instructor.Mode.JSON
+
+
+def _status(e: BaseException) -> int | None:
+    return getattr(e, "status_code", None)
+
+
+def classify(e: BaseException) -> tuple[str, str] | None:
+    """(kind, what to do) for a systemic provider error that will fail every call alike, else None."""
+    status = _status(e)
+    if isinstance(e, (openai.APITimeoutError, anthropic.APITimeoutError)):
+        return None  # slow, not broken: the SDK's retries handle it
+    if isinstance(e, (openai.APIConnectionError, anthropic.APIConnectionError)):
+        return ("connection", "cannot connect: check --base-url (host, port, scheme) and that the server is running")
+    if status in (401, 403):
+        return (f"HTTP {status}", "authentication failed: check the API key (OPENAI_API_KEY / ANTHROPIC_API_KEY / "
+                                  "--api-key) and its permissions")
+    if status == 404:
+        return ("HTTP 404", "not found: check the model name and --base-url (OpenAI-compatible servers "
+                            "usually end in /v1)")
+    return None
+
+
 @dataclass
 class LLMClient:
-    """An Instructor client bound to one model, with the settings every call uses."""
+    """Instructor clients bound to one model, with the settings every call uses."""
 
-    client: Any
-    """instructor.AsyncInstructor."""
+    raw: Any
+    """The provider SDK's async client (openai.AsyncOpenAI, anthropic.AsyncAnthropic, ...)."""
     model: str
     """The full "provider/model" string."""
     provider: str
     temperature: float | None = 0.0
     """None: not sent (Anthropic's current Messages API takes no sampling parameters)."""
-    max_tokens: int = 4096
+    max_tokens: int | None = None
+    """A fixed max_tokens for every call (--max-tokens); None sizes each call to its step."""
+    max_tokens_cap: int = DEFAULT_MAX_TOKENS_CAP
     max_retries: int = 2
     """Instructor re-asks after an invalid reply (attempts = max_retries + 1)."""
+    provider_retries: int = 0
+    """The SDK's own retries on 429/5xx/timeouts (as configured on `raw`)."""
     extra_kwargs: dict[str, Any] = field(default_factory=dict)
     base_url: str | None = None
     """The endpoint, if not the provider's own (part of the cache fingerprint; never the key)."""
+    structured: str = "tools"
+    """The structured-output mode in use (see STRUCTURED); `auto` is resolved at construction."""
+    auto: bool = False
+    """True when `structured` was chosen automatically: a rejected shape may then fall back."""
+    client: Any = None
+    """A fixed instructor client (tests, from_provider providers); else built from `raw` per mode."""
+    notes: list[str] = field(default_factory=list)
+    """Things the user should know about this client's run (a fallback taken)."""
+    stopped: str | None = None
+    """Why the provider is considered unavailable (set after SYSTEMIC_LIMIT identical failures)."""
+    _clients: dict[tuple[str, int | None], Any] = field(default_factory=dict, repr=False)
+    _healthy: bool = field(default=False, repr=False)
+    _gates: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
+    _streak: tuple[str, int] = field(default=("", 0), repr=False)
+    _fell_back: bool = field(default=False, repr=False)
+
+    def _instructor(self, retries: int | None) -> Any:
+        """The Instructor client for the current mode; `retries` overrides the SDK's retries."""
+        if self.client is not None:
+            return self.client
+        key = (self.structured, retries)
+        if key not in self._clients:
+            raw = self.raw if retries is None else self.raw.with_options(max_retries=retries)
+            mode = _instructor_mode(self.provider, self.structured)
+            wrap = instructor.from_anthropic if self.provider == "anthropic" else instructor.from_openai
+            self._clients[key] = wrap(raw, mode=mode)
+        return self._clients[key]
+
+    def _shape(self, response_model: type[BaseModel]) -> dict[str, Any]:
+        """Request fields that Instructor's own request lacks for this mode (sent as extra_body)."""
+        if self.provider == "anthropic" or self.client is not None:
+            return {}
+        schema = response_model.model_json_schema()
+        name, description = schema.get("title", response_model.__name__), schema.get("description", "")
+        params = {k: v for k, v in schema.items() if k not in ("title", "description")}
+        if self.structured == "tools_strict":
+            return {"tools": [{"type": "function", "function": {
+                "name": name, "description": description, "parameters": params, "strict": True}}]}
+        if self.structured == "json_schema":
+            return {"response_format": {"type": "json_schema", "json_schema": {
+                "name": name, "schema": params, "strict": True}}}
+        if self.structured == "json" and self.base_url is not None:
+            # llama.cpp and others constrain decoding to a schema given with json_object
+            return {"response_format": {"type": "json_object", "schema": params}}
+        return {}
+
+    def _gate(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._gates.get(id(loop))
+        if lock is None:
+            lock = self._gates[id(loop)] = asyncio.Lock()
+        return lock
 
     async def ask(
         self,
@@ -80,8 +212,94 @@ class LLMClient:
         usage: Usage | None = None,
         trace: list[TraceEntry] | None = None,
         step: str = "ask",
+        max_tokens: int | None = None,
     ) -> T:
-        """One typed request. Raises LLMError after provider retries or re-asks are exhausted."""
+        """One typed request. Raises LLMError after provider retries or re-asks are exhausted,
+        ProviderUnavailable once the provider has failed systemically SYSTEMIC_LIMIT times in a row.
+
+        max_tokens: what this step needs (sized by the caller); capped at max_tokens_cap and
+        replaced by the client's fixed max_tokens when one is set.
+        """
+        budget = self.max_tokens or min(max_tokens or self.max_tokens_cap, self.max_tokens_cap)
+        if self._healthy:
+            return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=False)
+        async with self._gate():  # until the endpoint has answered once, one call at a time
+            if not self._healthy:
+                return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=True)
+        # it answered while this call waited at the gate: go on without holding it (a slow or hung
+        # call must never block the calls queued behind it)
+        return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=False)
+
+    async def _ask(self, response_model: type[T], messages: list[dict[str, Any]], context: dict[str, Any] | None,
+                   usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int, *,
+                   probe: bool) -> T:
+        if self.stopped:
+            raise ProviderUnavailable(self.stopped)
+        cut_off = False
+        # Before the endpoint has answered once, the first try goes without the SDK's retries, so a
+        # refused connection or a bad key fails in milliseconds; a transient error (429, 5xx,
+        # timeout) is then retried as usual (the same number of requests in all).
+        first = probe and self.client is None and self.provider_retries > 0
+        retries: int | None = 0 if first else None
+        while True:
+            try:
+                result = await self._once(response_model, messages, context, usage, trace, step, budget, retries)
+            except IncompleteOutputException:
+                if cut_off or self.max_tokens or budget >= self.max_tokens_cap:
+                    _record(trace, step, messages, {"error": f"reply cut off at max_tokens={budget}"})
+                    raise LLMError(f"the reply was cut off at max_tokens={budget}; raise --max-tokens "
+                                   "(or shorten the input with --max-source-chars)") from None
+                cut_off, budget = True, min(budget * 2, self.max_tokens_cap)
+                if usage is not None:
+                    usage.reasks += 1
+                continue
+            except _Provider as p:
+                e = p.error
+                if first and classify(e) is None and not _context_length(e) and not self._rejected_shape(e) \
+                        and _status(e) not in (400, 422):
+                    first, retries = False, self.provider_retries - 1  # transient before the first answer: retry as the SDK would
+                    await asyncio.sleep(_retry_wait(e))
+                    continue
+                if self._rejected_shape(e) and self.auto and not self._fell_back and self.structured in FALLBACK:
+                    old, self.structured, self._fell_back = self.structured, FALLBACK[self.structured], True
+                    note = (f"{self.base_url or self.provider} rejected the {old!r} request shape "
+                            f"({_short(e, 160)}); falling back to --structured {self.structured}")
+                    self.notes.append(note)
+                    log.warning(note)
+                    continue
+                raise self._failed(e, step, messages, trace) from e
+            self._healthy, self._streak = True, ("", 0)
+            return result
+
+    def _rejected_shape(self, e: BaseException) -> bool:
+        return _status(e) in (400, 422, 500, 501) and bool(_SHAPE.search(str(e))) and not _context_length(e)
+
+    def _failed(self, e: BaseException, step: str, messages: list[dict[str, Any]],
+                trace: list[TraceEntry] | None) -> Exception:
+        _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
+        if _context_length(e):
+            return LLMError(f"the request does not fit the model's context ({_short(e, 200)}); lower --max-tokens "
+                            "or cut long sources with --max-source-chars")
+        systemic = classify(e)
+        if systemic is None and self._rejected_shape(e):
+            systemic = (f"shape {self.structured}", f"the endpoint rejects the {self.structured!r} request shape: "
+                        f"choose another --structured ({', '.join(m for m in STRUCTURED[1:] if m != self.structured)})")
+        if systemic is None:
+            self._streak = ("", 0)
+            return LLMError(f"provider error after retries: {type(e).__name__}: {_short(e)}")
+        kind, fix = systemic
+        n = self._streak[1] + 1 if self._streak[0] == kind else 1
+        self._streak = (kind, n)
+        where = self.base_url or f"{self.provider}'s API"
+        line = f"{fix} ({kind} from {where} for {self.model}: {_short(e, 160)})"
+        if n >= SYSTEMIC_LIMIT:
+            self.stopped = f"stopped after {n} identical provider failures in a row: {line}"
+            return ProviderUnavailable(self.stopped)
+        return LLMError(f"provider error: {line}")
+
+    async def _once(self, response_model: type[T], messages: list[dict[str, Any]], context: dict[str, Any] | None,
+                    usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int,
+                    retries: int | None) -> T:
         hooks = Hooks()
         replies: list[Any] = []
 
@@ -100,26 +318,32 @@ class LLMClient:
                 kwargs["extra_body"] = {**kwargs.get("extra_body", {}), "temperature": self.temperature}
             else:
                 kwargs["temperature"] = self.temperature
+        shape = self._shape(response_model)
+        if shape:
+            kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **shape}
         try:
-            with using_validation_context(context):  # never Instructor's context=: it runs Jinja on messages
-                result = await self.client.create(
+            with using_validation_context(context), counting_repairs() as repairs:
+                # never Instructor's context=: it runs Jinja on messages
+                result = await self._instructor(retries).create(
                     response_model=response_model,
                     messages=messages,
                     max_retries=self.max_retries,
                     hooks=hooks,
                     model=self.model.partition("/")[2],
-                    max_tokens=self.max_tokens,
+                    max_tokens=budget,
                     **kwargs,
                 )
+        except IncompleteOutputException:
+            raise
         except InstructorRetryException as e:
             # Instructor wraps provider errors (raised on the first failing attempt) too.
             cause = e.__cause__
-            if isinstance(cause, (openai.APIError, anthropic.APIError)):
-                _record(trace, step, messages, {"error": f"{type(cause).__name__}: {cause}"[:2000]})
-                raise LLMError(
-                    f"provider error after retries: {type(cause).__name__}: {_short(cause)}",
-                    attempts=e.n_attempts,
-                ) from e
+            if _is_provider_error(cause):
+                raise _Provider(cause) from e  # type: ignore[arg-type]
+            self._healthy, self._streak = True, ("", 0)  # the endpoint answered; the replies were bad
+            if usage is not None:
+                usage.reasks += max(e.n_attempts - 1, 0)
+                usage.repairs += len(repairs)
             last = _reply_text(e.last_completion)
             last_error = e.failed_attempts[-1].exception if e.failed_attempts else (cause or e)
             _record(trace, step, messages, {"error": str(last_error)[:2000], "last_reply": last})
@@ -127,17 +351,58 @@ class LLMClient:
                 f"unparseable judge output after {e.n_attempts} attempt(s): {_short(last_error)}",
                 attempts=e.n_attempts, last_reply=last,
             ) from e
-        except (openai.APIError, anthropic.APIError) as e:
-            _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
-            raise LLMError(f"provider error after retries: {type(e).__name__}: {_short(e)}") from e
-        except (InstructorError, ValidationError) as e:
-            _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
-            raise LLMError(f"judge output rejected: {type(e).__name__}: {_short(e)}") from e
-        _record(trace, step, messages, result.model_dump(), rejected=[_reply_text(r) or "" for r in replies[:-1]])
+        except Exception as e:
+            if _is_provider_error(e):
+                raise _Provider(e) from e
+            if isinstance(e, (InstructorError, ValidationError)):
+                _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
+                raise LLMError(f"judge output rejected: {type(e).__name__}: {_short(e)}") from e
+            raise
+        if usage is not None:
+            usage.reasks += max(len(replies) - 1, 0)
+            usage.repairs += len(repairs)
+        _record(trace, step, messages, _dump(result), rejected=[_reply_text(r) or "" for r in replies[:-1]])
         return result
 
 
-def _short(e: Exception, n: int = 300) -> str:
+class _Provider(Exception):
+    """Internal: a provider (HTTP/transport) error, to be classified by LLMClient._ask."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+        super().__init__(str(error))
+
+
+def _is_provider_error(e: BaseException | None) -> bool:
+    if isinstance(e, (openai.APIError, anthropic.APIError)):
+        return True
+    # SDKs reached through from_provider (google-genai, boto3, mistralai): their HTTP errors
+    return e is not None and type(e).__module__.split(".")[0] in ("google", "botocore", "mistralai") \
+        and not isinstance(e, (ValidationError, InstructorError))
+
+
+def _retry_wait(e: BaseException) -> float:
+    """Seconds to wait before retrying, as the provider asked (retry-after), else half a second."""
+    headers = getattr(getattr(e, "response", None), "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            value = float(headers.get(name)) * scale
+        except (TypeError, ValueError):
+            continue
+        if 0 <= value <= 60:
+            return value
+    return 0.5
+
+
+def _context_length(e: BaseException) -> bool:
+    return _status(e) in (400, 413, 422, None) and bool(_CONTEXT_LENGTH.search(str(e)))
+
+
+def _dump(result: BaseModel) -> Any:
+    return result.model_dump(by_alias=True)
+
+
+def _short(e: BaseException | str, n: int = 300) -> str:
     s = redact(" ".join(str(e).split()))  # a provider may echo the Authorization header back
     return s if len(s) <= n else s[: n - 1] + "…"
 
@@ -160,6 +425,19 @@ def _reply_text(completion: Any) -> str | None:
         return str(completion)[:4000]
 
 
+def check_base_url(base_url: str) -> str:
+    """A base URL must be http(s)://host[:port][/path]; say how to fix it otherwise."""
+    u = urlparse(base_url)
+    try:
+        u.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        u = u._replace(netloc="")
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ConfigError(f"--base-url {base_url!r} is not a valid URL: give http(s)://host:port/path, e.g. "
+                          "http://127.0.0.1:8000/v1 for a local OpenAI-compatible server")
+    return base_url
+
+
 def make_client(
     model: str,
     *,
@@ -170,13 +448,18 @@ def make_client(
     provider_retries: int = 4,
     timeout: float = 120.0,
     http_client: Any = None,
-    mode: str | None = None,
+    structured: str = "auto",
+    max_tokens: int | None = None,
+    max_tokens_cap: int = DEFAULT_MAX_TOKENS_CAP,
+    api_version: str | None = None,
 ) -> LLMClient:
     """Build an LLMClient for "provider/model".
 
     Args:
-        model: "openai/gpt-4o-mini", "anthropic/claude-...", "ollama/llama3.1".
-        base_url: an OpenAI- or Anthropic-compatible endpoint (vLLM, llama.cpp, LM Studio, proxies).
+        model: "openai/gpt-4o-mini", "anthropic/claude-...", "ollama/llama3.1", "azure/<deployment>",
+            "google/gemini-2.5-flash", "bedrock/<model id>", "mistral/mistral-large-latest".
+        base_url: an OpenAI- or Anthropic-compatible endpoint (vLLM, llama.cpp, LM Studio, proxies);
+            for azure/, the resource endpoint (else $AZURE_OPENAI_ENDPOINT).
         api_key: defaults to the provider's usual environment variable.
         temperature: 0 by default, so verdicts are as repeatable as the provider allows. For
             anthropic/ it is sent only to a custom base_url (Anthropic's own API has no sampling
@@ -185,13 +468,35 @@ def make_client(
         provider_retries: SDK retries on 429/5xx/timeouts (backoff with jitter, honours retry-after).
         timeout: seconds per HTTP request.
         http_client: an httpx2 client for the SDK (tests use a MockTransport).
-        mode: an instructor.Mode value ("tool_call", "json_mode", ...) to override the default.
+        structured: auto | tools | tools_strict | json_schema | json (see the module docstring).
+        max_tokens: a fixed max_tokens for every call; None sizes each call to its step.
+        max_tokens_cap: the largest max_tokens a sized call asks for.
+        api_version: Azure OpenAI API version (else $OPENAI_API_VERSION, else a recent GA one).
     """
     provider, name = parse_model(model)
+    if structured not in STRUCTURED:
+        raise ConfigError(f"--structured {structured!r} is not one of {', '.join(STRUCTURED)}")
     base_url = base_url or os.environ.get("JUDGEFLOW_BASE_URL") or None
+    if base_url:
+        check_base_url(base_url)
+    if max_tokens is not None and max_tokens < 16:
+        raise ConfigError(f"--max-tokens must be at least 16, got {max_tokens}")
     kwargs: dict[str, Any] = {"max_retries": provider_retries, "timeout": timeout}
     if http_client is not None:
         kwargs["http_client"] = http_client
+    common: dict[str, Any] = {"model": model, "provider": provider, "max_retries": max_retries,
+                              "provider_retries": provider_retries,
+                              "max_tokens": max_tokens, "max_tokens_cap": max(max_tokens_cap, 16)}
+    if provider in _FROM_PROVIDER:
+        if base_url:  # from_provider would hand it to the create call, not the SDK client (STYLE.md)
+            raise ConfigError(f"--base-url is not supported for {provider}/ models (configure the endpoint "
+                              f"through the {provider} SDK's own settings), or use openai/<model> with --base-url "
+                              "for an OpenAI-compatible gateway")
+        return _from_provider(name, structured=structured, api_key=api_key, temperature=temperature, **common)
+    mode = auto_structured(provider, base_url) if structured == "auto" else structured
+    if provider == "anthropic" and mode == "tools_strict":
+        raise ConfigError("--structured tools_strict is for OpenAI-wire models; anthropic/ supports "
+                          "tools, json_schema and json")
     if provider in ("openai", "ollama"):
         if provider == "ollama":
             base_url = base_url or os.environ.get("OLLAMA_BASE_URL") or DEFAULT_OLLAMA_URL
@@ -204,9 +509,17 @@ def make_client(
                     "or use --model baseline/lexical to judge offline"
                 )
             key = "not-needed"  # local OpenAI-compatible servers usually ignore the key
-        raw = openai.AsyncOpenAI(api_key=key, base_url=base_url, **kwargs)
-        default_mode = instructor.Mode.JSON if provider == "ollama" else instructor.Mode.TOOLS
-        client = instructor.from_openai(raw, mode=instructor.Mode(mode) if mode else default_mode)
+        raw: Any = openai.AsyncOpenAI(api_key=key, base_url=base_url, **kwargs)
+    elif provider == "azure":
+        endpoint = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
+        key = api_key or os.environ.get("AZURE_OPENAI_API_KEY")
+        if not endpoint or not key:
+            raise ConfigError(f"model {model!r} needs an Azure endpoint and key: set AZURE_OPENAI_ENDPOINT "
+                              "(or --base-url https://<resource>.openai.azure.com) and AZURE_OPENAI_API_KEY")
+        raw = openai.AsyncAzureOpenAI(
+            api_key=key, azure_endpoint=endpoint,
+            api_version=api_version or os.environ.get("OPENAI_API_VERSION") or "2024-10-21", **kwargs)
+        base_url = endpoint
     elif provider == "anthropic":
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not key:
@@ -217,7 +530,6 @@ def make_client(
                 )
             key = "not-needed"
         raw = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, **kwargs)
-        client = instructor.from_anthropic(raw, mode=instructor.Mode(mode) if mode else instructor.Mode.TOOLS)
         if base_url is None:
             temperature = None
     else:
@@ -226,7 +538,34 @@ def make_client(
             f"{', '.join(PROVIDERS)} (any OpenAI-compatible server: openai/<model> with --base-url), "
             "or baseline/lexical, baseline/rouge-l for offline judges"
         )
-    return LLMClient(
-        client=client, model=model, provider=provider, temperature=temperature,
-        max_retries=max_retries, base_url=base_url,
-    )
+    return LLMClient(raw=raw, temperature=temperature, base_url=base_url, structured=mode,
+                     auto=structured == "auto", **common)
+
+
+def _from_provider(name: str, *, provider: str, structured: str, api_key: str | None,
+                   temperature: float | None, **common: Any) -> LLMClient:
+    """Gemini, Bedrock and Mistral through Instructor's own `from_provider` (their SDKs are optional).
+
+    No base_url is passed on: from_provider hands unknown keyword arguments to the create call,
+    not to the SDK client (see STYLE.md)."""
+    module, extra = _FROM_PROVIDER[provider]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        raise ConfigError(f"{provider}/ models need the {module.split('.')[0]} SDK: pip install 'judgeflow[{extra}]'")
+    if structured == "tools_strict":
+        raise ConfigError(f"--structured tools_strict is for OpenAI-wire models; {provider}/ supports "
+                          "auto, tools, json_schema and json")
+    mode_arg: dict[str, Any] = {}
+    if structured != "auto":
+        mode_arg["mode"] = _instructor_mode(provider, structured)
+    if api_key:
+        mode_arg["api_key"] = api_key
+    try:
+        client = instructor.from_provider(f"{provider}/{name}", async_client=True, **mode_arg)
+    except Exception as e:  # noqa: BLE001 - the SDK's own configuration errors (credentials, region)
+        raise ConfigError(f"cannot set up {provider}/{name}: {_short(e, 200)}") from None
+    return LLMClient(raw=None, client=client, provider=provider, temperature=temperature,
+                     structured="tools" if structured == "auto" else structured, **common)

@@ -9,7 +9,16 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
+from ..schemas import (
+    REPLIES_VERSION,
+    Claim,
+    ClaimCheck,
+    ClaimChecks,
+    checks_reply,
+    claims_reply,
+    criterion_vocab,
+    single_reply,
+)
 from ..criteria import Criterion
 from ..prompts import documents, inline, tag
 from ..items import Item
@@ -35,8 +44,24 @@ def prompt_fields(item: Item, claims: list[Claim] | None = None) -> dict[str, st
     return fields
 
 
+#: output tokens a claim's verdict needs (evidence quote, one-sentence reason, enums, JSON keys)
+TOKENS_PER_VERDICT = 160
+#: output tokens a claim's text and kind need
+TOKENS_PER_CLAIM = 60
+
+
+def max_claims(answer: str, cap: int = 40) -> int:
+    """How many claims an answer of this length may be split into (the schema's maxItems)."""
+    return max(3, min(cap, len(answer) // 30 + 2))
+
+
 class LLMJudge:
-    """A judge that asks a model, one typed call per step."""
+    """A judge that asks a model, one typed call per step.
+
+    The reply models are built per criterion (and per set of claim ids) in `schemas`: verdicts,
+    bases and fact kinds are enums, checks are keyed by claim id, and ids are assigned here in
+    code. Each call asks for the output tokens its step needs (`max_tokens`), not a fixed 4096.
+    """
 
     def __init__(self, client: Any, *, max_claims_per_check: int = 25) -> None:
         self.client = client
@@ -44,11 +69,15 @@ class LLMJudge:
         self.max_claims_per_check = max_claims_per_check
 
     @property
+    def structured(self) -> str | None:
+        """The structured-output mode in use (after any fallback)."""
+        return getattr(self.client, "structured", None)
+
+    @property
     def fingerprint(self) -> str:
         c = self.client
-        mode = getattr(getattr(c.client, "mode", None), "value", None)
-        return (f"{c.model}|url={c.base_url}|mode={mode}|t={c.temperature}|mt={c.max_tokens}"
-                f"|chunk={self.max_claims_per_check}")
+        return (f"{c.model}|url={c.base_url}|structured={self.structured}|t={c.temperature}|mt={c.max_tokens}"
+                f"|chunk={self.max_claims_per_check}|replies={REPLIES_VERSION}")
 
     def _messages(self, criterion: Criterion, key: str, fields: dict[str, str]) -> list[dict[str, Any]]:
         return [
@@ -61,35 +90,44 @@ class LLMJudge:
                 "fact_kinds": criterion.fact_kinds, **more}
 
     async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
+        kinds, _, _ = criterion_vocab(criterion)
+        n = max_claims(item.answer)
         result = await self.client.ask(
-            Claims, self._messages(criterion, "decompose", prompt_fields(item)),
+            claims_reply(kinds, n), self._messages(criterion, "decompose", prompt_fields(item)),
             context=self._context(criterion), usage=usage, trace=trace, step="decompose",
+            max_tokens=64 + n * TOKENS_PER_CLAIM,
         )
-        return result.claims
+        return list(result.to_claims())
 
     async def check(
         self, item: Item, criterion: Criterion, claims: list[Claim], usage: Usage, trace: list[TraceEntry]
     ) -> list[ClaimCheck]:
+        _, bases, verdicts = criterion_vocab(criterion)
         checks: list[ClaimCheck] = []
         n = self.max_claims_per_check
         for start in range(0, len(claims), n):  # very long claim lists are split
             chunk = claims[start : start + n]
+            ids = tuple(c.id for c in chunk)
             result = await self.client.ask(
-                ClaimChecks, self._messages(criterion, "check", prompt_fields(item, chunk)),
-                context=self._context(criterion, claim_ids=[c.id for c in chunk]),
-                usage=usage, trace=trace, step="check",
+                checks_reply(bases, verdicts, ids), self._messages(criterion, "check", prompt_fields(item, chunk)),
+                context=self._context(criterion, claim_ids=list(ids)),
+                usage=usage, trace=trace, step="check", max_tokens=64 + len(chunk) * TOKENS_PER_VERDICT,
             )
-            checks.extend(result.checks)
+            checks.extend(ClaimChecks(checks=result.to_checks()).checks)  # the validators, second line
         return checks
 
     async def single(
         self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]
     ) -> tuple[list[Claim], list[ClaimCheck]]:
+        kinds, bases, verdicts = criterion_vocab(criterion)
+        n = max_claims(item.answer)
         result = await self.client.ask(
-            SingleJudgment, self._messages(criterion, "single", prompt_fields(item)),
+            single_reply(kinds, bases, verdicts, n), self._messages(criterion, "single", prompt_fields(item)),
             context=self._context(criterion), usage=usage, trace=trace, step="single",
+            max_tokens=64 + n * (TOKENS_PER_CLAIM + TOKENS_PER_VERDICT),
         )
-        return result.split()
+        claims, checks = result.split()
+        return claims, checks
 
 
 def default_model() -> str:

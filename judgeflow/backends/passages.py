@@ -206,6 +206,10 @@ class PassageJudge:
         self.passage_chars = passage_chars
 
     @property
+    def structured(self) -> str | None:
+        return getattr(self.inner, "structured", None)
+
+    @property
     def fingerprint(self) -> str:
         return f"{self.inner.fingerprint}|passages={self.max_source_chars}/{self.passage_chars}"
 

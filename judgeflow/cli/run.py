@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
-from ..errors import ConfigError, InvalidItemError
+from ..errors import ConfigError, InvalidItemError, ProviderUnavailable
 from ..files import STDIO, read_bytes
 from ..items import Item, read_items
 from ..judge import DEFAULT_CONCURRENCY, Judge, invalid_judgment
@@ -46,7 +46,15 @@ from . import ensemble, ray_cmd
 
 #: settings that change the results of a run; a resume must match them
 RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
-                   "requirements", "max_source_chars", "ensemble")
+                   "requirements", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars")
+
+#: an item whose texts together are longer than this is an invalid row, not a huge request
+DEFAULT_MAX_INPUT_CHARS = 200_000
+#: a finished run exits 1 when more than this share of its rows is unscored
+DEFAULT_MAX_UNSCORED = 0.5
+EXIT_CODES = """exit codes: 0 done; 1 done, but the unscored share is above --max-unscored; 2 bad input or
+configuration; 3 stopped on a systemic provider error (authentication, refused connection, unknown
+model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
 
 
 def positive_int(text: str) -> int:
@@ -69,6 +77,11 @@ def temperature(text: str) -> float:
     return _number(text, float, lambda v: math.isfinite(v) and v >= 0, "a number of at least 0, e.g. 0 or 0.7")
 
 
+def share(text: str) -> float:
+    """argparse type: a share between 0 and 1."""
+    return _number(text, float, lambda v: math.isfinite(v) and 0 <= v <= 1, "a share between 0 and 1, e.g. 0.5")
+
+
 def _number(text: str, kind: Any, ok: Any, what: str) -> Any:
     try:
         value = kind(text)
@@ -80,7 +93,7 @@ def _number(text: str, kind: Any, ok: Any, what: str) -> Any:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("run", help="judge a JSONL or CSV file of items")
+    p = sub.add_parser("run", help="judge a JSONL or CSV file of items", epilog=EXIT_CODES)
     p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
     p.add_argument("-o", "--output", type=Path, required=True,
                    help="results .jsonl (one judgment a line); - writes to stdout")
@@ -114,6 +127,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--reasks", type=non_negative_int, default=2,
                    help="re-asks after an invalid structured reply (default 2)")
     p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per request (default 120)")
+    p.add_argument("--structured", default="auto", choices=["auto", "tools", "tools_strict", "json_schema", "json"],
+                   help="how the model is asked for structured output (default auto: OpenAI tools_strict, "
+                        "Anthropic tools, Ollama json_schema, other --base-url servers tools; falls back once "
+                        "if the endpoint rejects the request shape)")
+    p.add_argument("--max-tokens", type=positive_int,
+                   help="max_tokens for every call (default: sized to each step, e.g. a budget per claim)")
+    p.add_argument("--max-input-chars", type=positive_int, default=DEFAULT_MAX_INPUT_CHARS,
+                   help=f"an item whose texts together are longer is an invalid row (default {DEFAULT_MAX_INPUT_CHARS:,})")
+    p.add_argument("--max-unscored", type=share, default=DEFAULT_MAX_UNSCORED,
+                   help=f"exit 1 when more than this share of rows is unscored (default {DEFAULT_MAX_UNSCORED})")
     p.add_argument("--prices", type=Path, help="a TOML/JSON price table to override the built-in one (or $JUDGEFLOW_PRICES)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true",
@@ -146,7 +169,10 @@ def judge_kwargs(args: argparse.Namespace, model: str) -> dict[str, Any]:
     """The Judge keyword arguments for `model` from the command line (retries, temperature, ...)."""
     kwargs: dict[str, Any] = {}
     if not model.startswith("baseline/"):
-        kwargs.update(provider_retries=args.retries, max_retries=args.reasks, timeout=args.timeout)
+        kwargs.update(provider_retries=args.retries, max_retries=args.reasks, timeout=args.timeout,
+                      structured=getattr(args, "structured", "auto"))
+        if getattr(args, "max_tokens", None):
+            kwargs["max_tokens"] = args.max_tokens
     if args.base_url:
         kwargs["base_url"] = args.base_url
     if args.temperature:
@@ -180,6 +206,9 @@ def run_settings(args: argparse.Namespace, judge: Judge) -> dict[str, Any]:
         "trace": args.trace,
         "requirements": requirements_on(args),
         "max_source_chars": getattr(args, "max_source_chars", None),
+        "structured": getattr(args, "structured", "auto"),
+        "max_tokens": getattr(args, "max_tokens", None),
+        "max_input_chars": getattr(args, "max_input_chars", DEFAULT_MAX_INPUT_CHARS),
         "batch": args.batch,
         "ensemble": ensemble.settings(args),
     }
@@ -199,6 +228,10 @@ def resume_command(args: argparse.Namespace, model: str) -> str:
         ("--concurrency", args.concurrency, DEFAULT_CONCURRENCY), ("--temperature", args.temperature, 0.0),
         ("--store", str(args.store), str(DEFAULT_STORE)), ("--retries", args.retries, 4),
         ("--reasks", args.reasks, 2), ("--timeout", args.timeout, 120.0), ("--prices", args.prices, None),
+        ("--structured", getattr(args, "structured", "auto"), "auto"), ("--max-tokens", getattr(args, "max_tokens", None), None),
+        ("--max-input-chars", getattr(args, "max_input_chars", DEFAULT_MAX_INPUT_CHARS), DEFAULT_MAX_INPUT_CHARS),
+        ("--max-unscored", getattr(args, "max_unscored", DEFAULT_MAX_UNSCORED), DEFAULT_MAX_UNSCORED),
+        ("--max-source-chars", getattr(args, "max_source_chars", None), None),
     ]
     for flag, value, default in opts:
         if value is not None and value != default:
@@ -283,6 +316,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     sha = hashlib.sha256(data).hexdigest()
     rows = list(read_items(args.input, data=data))
     rows = rows[: args.limit] if args.limit else rows
+    rows = guard_input_size(rows, args.max_input_chars, args.input)
     note_offline(args, con)  # said only once the inputs are known to be fine
     check_unique_ids(rows, args.input)
     note_aliases(rows, con)
@@ -293,9 +327,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             from .batch_cmd import submit
 
             return submit(store, run_id, rows, con=con)
-        already = store.count(run_id)
-        if already:
-            con.print(f"resuming run {run_id}: {already} of {len(rows)} rows already done")
+        already = len(store.finished_ids(run_id))
+        if already or args.resume:
+            again = store.count(run_id) - already
+            con.print(f"resuming run {run_id}: {already} of {len(rows)} rows already done"
+                      + (f"; {again} unscored rows are judged again" if again else ""))
         from .batch_cmd import open_batches_note
 
         if note := open_batches_note(store, run_id):
@@ -317,6 +353,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 store.set_status(run_id, "interrupted")
             con.print(f"[red]error:[/red] {e}. Resume with:\n  {command}", soft_wrap=True)
             return 2
+        except ProviderUnavailable as e:
+            store.set_status(run_id, "stopped")
+            n = write_output(store, run_id, args.output, trace=args.trace)
+            con.print(f"[red]error:[/red] {e}. {n} of {len(rows)} rows saved; after fixing it, continue with: "
+                      f"{command}", soft_wrap=True)
+            return 3
         elapsed = time.monotonic() - start
         store.set_status(run_id, "done")
         write_output(store, run_id, args.output, trace=args.trace)
@@ -331,8 +373,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                                       prices=prices, elapsed=elapsed, session_items=stats["items"])))
         return 0
     con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
+    for note in client_notes(judge):
+        con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
     for line in lines:
         con.print("  " + line)
+    unscored = sum(j.status == "unscored" for j in results)
+    if results and unscored / len(results) > args.max_unscored:
+        con.print(f"[red]{unscored} of {len(results)} rows are unscored[/red] (more than --max-unscored "
+                  f"{args.max_unscored:g}); see each row's error. Re-judge them with: {command}", soft_wrap=True)
+        return 1
     return 0
 
 
@@ -366,6 +415,33 @@ def sigterm_as_sigint() -> Any:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def client_notes(judge: Judge) -> list[str]:
+    """What the model client wants the user to know (e.g. a structured-output fallback taken)."""
+    backend = getattr(judge, "backend", None)  # a panel or cascade has members, not one backend
+    backend = getattr(backend, "inner", backend)
+    return list(getattr(getattr(backend, "client", None), "notes", []) or [])
+
+
+def guard_input_size(rows: list[Any], limit: int, path: Path) -> list[Any]:
+    """Rows whose texts together exceed `limit` characters become invalid rows, not huge requests."""
+    if limit < 1:
+        raise ConfigError(f"--max-input-chars must be positive, got {limit}")
+    out: list[Any] = []
+    for row in rows:
+        if isinstance(row, Item):
+            size = sum(len(t) for t in (row.answer, row.question or "", row.reference or "", row.spec or "",
+                                        *(row.source or [])))
+            if size > limit:
+                err = InvalidItemError(
+                    f"the item's texts are {size:,} characters, more than --max-input-chars {limit:,}; cut the "
+                    "source (--max-source-chars keeps only the relevant passages) or raise --max-input-chars",
+                    path=str(path), field="answer/source", item_id=row.id)
+                err.record = {"id": row.id, "label": row.label, **row.extra}
+                row = err
+        out.append(row)
+    return out
 
 
 def note_aliases(rows: list[Any], con: Console) -> None:

@@ -42,7 +42,8 @@ async def judge_indexed(
         store: a RunStore: judged results are cached there, and served from it (`cached=True`,
             no calls) when everything that determines the answer is unchanged.
         run: a run id in `store`: each result is committed under it as soon as it is done, and
-            items already recorded under it are skipped (not judged, not yielded): resume.
+            items already judged (or invalid) under it are skipped (not judged, not yielded):
+            resume. Unscored items (judge failures, e.g. an outage) are judged again.
         cache: read the store's cache (results are written to it either way).
         concurrency: items in flight at once (default: the judge's `concurrency`).
     """
@@ -55,7 +56,7 @@ async def judge_indexed(
     bind = getattr(judge, "with_store", None)
     if bind is not None:  # a panel or cascade: each member's result is cached too (resume repeats no member's call)
         judge = bind(store, cache=cache, key=cache_key, from_cache=from_cache)
-    done = store.done_ids(run) if run is not None else set()
+    done = store.finished_ids(run) if run is not None else set()  # unscored items are judged again
     out: asyncio.Queue[tuple[int, Judgment] | None] = asyncio.Queue()
     pending: dict[int, tuple[int, str | None]] = {}  # miss number -> (input position, cache key)
 

@@ -213,6 +213,12 @@ class RunStore:
     def done_ids(self, run_id: str) -> set[str]:
         return {r[0] for r in self._read("SELECT item_id FROM results WHERE run_id=?", (run_id,))}
 
+    def finished_ids(self, run_id: str) -> set[str]:
+        """Ids with a final result (judged or invalid): what a resume skips. Unscored items (the
+        judge failed, e.g. during a provider outage) are judged again."""
+        return {r[0] for r in self._read("SELECT item_id FROM results WHERE run_id=? AND status != 'unscored'",
+                                         (run_id,))}
+
     def count(self, run_id: str) -> int:
         return int(self._read("SELECT COUNT(*) FROM results WHERE run_id=?", (run_id,))[0][0])
 
