@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx2
@@ -40,6 +39,7 @@ from ...results import Judgment, Usage
 from .. import runner
 from ..store import RunStore
 from .ledger import MAX_ATTEMPTS, BatchLedger
+from .types import BatchStatus, encode_reply, failure
 
 PENDING = "judgeflow-batch-pending"
 """Marker in the error a pending request gets; items that hit it are not finished yet."""
@@ -48,11 +48,6 @@ PENDING = "judgeflow-batch-pending"
 def request_key(body: dict[str, Any]) -> str:
     """The key of a model request: a hash of its canonical JSON body (64 hex characters)."""
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
-def encode_reply(status: int, body: Any) -> str:
-    """A provider reply as the store keeps it."""
-    return json.dumps({"status": status, "body": body}, ensure_ascii=False)
 
 
 class ReplayTransport(httpx2.AsyncBaseTransport):
@@ -113,23 +108,6 @@ class BatchProvider(Protocol):
     def delete(self, batch_id: str) -> list[str]:
         """Delete what the batch left at the provider (files with prompts and replies); return what failed."""
         ...
-
-
-@dataclass
-class BatchStatus:
-    """Where a submitted batch is."""
-
-    batch_id: str
-    state: str
-    """The provider's own status word (in_progress, completed, ended, failed, expired, cancelled, ...)."""
-    done: bool
-    """True when the batch has ended, in any state: its results (possibly none) can be collected."""
-    counts: dict[str, int] = field(default_factory=dict)
-
-
-def failure(message: str) -> str:
-    """A failed line as the transport replays it once the failure is final (a 500 error body)."""
-    return encode_reply(500, {"type": "error", "error": {"type": "api_error", "message": message}})
 
 
 def split(requests: dict[str, dict[str, Any]], provider: BatchProvider) -> list[dict[str, dict[str, Any]]]:

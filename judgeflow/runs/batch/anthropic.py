@@ -8,7 +8,7 @@ from typing import Any
 
 import anthropic
 
-from . import BatchStatus, encode_reply, failure
+from .types import BatchStatus, encode_reply, failure
 from ...errors import ConfigError
 
 
