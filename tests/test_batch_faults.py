@@ -106,10 +106,14 @@ def write_items(path: Path, n: int) -> Path:
     return path
 
 
-def run_args(tmp_path: Path, fake: FakeLLM, provider: str, *extra: str, out: str = "out.jsonl") -> list[str]:
+def run_args(tmp_path: Path, fake: FakeLLM, provider: str, *extra: str, out: str = "out.jsonl",
+             strategy: str = "single") -> list[str]:
+    """`--strategy single` by default: one batch round per run, so the counts below are one round's
+    (the graph strategy's later rounds are covered where a test says so)."""
     base = fake.url + ("/v1" if provider == "openai" else "")
     return ["run", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / out), "--model", f"{provider}/fake-judge",
-            "--base-url", base, "--store", str(tmp_path / "runs.sqlite"), "--no-progress", *extra]
+            "--base-url", base, "--store", str(tmp_path / "runs.sqlite"), "--no-progress", "--strategy", strategy,
+            *extra]
 
 
 def collect(tmp_path: Path, run_id: str, *extra: str) -> int:
@@ -229,7 +233,7 @@ def test_only_the_failed_lines_go_into_the_next_batch(tmp_path: Path, start, pro
 def test_a_failed_online_call_is_not_cached_either(tmp_path: Path, start) -> None:
     fake = start("--error-rate", "1.0")
     write_items(tmp_path / "in.jsonl", 5)
-    assert main(run_args(tmp_path, fake, "openai", "--retries", "0")) == 0
+    assert main(run_args(tmp_path, fake, "openai", "--retries", "0")) == 1  # all unscored: a loud exit code
     assert all(r["status"] == "unscored" and "provider error" in r["error"] for r in rows(tmp_path))
     with RunStore(tmp_path / "runs.sqlite") as store:
         assert store._read("SELECT COUNT(*) FROM cache")[0][0] == 0
@@ -252,13 +256,14 @@ def test_the_cache_never_serves_an_unscored_result(tmp_path: Path) -> None:
 # 3. collect --online after the run is done -------------------------------------------------------
 
 def test_collect_online_re_judges_unscored_items_of_a_finished_run(tmp_path: Path, start) -> None:
-    fake = start("--batch-polls", "0")
+    fake = start("--batch-polls", "0", "--garbage-rate", "1.0")  # every batch reply unreadable: items unscored
     write_items(tmp_path / "in.jsonl", 4)
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
     run_id = runs(tmp_path)[0]
     assert collect(tmp_path, run_id, "--wait", "0.01") == 0
     unscored = [r["id"] for r in rows(tmp_path) if r["status"] == "unscored"]
     assert unscored and fake.online_calls() == []
+    fake.config(garbage_rate=0.0)
     assert collect(tmp_path, run_id, "--online") == 0
     assert len(fake.online_calls()) >= len(unscored)  # each unscored item asked online at least once
     assert len(rows(tmp_path)) == 4
@@ -304,11 +309,13 @@ def test_the_summary_prices_batch_and_online_calls_apart(tmp_path: Path, start, 
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"openai/fake-judge": {"input": 1000.0, "output": 0.0}}))
     monkeypatch.setenv("JUDGEFLOW_PRICES", str(prices))
-    fake = start("--batch-polls", "0")
+    fake = start("--batch-polls", "0", "--garbage-rate", "1.0")  # paid batch lines, unreadable: items unscored
     write_items(tmp_path / "in.jsonl", 3)
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
     run_id = runs(tmp_path)[0]
     assert collect(tmp_path, run_id, "--wait", "0.01") == 0
+    assert any(r["status"] == "unscored" for r in rows(tmp_path))
+    fake.config(garbage_rate=0.0)
     capsys.readouterr()
     assert collect(tmp_path, run_id, "--online") == 0  # the unscored items are judged again online
     err = capsys.readouterr().err.replace("\n", " ")
