@@ -385,6 +385,32 @@ def test_a_round_is_split_at_the_providers_request_limit(tmp_path: Path, start, 
         assert sorted(len(j.keys) for j in BatchLedger(store).jobs(run_id)) == [6, 7, 7]
 
 
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_every_round_of_a_graph_run_is_split_and_each_line_paid_once(tmp_path: Path, start, monkeypatch,
+                                                                      provider: str) -> None:
+    monkeypatch.setattr(CLASSES[provider], "max_requests", 7)
+    fake = start("--batch-polls", "0")
+    write_items(tmp_path / "in.jsonl", 20)
+    assert main(run_args(tmp_path, fake, provider, "--batch", strategy="graph")) == 0
+    run_id = runs(tmp_path)[0]
+    assert collect(tmp_path, run_id, "--wait", "0.01") == 0
+    assert len(rows(tmp_path)) == 20
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        jobs = BatchLedger(store).jobs(run_id)
+    by_round: dict[int, list[int]] = {}
+    for j in jobs:
+        by_round.setdefault(j.round, []).append(len(j.keys))
+    assert len(by_round) >= 2  # the fake's replies are valid: items go on past round 1
+    for sizes in by_round.values():  # each round cut at the limit, as evenly as the greedy split does
+        n = sum(sizes)
+        assert max(sizes) <= 7 and len(sizes) == -(-n // 7)
+    assert fake.created(provider) == len(jobs)
+    paid = fake.paid_lines()
+    assert set(paid.values()) == {1}  # each request key paid exactly once, in whichever round it was sent
+    assert sum(paid.values()) == sum(len(j.keys) for j in jobs)
+    assert fake.online_calls() == []
+
+
 def test_split_keeps_each_batch_under_the_byte_limit() -> None:
     class P:
         max_requests = 1000
