@@ -106,10 +106,14 @@ def write_items(path: Path, n: int) -> Path:
     return path
 
 
-def run_args(tmp_path: Path, fake: FakeLLM, provider: str, *extra: str, out: str = "out.jsonl") -> list[str]:
+def run_args(tmp_path: Path, fake: FakeLLM, provider: str, *extra: str, out: str = "out.jsonl",
+             strategy: str = "single") -> list[str]:
+    """`--strategy single` by default: one batch round per run, so the counts below are one round's
+    (the graph strategy's later rounds are covered where a test says so)."""
     base = fake.url + ("/v1" if provider == "openai" else "")
     return ["run", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / out), "--model", f"{provider}/fake-judge",
-            "--base-url", base, "--store", str(tmp_path / "runs.sqlite"), "--no-progress", *extra]
+            "--base-url", base, "--store", str(tmp_path / "runs.sqlite"), "--no-progress", "--strategy", strategy,
+            *extra]
 
 
 def collect(tmp_path: Path, run_id: str, *extra: str) -> int:
@@ -229,7 +233,7 @@ def test_only_the_failed_lines_go_into_the_next_batch(tmp_path: Path, start, pro
 def test_a_failed_online_call_is_not_cached_either(tmp_path: Path, start) -> None:
     fake = start("--error-rate", "1.0")
     write_items(tmp_path / "in.jsonl", 5)
-    assert main(run_args(tmp_path, fake, "openai", "--retries", "0")) == 0
+    assert main(run_args(tmp_path, fake, "openai", "--retries", "0")) == 1  # all unscored: a loud exit code
     assert all(r["status"] == "unscored" and "provider error" in r["error"] for r in rows(tmp_path))
     with RunStore(tmp_path / "runs.sqlite") as store:
         assert store._read("SELECT COUNT(*) FROM cache")[0][0] == 0
@@ -252,13 +256,14 @@ def test_the_cache_never_serves_an_unscored_result(tmp_path: Path) -> None:
 # 3. collect --online after the run is done -------------------------------------------------------
 
 def test_collect_online_re_judges_unscored_items_of_a_finished_run(tmp_path: Path, start) -> None:
-    fake = start("--batch-polls", "0")
+    fake = start("--batch-polls", "0", "--garbage-rate", "1.0")  # every batch reply unreadable: items unscored
     write_items(tmp_path / "in.jsonl", 4)
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
     run_id = runs(tmp_path)[0]
     assert collect(tmp_path, run_id, "--wait", "0.01") == 0
     unscored = [r["id"] for r in rows(tmp_path) if r["status"] == "unscored"]
     assert unscored and fake.online_calls() == []
+    fake.config(garbage_rate=0.0)
     assert collect(tmp_path, run_id, "--online") == 0
     assert len(fake.online_calls()) >= len(unscored)  # each unscored item asked online at least once
     assert len(rows(tmp_path)) == 4
@@ -304,11 +309,13 @@ def test_the_summary_prices_batch_and_online_calls_apart(tmp_path: Path, start, 
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"openai/fake-judge": {"input": 1000.0, "output": 0.0}}))
     monkeypatch.setenv("JUDGEFLOW_PRICES", str(prices))
-    fake = start("--batch-polls", "0")
+    fake = start("--batch-polls", "0", "--garbage-rate", "1.0")  # paid batch lines, unreadable: items unscored
     write_items(tmp_path / "in.jsonl", 3)
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
     run_id = runs(tmp_path)[0]
     assert collect(tmp_path, run_id, "--wait", "0.01") == 0
+    assert any(r["status"] == "unscored" for r in rows(tmp_path))
+    fake.config(garbage_rate=0.0)
     capsys.readouterr()
     assert collect(tmp_path, run_id, "--online") == 0  # the unscored items are judged again online
     err = capsys.readouterr().err.replace("\n", " ")
@@ -376,6 +383,32 @@ def test_a_round_is_split_at_the_providers_request_limit(tmp_path: Path, start, 
     assert sum(fake.paid_lines().values()) == 20 and len(rows(tmp_path)) == 20
     with RunStore(tmp_path / "runs.sqlite") as store:
         assert sorted(len(j.keys) for j in BatchLedger(store).jobs(run_id)) == [6, 7, 7]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_every_round_of_a_graph_run_is_split_and_each_line_paid_once(tmp_path: Path, start, monkeypatch,
+                                                                      provider: str) -> None:
+    monkeypatch.setattr(CLASSES[provider], "max_requests", 7)
+    fake = start("--batch-polls", "0")
+    write_items(tmp_path / "in.jsonl", 20)
+    assert main(run_args(tmp_path, fake, provider, "--batch", strategy="graph")) == 0
+    run_id = runs(tmp_path)[0]
+    assert collect(tmp_path, run_id, "--wait", "0.01") == 0
+    assert len(rows(tmp_path)) == 20
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        jobs = BatchLedger(store).jobs(run_id)
+    by_round: dict[int, list[int]] = {}
+    for j in jobs:
+        by_round.setdefault(j.round, []).append(len(j.keys))
+    assert len(by_round) >= 2  # the fake's replies are valid: items go on past round 1
+    for sizes in by_round.values():  # each round cut at the limit, as evenly as the greedy split does
+        n = sum(sizes)
+        assert max(sizes) <= 7 and len(sizes) == -(-n // 7)
+    assert fake.created(provider) == len(jobs)
+    paid = fake.paid_lines()
+    assert set(paid.values()) == {1}  # each request key paid exactly once, in whichever round it was sent
+    assert sum(paid.values()) == sum(len(j.keys) for j in jobs)
+    assert fake.online_calls() == []
 
 
 def test_split_keeps_each_batch_under_the_byte_limit() -> None:

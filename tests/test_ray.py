@@ -144,7 +144,7 @@ def test_every_row_once_unscored_keep_their_reason(ray_local: Any, tmp_path: Pat
 
 
 def test_killed_job_rerun_makes_no_repeated_calls(ray_local: Any, tmp_path: Path) -> None:
-    fake = Fake(tmp_path, "--latency-ms", "150")  # replies fail validation: every item unscored
+    fake = Fake(tmp_path, "--latency-ms", "150")  # valid schema-filled replies: every item judged, one call
     path = write_jsonl(tmp_path / "items.jsonl", items())
     out = tmp_path / "out.jsonl"
     gcs = ray_local.get_runtime_context().gcs_address
@@ -174,7 +174,7 @@ def test_killed_job_rerun_makes_no_repeated_calls(ray_local: Any, tmp_path: Path
         tag = TAGS[int(r["id"][1:])]
         assert after[tag] == before[tag] == 1, f"{r['id']} was judged again after it was finished"
         again = next(x for x in rows if x["id"] == r["id"])
-        assert again == r and again["status"] == "unscored" and again["error"]  # untouched, reason kept
+        assert again == r and again["status"] == "judged"  # untouched (unscored rows would be re-judged)
     assert isinstance(rows[0]["claims"], list) and isinstance(rows[0]["usage"], dict)  # CLI rows, nested
     assert f"{len(first)} ids already in" in done.stderr
 
