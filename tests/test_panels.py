@@ -146,7 +146,8 @@ def test_self_consistency_takes_the_majority_of_samples_and_reports_confidence()
     panel = Panel([m.judge(temperature=0.7)], samples=5)
     r = panel.judge(item("x"))
     assert len(m.calls) == 5 and r.label == 1 and r.agreement == "3/5" and r.confidence == pytest.approx(0.6)
-    assert r.judges and r.judges[0].samples == [1, 1, 0, 1, 0]
+    # the samples run concurrently, so which sample got which scripted reply depends on arrival order
+    assert r.judges and sorted(r.judges[0].samples or []) == [0, 0, 1, 1, 1]
     with pytest.raises(ConfigError, match="temperature above 0"):
         Panel([Member("cold", {}).judge()], samples=3)
 
