@@ -1,7 +1,8 @@
 """The compiled judge graph, for LangGraph's own tooling (`langgraph dev`, see langgraph.json).
 
-Invoke it with a context naming the backend, e.g.
-    graph.invoke({"item": {...}}, context=JudgeContext(backend=make_backend("baseline/lexical")))
+The context is plain data, so it travels as JSON; the backend is built from it once per process:
+    await graph.ainvoke({"item": {...}}, context={"model": "baseline/lexical"})
+Python callers may pass a ready backend: `context=JudgeContext(backend=make_backend(...))`.
 """
 
 from judgeflow.workflow import build_graph

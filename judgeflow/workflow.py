@@ -1,24 +1,27 @@
 """The judge as a LangGraph workflow: route -> decompose -> check -> aggregate (or route -> single -> aggregate).
 
 Nodes are plain async functions; the backend (an LLM or an offline judge) and run-level
-settings arrive in `JudgeContext` at invoke time. A judge failure (LLMError) is recorded in
+settings arrive in `JudgeContext` at invoke time: plain data (a model name, criterion name,
+strategy, mode), so a LangGraph server can take it as JSON, or a ready backend object from Python. A judge failure (LLMError) is recorded in
 the state and ends as an unscored judgment; it never becomes a 0 or a 1.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from .aggregate import aggregate as aggregate_claims
 from .aggregate import merge, verify_evidence
-from .registry import Backend
+from .registry import Backend, make_backend
 from .schemas import Claim, ClaimCheck
-from .criteria import Criterion
+from .criteria import Criterion, load_criterion
 from .errors import JudgeflowError, LLMError
 from .items import Item
 from .results import ClaimResult, JudgmentStatus, TraceEntry, Usage
@@ -29,12 +32,56 @@ Strategy = Literal["graph", "single"]
 
 @dataclass
 class JudgeContext:
-    """Run-level settings passed at invoke time (not part of the state)."""
+    """Run-level settings passed at invoke time (not part of the state).
 
-    backend: Backend
+    Every field but `backend` is plain data, so `langgraph dev` / LangGraph Server can take the
+    context as JSON (`{"model": "baseline/lexical", "criterion": "source_faithfulness"}`); the
+    backend is then built from `model` (+ `base_url`, `max_source_chars`) once per process and
+    reused. API keys are never part of the context: the server reads them from its environment.
+    Python callers may pass a ready `backend` (and a loaded `Criterion`) instead.
+    """
+
+    backend: SkipJsonSchema[Any] = None
+    """A ready backend object (Python callers); when None it is built from `model`."""
     strategy: Strategy = "graph"
-    criterion: Criterion | None = None
-    mode: str | None = None
+    criterion: str | SkipJsonSchema[Criterion] | None = None
+    """A shipped criterion name or a path to a .toml file, forced for every item; None routes by fields."""
+    mode: Literal["auto", "factual", "faithfulness", "spec"] | None = None
+    model: str | None = None
+    """"provider/model" (e.g. "baseline/lexical", "openai/gpt-4o-mini"); None: $JUDGEFLOW_MODEL, else offline."""
+    base_url: str | None = None
+    max_source_chars: int | None = None
+
+    def resolved_backend(self) -> Backend:
+        """The live backend: the one given, else the per-process one built from the plain fields."""
+        if self.backend is not None and not isinstance(self.backend, str):
+            return self.backend
+        # a string in `backend` (a JSON caller's natural guess) is a model name
+        model = self.model or (self.backend if isinstance(self.backend, str) else None)
+        return _served_backend(model, self.base_url, self.max_source_chars)
+
+    def resolved_criterion(self) -> Criterion | None:
+        if self.criterion is None or isinstance(self.criterion, Criterion):
+            return self.criterion
+        return load_criterion(self.criterion)
+
+
+@lru_cache(maxsize=16)
+def _served_backend(model: str | None, base_url: str | None, max_source_chars: int | None) -> Backend:
+    options: dict[str, Any] = {"max_source_chars": max_source_chars}
+    if base_url:
+        options["base_url"] = base_url
+    return make_backend(model, **options)
+
+
+def _context(runtime: Runtime[JudgeContext]) -> JudgeContext:
+    """The invoke-time context; none given (a bare server run) means the defaults."""
+    ctx = runtime.context
+    if ctx is None:
+        return JudgeContext()
+    if isinstance(ctx, dict):  # a TypedDict-style caller
+        return JudgeContext(**ctx)
+    return ctx
 
 
 class JudgeState(BaseModel):
@@ -53,6 +100,14 @@ class JudgeState(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     trace: list[TraceEntry] = Field(default_factory=list)
 
+    @field_validator("item", mode="before")
+    @classmethod
+    def _record(cls, v: Any) -> Any:
+        """A plain dict (e.g. JSON sent to a LangGraph server) is read like an input row: aliases resolved."""
+        if isinstance(v, dict) and not {"extra", "aliases"} <= v.keys():  # not a dumped Item
+            return Item.from_record(v)
+        return v
+
 
 def _spent(state: JudgeState) -> tuple[Usage, list[TraceEntry]]:
     return state.usage.model_copy(), list(state.trace)
@@ -60,9 +115,10 @@ def _spent(state: JudgeState) -> tuple[Usage, list[TraceEntry]]:
 
 async def route(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
     """Pick the criterion: explicit settings first, else by which evidence the item has."""
-    ctx = runtime.context
+    ctx = _context(runtime)
     try:
-        criterion, why = choose_criterion(state.item, criterion=ctx.criterion, mode=ctx.mode)
+        criterion, why = choose_criterion(state.item, criterion=ctx.resolved_criterion(),
+                                          mode=None if ctx.mode == "auto" else ctx.mode)
     except JudgeflowError as e:  # InvalidItemError or CriterionError: a bad input row
         return {"status": "invalid", "error": str(e)}
     return {"criterion": criterion, "routed_by": why}
@@ -71,7 +127,7 @@ async def route(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, 
 def after_route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["decompose", "single", "aggregate"]:
     if state.status != "judged":
         return "aggregate"
-    return "single" if runtime.context.strategy == "single" else "decompose"
+    return "single" if _context(runtime).strategy == "single" else "decompose"
 
 
 async def decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
@@ -79,7 +135,7 @@ async def decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[s
     assert state.criterion is not None
     usage, trace = _spent(state)
     try:
-        claims = await runtime.context.backend.decompose(state.item, state.criterion, usage, trace)
+        claims = await _context(runtime).resolved_backend().decompose(state.item, state.criterion, usage, trace)
     except LLMError as e:
         return {"status": "unscored", "error": f"decompose: {e}", "usage": usage, "trace": trace}
     return {"claims": claims, "usage": usage, "trace": trace}
@@ -94,7 +150,7 @@ async def check(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, 
     assert state.criterion is not None
     usage, trace = _spent(state)
     try:
-        checks = await runtime.context.backend.check(state.item, state.criterion, state.claims, usage, trace)
+        checks = await _context(runtime).resolved_backend().check(state.item, state.criterion, state.claims, usage, trace)
     except LLMError as e:
         return {"status": "unscored", "error": f"check: {e}", "usage": usage, "trace": trace}
     return {"checks": checks, "usage": usage, "trace": trace}
@@ -105,7 +161,7 @@ async def single(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str,
     assert state.criterion is not None
     usage, trace = _spent(state)
     try:
-        claims, checks = await runtime.context.backend.single(state.item, state.criterion, usage, trace)
+        claims, checks = await _context(runtime).resolved_backend().single(state.item, state.criterion, usage, trace)
     except LLMError as e:
         return {"status": "unscored", "error": f"single: {e}", "usage": usage, "trace": trace}
     return {"claims": claims, "checks": checks, "usage": usage, "trace": trace}
@@ -127,7 +183,7 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
 
 
 def build_graph() -> Any:
-    """Compile the judge graph. Invoke with `context=JudgeContext(backend=...)`."""
+    """Compile the judge graph. Invoke with `context=JudgeContext(model=...)` (or `backend=...`)."""
     g = StateGraph(JudgeState, context_schema=JudgeContext)
     for node in (route, decompose, check, single, aggregate):
         g.add_node(node)

@@ -220,3 +220,20 @@ def test_judge_many_keeps_input_order_even_for_repeated_ids() -> None:
     rows = [dict(ITEM, id="same", answer="slow and wrong"), dict(ITEM, id="same", answer="fast and right")]
     results = Judge(backend=_SlowOnFlag(), concurrency=2).judge_many(rows)
     assert [j.label for j in results] == [1, 0]
+
+
+def test_context_is_plain_data_and_the_backend_is_built_once_per_process() -> None:
+    """What a LangGraph server sends: a JSON context naming the model; the backend is cached."""
+    from judgeflow.workflow import JudgeContext as Ctx
+
+    graph = build_graph()
+    wrong = {"id": "w2", "question": "When was Moscow founded?", "response": "Moscow was founded in 1247.",
+             "reference": "In 1147."}
+    out = asyncio.run(graph.ainvoke({"item": wrong}, context={"model": "baseline/lexical"}))
+    assert out["label"] == 1 and JudgeState.model_validate(out).item.aliases == {"answer": "response"}
+    assert Ctx(model="baseline/lexical").resolved_backend() is Ctx(model="baseline/lexical").resolved_backend()
+    # a model name where a JSON caller guessed "backend" is read as the model, not called
+    out = asyncio.run(graph.ainvoke({"item": wrong}, context={"backend": "baseline/lexical",
+                                                               "criterion": "reference_faithfulness"}))
+    assert out["label"] == 1 and JudgeState.model_validate(out).criterion.name == "reference_faithfulness"
+    assert "backend" not in graph.get_context_jsonschema()["properties"]
