@@ -3,11 +3,15 @@
 An item is one answer to judge plus the evidence it is judged against: a short gold
 `reference`, the `source` documents a RAG answer or summary was written from, and/or
 the `spec` an agent's output was written against. Common field names used by other
-tools are accepted as aliases and recorded in `Item.aliases`.
+tools are accepted as aliases and recorded in `Item.aliases`: RAGAS (`user_input`,
+`retrieved_contexts`, `response`, `reference`), DeepEval (`input`, `actual_output`,
+`retrieval_context`, `context`, `expected_output`), openevals (`inputs`, `outputs`,
+`reference_outputs`, `context`) and LangSmith examples (`inputs` / `outputs` dicts).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -21,20 +25,22 @@ from .files import read_rows
 Mode = Literal["factual", "faithfulness", "spec"]
 MODES: tuple[str, ...] = ("factual", "faithfulness", "spec")
 
-#: canonical field -> accepted aliases, in order of preference.
+#: canonical field -> accepted aliases, in order of preference (the one alias table).
+#: `inputs`, `outputs` and `reference_outputs` (openevals, LangSmith examples) may hold a string
+#: or a dict; a dict's keys are read through this same table (see `_unpack`).
 ALIASES: dict[str, tuple[str, ...]] = {
     "id": ("item_id", "uid", "example_id", "qid"),
-    "question": ("task", "query", "input", "prompt", "user_input", "instruction"),
+    "question": ("task", "query", "input", "prompt", "user_input", "instruction", "inputs"),
     "answer": (
         "response", "output", "prediction", "generation", "completion",
-        "actual_output", "model_answer",
+        "actual_output", "model_answer", "outputs",
     ),
     "reference": (
         "ground_truth", "gold", "gold_answer", "expected", "expected_output",
-        "reference_answer", "target", "ideal",
+        "reference_answer", "target", "ideal", "reference_outputs",
     ),
-    "source": (
-        "context", "contexts", "documents", "docs", "retrieved_contexts", "passages",
+    "source": (  # DeepEval: retrieval_context is what the answer was written from; context the ideal one
+        "retrieval_context", "context", "contexts", "documents", "docs", "retrieved_contexts", "passages",
         "evidence", "knowledge",
     ),
     "spec": ("requirements", "specification", "rubric"),
@@ -110,6 +116,7 @@ class Item(BaseModel):
         rec = dict(record)
         values: dict[str, Any] = {}
         aliases: dict[str, str] = {}
+        _unpack(rec, aliases)
         for field in _CANONICAL:
             if field in rec and not _blank(rec[field]):
                 values[field] = rec.pop(field)
@@ -186,6 +193,51 @@ def passthrough(record: Mapping[str, Any]) -> tuple[Literal[0, 1] | None, dict[s
     return human, {k: v for k, v in record.items() if k not in taken}
 
 
+_CONTAINERS = {"question": "inputs", "answer": "outputs", "reference": "reference_outputs"}
+
+
+def _field_of(key: str) -> str | None:
+    """The canonical field a key names (itself or an alias), else None."""
+    if key in _CANONICAL:
+        return key
+    return next((f for f, names in ALIASES.items() if key in names), None)
+
+
+def _unpack(rec: dict[str, Any], aliases: dict[str, str]) -> None:
+    """Open the dicts of openevals / LangSmith rows in place: `{"inputs": {"question": q, "context": c},
+    "outputs": {"answer": a}, "reference_outputs": {"answer": r}}` -> question, source, answer, reference.
+
+    A dict's keys are read through ALIASES; inside `reference_outputs` an answer-like key is the
+    reference. A dict with one entry is that field's value whatever its key. A field given at the
+    top level wins over one found inside a dict; what no field takes stays in the dict, carried through.
+    """
+    for field, container in _CONTAINERS.items():
+        inner = rec.get(container)
+        if not isinstance(inner, Mapping):
+            continue
+        found: dict[str, str] = {}  # canonical field -> the key holding it
+        for key, value in inner.items():
+            f = _field_of(str(key))
+            if f == "answer" and field == "reference":
+                f = field  # {"answer": ...} inside reference_outputs is the reference
+            if f is not None and f not in found and not _blank(value):
+                found[f] = key
+        if field not in found and len(inner) == 1:
+            found[field] = next(iter(inner))
+        if field not in found:
+            continue  # no recognisable entry: the dict stays whole (an answer that is a JSON object)
+        rest = dict(inner)
+        for f, key in found.items():
+            if any(n in rec and not _blank(rec[n]) for n in (f, *ALIASES.get(f, ())) if n != container):
+                continue  # given at the top level: that wins
+            rec[f] = rest.pop(key)
+            aliases[f] = f"{container}.{key}"
+        if rest:
+            rec[container] = rest
+        else:
+            rec.pop(container)
+
+
 def lone_surrogate(record: Mapping[str, Any]) -> tuple[str, str] | None:
     """(field, the surrogate as \\uXXXX) for the first string in `record` holding a lone surrogate
     (JSON allows "\\ud83d"; such text cannot be encoded, hashed or written as UTF-8), else None."""
@@ -227,6 +279,8 @@ def _as_text(v: Any, field: str, bad: Any) -> str:
         return str(v)
     if isinstance(v, list) and all(isinstance(x, str) for x in v):
         return "\n".join(v)
+    if isinstance(v, Mapping):  # e.g. LangSmith `inputs` with no question-like key: shown as JSON
+        return json.dumps(v, ensure_ascii=False)
     raise bad(f"field '{field}' must be a string, got {type(v).__name__}", field)
 
 
@@ -238,7 +292,7 @@ def normalize_source(value: Any, bad: Any = None) -> list[str]:
             try:
                 parsed = json.loads(text)
             except json.JSONDecodeError:
-                parsed = None
+                parsed = _python_list(text)
             if isinstance(parsed, list):
                 return normalize_source(parsed, bad)
         return [value]
@@ -265,6 +319,20 @@ def normalize_source(value: Any, bad: Any = None) -> list[str]:
             raise bad(msg, "source")
         out.append(text)
     return out
+
+
+def _python_list(text: str) -> list[str] | None:
+    """A list of strings written as a Python literal (`pandas.to_csv` of a list column: "['a', 'b']"),
+    else None. Only a whole-cell list literal whose elements are all strings counts."""
+    if not (text.startswith(("['", '["')) and text.endswith(("']", '"]'))):
+        return None
+    try:
+        parsed = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(parsed, list) and all(isinstance(x, str) for x in parsed):
+        return parsed
+    return None
 
 
 _TRUE = {"1", "true", "yes", "y", "hallucination", "hallucinated"}
