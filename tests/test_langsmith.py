@@ -63,3 +63,41 @@ def test_async_evaluator_with_fake_llm_and_retrieved_context() -> None:
                                          "context": ["Moscow was founded in 1147."]}, REFERENCE))
     assert out["score"] == 1 and out["metadata"]["criterion"] == "source_faithfulness"
     assert "the source says 1147" in out["comment"]
+
+
+def test_score_direction_is_explicit_in_the_key() -> None:
+    wrong = {"answer": "Moscow was founded in 1247."}
+    default = langsmith_evaluator(model="baseline/lexical")(INPUTS, wrong, REFERENCE)
+    assert (default["key"], default["score"]) == ("hallucination", 1)
+    assert default["metadata"]["score_means"] == "1 = hallucination found, 0 = none found"
+    flipped = langsmith_evaluator(model="baseline/lexical", direction="no_hallucination")
+    assert flipped.__name__ == "no_hallucination"
+    out = flipped(INPUTS, wrong, REFERENCE)
+    assert (out["key"], out["score"]) == ("no_hallucination", 0)
+    assert out["metadata"]["score_means"].startswith("1 = no hallucination found")
+    assert flipped(INPUTS, {"answer": "Moscow was founded in 1147."}, REFERENCE)["score"] == 1
+    # openevals' key and direction together, on request only
+    same_chart = langsmith_evaluator(model="baseline/lexical", direction="no_hallucination", key="hallucination")
+    assert same_chart(INPUTS, wrong, REFERENCE) == {**out, "key": "hallucination"}
+    # unscored stays None whichever the direction
+    assert flipped({"question": "q"}, {"answer": "x"}, {})["score"] is None
+    with pytest.raises(ValueError, match="direction"):
+        langsmith_evaluator(model="baseline/lexical", direction="hallucinated")
+
+
+def test_openevals_style_keyword_calls() -> None:
+    docs = ["The 2023 annual report: revenue rose 12%, driven mainly by cloud sales."]
+    evaluator = langsmith_evaluator(model="baseline/lexical")
+    out = evaluator(inputs="What did the report say about revenue?", outputs="Revenue rose 21% in 2023.",
+                    reference_outputs="", context=docs)
+    assert (out["score"], out["metadata"]["criterion"]) == (1, "source_faithfulness")
+    out = evaluator(inputs={"question": "When was Moscow founded?"}, outputs={"answer": "Moscow was founded in 1247."},
+                    reference_outputs={"answer": "In 1147."})
+    assert (out["score"], out["metadata"]["criterion"]) == (1, "factual_correctness")
+    aout = asyncio.run(alangsmith_evaluator(model="baseline/lexical", direction="no_hallucination")(
+        inputs="Revenue?", outputs="Revenue rose 12%, driven mainly by cloud sales.", context=docs))
+    assert (aout["key"], aout["score"]) == ("no_hallucination", 1)
+    # LangSmith still accepts the signature (context has a default)
+    dyn = langsmith_evaluator_mod.DynamicRunEvaluator(evaluator)
+    res = dyn.evaluate_run(*_run_and_example({"answer": "Moscow was founded in 1247."}))
+    assert (res.key, res.score) == ("hallucination", 1)

@@ -4,19 +4,29 @@
     from judgeflow.integrations.langsmith import langsmith_evaluator
     evaluate(rag_app, data="my-dataset", evaluators=[langsmith_evaluator(model="openai/gpt-4o-mini")])
 
-The evaluator has LangSmith's modern signature `(inputs, outputs, reference_outputs)` and returns
-`{"key": "hallucination", "score": 1 | 0 | None, "comment": ...}`: score 1 = hallucination,
-0 = none found, None = unscored (the judge could not decide; the comment says why). The item is
-built from the run's inputs (question: `question|input|query`), outputs (answer:
-`answer|output|result`, retrieved documents: `context|source_documents|documents`) and the
-example's reference outputs (`reference|answer|expected|output`, and `spec`, `context`).
-langsmith itself is not imported here: any caller of that signature works.
+The evaluator has LangSmith's modern signature `(inputs, outputs, reference_outputs)` and also
+takes openevals-style keyword calls (`inputs=..., outputs=..., reference_outputs=..., context=...`,
+each a dict or a plain string). The score direction is explicit in the key:
+
+* `direction="hallucination"` (default): `{"key": "hallucination", "score": 1 | 0 | None}`,
+  1 = hallucination found, 0 = none found (judgeflow's label).
+* `direction="no_hallucination"`: `{"key": "no_hallucination", "score": 1 | 0 | None}`,
+  1 = no hallucination found: openevals' direction (openevals reports it under the key
+  `hallucination`; pass `key="hallucination"` too only if you want judgeflow's scores on the same
+  chart as openevals', in its direction).
+
+None = unscored (the judge could not decide; the comment says why), never 0 or 1. The metadata
+says what 1 means (`score_means`). The item is built from the run's inputs (question:
+`question|input|query`), outputs (answer: `answer|output|result`, retrieved documents:
+`context|source_documents|documents`) and the example's reference outputs
+(`reference|answer|expected|output`, and `spec`, `context`). langsmith itself is not imported
+here: any caller of that signature works.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import InvalidItemError
 from ..judge import Judge
@@ -26,17 +36,25 @@ from .runnable import to_item
 
 REFERENCE_KEYS = ("reference", "answer", "expected", "expected_output", "output", "ground_truth")
 EvaluatorResult = dict[str, Any]
+Direction = Literal["hallucination", "no_hallucination"]
+SCORE_MEANS = {"hallucination": "1 = hallucination found, 0 = none found",
+               "no_hallucination": "1 = no hallucination found, 0 = hallucination found"}
 
 
 def to_record(
     inputs: Mapping[str, Any] | None, outputs: Mapping[str, Any] | Any, reference_outputs: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """One item record from a LangSmith run's inputs, outputs and the example's reference outputs."""
+    """One item record from a LangSmith run's inputs, outputs and the example's reference outputs
+    (each may also be a plain string, as openevals allows: the question, the answer, the reference)."""
+    if inputs is not None and not isinstance(inputs, Mapping):
+        inputs = {"question": inputs}
     rec: dict[str, Any] = {k: v for k, v in dict(inputs or {}).items() if k not in ("answer", "output", "result")}
     if isinstance(outputs, Mapping):
         rec.update(outputs)
     else:
         rec["answer"] = outputs  # a target that returns a bare string
+    if reference_outputs is not None and not isinstance(reference_outputs, Mapping):
+        reference_outputs = {"reference": reference_outputs}
     ref = dict(reference_outputs or {})
     for k in REFERENCE_KEYS:
         if ref.get(k) not in (None, ""):
@@ -48,8 +66,9 @@ def to_record(
     return rec
 
 
-def to_feedback(judgment: Judgment, *, key: str) -> EvaluatorResult:
-    """LangSmith feedback for a Judgment: key, score (label) and a comment listing failing claims."""
+def to_feedback(judgment: Judgment, *, key: str, direction: Direction = "hallucination") -> EvaluatorResult:
+    """LangSmith feedback for a Judgment: key, score (the label, or 1 - label for "no_hallucination")
+    and a comment listing failing claims; unscored stays None."""
     if judgment.label is None:
         comment = f"unscored ({judgment.status}): {judgment.error or judgment.reason}"
     else:
@@ -59,48 +78,75 @@ def to_feedback(judgment: Judgment, *, key: str) -> EvaluatorResult:
         lines += [f"- {c.id} {c.verdict}: {c.text} ({c.reason})" for c in bad]
         comment = "\n".join(lines)
     lang = language_of(judgment)
+    score = judgment.label
+    if score is not None and direction == "no_hallucination":
+        score = 1 - score
     return {
         "key": key,
-        "score": judgment.label,
+        "score": score,
         "comment": comment,
-        "metadata": {"criterion": judgment.criterion, "model": judgment.model, "status": judgment.status,
+        "metadata": {"score_means": SCORE_MEANS[direction], "criterion": judgment.criterion, "model": judgment.model, "status": judgment.status,
                      "language": lang, "claims": [c.model_dump() for c in judgment.claims]},
     }
 
 
+def _setup(direction: str, key: str | None) -> str:
+    if direction not in SCORE_MEANS:
+        raise ValueError(f"direction {direction!r} is not one of: {', '.join(SCORE_MEANS)}")
+    return key or direction
+
+
+def _item(inputs: Any, outputs: Any, reference_outputs: Any, context: Any, kwargs: dict[str, Any]) -> Any:
+    """The item for one evaluator call; `context` (openevals' keyword) is the source unless the run gave one."""
+    rec = to_record(inputs, outputs, reference_outputs)
+    if context is not None and not any(k in rec for k in ("source", "context", "contexts", "documents")):
+        rec["context"] = context
+    for k, v in kwargs.items():  # other openevals keywords (e.g. a `spec`) fill what is missing
+        rec.setdefault(k, v)
+    return to_item(rec)
+
+
 def langsmith_evaluator(
-    judge: Judge | None = None, *, model: str | None = None, key: str = "hallucination", **judge_kwargs: Any
-) -> Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], EvaluatorResult]:
-    """A sync evaluator `(inputs, outputs, reference_outputs) -> {"key", "score", "comment"}`.
+    judge: Judge | None = None, *, model: str | None = None, direction: Direction = "hallucination",
+    key: str | None = None, **judge_kwargs: Any,
+) -> Callable[..., EvaluatorResult]:
+    """A sync evaluator `(inputs, outputs, reference_outputs, context=None) -> {"key", "score", "comment"}`.
 
     Args:
         judge: a ready Judge; else `Judge(model, **judge_kwargs)` (default: $JUDGEFLOW_MODEL,
             else the offline baseline/lexical judge).
-        key: the feedback key shown in LangSmith.
+        direction: "hallucination" (1 = hallucination found, judgeflow's label) or
+            "no_hallucination" (1 = none found, openevals' direction).
+        key: the feedback key shown in LangSmith; defaults to the direction's name.
     """
+    key = _setup(direction, key)
     j = judge if judge is not None else Judge(model, **judge_kwargs)
 
-    def hallucination(inputs: dict[str, Any], outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> EvaluatorResult:
-        item = to_item(to_record(inputs, outputs, reference_outputs))
+    def evaluator(inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, context: Any = None,
+                  **kwargs: Any) -> EvaluatorResult:
+        item = _item(inputs, outputs, reference_outputs, context, kwargs)
         if isinstance(item, InvalidItemError):
             return {"key": key, "score": None, "comment": f"unscored (invalid): {item}"}
-        return to_feedback(j.judge(item), key=key)
+        return to_feedback(j.judge(item), key=key, direction=direction)
 
-    hallucination.__name__ = key
-    return hallucination
+    evaluator.__name__ = key
+    return evaluator
 
 
 def alangsmith_evaluator(
-    judge: Judge | None = None, *, model: str | None = None, key: str = "hallucination", **judge_kwargs: Any
-) -> Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], Awaitable[EvaluatorResult]]:
-    """The async twin of `langsmith_evaluator`, for `aevaluate`."""
+    judge: Judge | None = None, *, model: str | None = None, direction: Direction = "hallucination",
+    key: str | None = None, **judge_kwargs: Any,
+) -> Callable[..., Awaitable[EvaluatorResult]]:
+    """The async form of `langsmith_evaluator`, for `aevaluate` (same arguments)."""
+    key = _setup(direction, key)
     j = judge if judge is not None else Judge(model, **judge_kwargs)
 
-    async def hallucination(inputs: dict[str, Any], outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> EvaluatorResult:
-        item = to_item(to_record(inputs, outputs, reference_outputs))
+    async def evaluator(inputs: Any = None, outputs: Any = None, reference_outputs: Any = None,
+                        context: Any = None, **kwargs: Any) -> EvaluatorResult:
+        item = _item(inputs, outputs, reference_outputs, context, kwargs)
         if isinstance(item, InvalidItemError):
             return {"key": key, "score": None, "comment": f"unscored (invalid): {item}"}
-        return to_feedback(await j.ajudge(item), key=key)
+        return to_feedback(await j.ajudge(item), key=key, direction=direction)
 
-    hallucination.__name__ = key
-    return hallucination
+    evaluator.__name__ = key
+    return evaluator
