@@ -103,7 +103,7 @@ def test_summary_counts_labels_unscored_tokens_and_cost() -> None:
     lines = summarize(results, model="openai/gpt-4o-mini", prices=None, elapsed=0, session=Usage(), session_items=0)
     assert lines[0] == "4 rows: label 1: 1, label 0: 2; unscored: 1; invalid: 0; served from cache: 1"
     assert "tokens in 1,000,000, out 1,000,000 in 5 calls" in lines[1]
-    assert lines[2] == "estimated cost: $0.7500 at list prices for openai/gpt-4o-mini"
+    assert lines[2].startswith("estimated cost: $0.7500 at list prices for openai/gpt-4o-mini (prices: ")
     unknown = summarize(results, model="openai/my-finetune", prices=None, elapsed=0, session=Usage(), session_items=0)
     assert "unknown (no price for openai/my-finetune; add it with --prices FILE)" in unknown[2]
 
@@ -113,7 +113,7 @@ def test_prices_can_be_overridden_from_a_file(tmp_path, monkeypatch: pytest.Monk
     f.write_text('["openai/my-finetune"]\ninput = 1.0\noutput = 2.0\n')
     monkeypatch.setenv("JUDGEFLOW_PRICES", str(f))
     prices = load_prices()
-    assert price_for("openai/my-finetune", prices) == Price(input=1.0, output=2.0)
+    assert price_for("openai/my-finetune", prices) == Price(input=1.0, output=2.0, source=str(f))
     assert price_for("openai/gpt-4o-mini-2024-07-18", prices) == price_for("openai/gpt-4o-mini", prices)
     assert estimate_cost("ollama/llama3.1", Usage(input_tokens=10**6), prices=prices) == 0.0
     usage = Usage(input_tokens=10**6, output_tokens=10**6)

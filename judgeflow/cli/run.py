@@ -34,7 +34,7 @@ from ..files import STDIO, read_bytes
 from ..items import Item, read_items
 from ..judge import DEFAULT_CONCURRENCY, Judge, invalid_judgment
 from ..redact import redact
-from ..runs.pricing import estimate_cost, load_prices
+from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..requirements import SpecJudge
 from ..results import Judgment, Usage
 from ..runs import runner
@@ -400,6 +400,7 @@ def summary_json(results: list[Judgment], *, run_id: str, model: str, output: Pa
         "cached": sum(bool(j.cached) for j in results),
         "calls": total.calls, "input_tokens": total.input_tokens, "output_tokens": total.output_tokens,
         "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
+        "priced_by": None if model.startswith("baseline/") else getattr(price_for(model, prices), "source", None),
         "seconds": round(elapsed, 3), "items_this_session": session_items,
     }
 

@@ -1,23 +1,30 @@
-"""Estimated cost of a run: a small price table per model, which users can override.
+"""Estimated cost of a run, from a maintained price database, which users can override.
 
 Prices are US dollars per million tokens (input, output), list prices for online calls;
-provider batch APIs cost `BATCH_DISCOUNT` of that. Prices change: override or extend the table
-with a TOML or JSON file, passed as `--prices FILE` or named by $JUDGEFLOW_PRICES:
+provider batch APIs cost `BATCH_DISCOUNT` of that. A model's price comes from, in order:
+
+1. a TOML or JSON file passed as `--prices FILE` or named by $JUDGEFLOW_PRICES (the override);
+2. the `genai-prices` package (a maintained price database shipped with the package, read
+   offline; Python 3.11+), when installed and it knows the model;
+3. the small built-in table below (checked late 2025), the fallback without that package.
+
+Each `Price` says where it came from (`source`), and the run summary prints it.
 
     # prices.toml
     ["openai/gpt-4o-mini"]
     input = 0.15
     output = 0.60
 
-A model matches its own entry, else the longest entry it starts with (so a dated snapshot such as
-"openai/gpt-4o-mini-2024-07-18" uses "openai/gpt-4o-mini"). Local models (ollama/, baseline/)
-cost nothing. Anything else has no known price and no estimate.
+In a table, a model matches its own entry, else the longest entry it starts with (so a dated
+snapshot such as "openai/gpt-4o-mini-2024-07-18" uses "openai/gpt-4o-mini"). Local models
+(ollama/, baseline/) cost nothing. Anything else has no known price and no estimate.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from functools import lru_cache
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
@@ -33,28 +40,34 @@ PRICES_ENV = "JUDGEFLOW_PRICES"
 BATCH_DISCOUNT = 0.5
 
 
+BUILTIN = "built-in table"
+MAINTAINED = "genai-prices"
+
+
 class Price(BaseModel):
-    """US dollars per million tokens."""
+    """US dollars per million tokens, and where the price came from."""
 
     input: float
     output: float
+    source: str = "given"
+    """"built-in table", "genai-prices <version>", the price file's path, or "given" (passed in code)."""
 
 
 #: list prices (USD per 1M tokens) checked in late 2025; override with --prices for yours
 PRICES: dict[str, Price] = {
-    "openai/gpt-4o-mini": Price(input=0.15, output=0.60),
-    "openai/gpt-4o": Price(input=2.50, output=10.00),
-    "openai/gpt-4.1": Price(input=2.00, output=8.00),
-    "openai/gpt-4.1-mini": Price(input=0.40, output=1.60),
-    "openai/gpt-4.1-nano": Price(input=0.10, output=0.40),
-    "openai/gpt-5": Price(input=1.25, output=10.00),
-    "openai/gpt-5-mini": Price(input=0.25, output=2.00),
-    "openai/gpt-5-nano": Price(input=0.05, output=0.40),
-    "anthropic/claude-opus-4-1": Price(input=15.00, output=75.00),
-    "anthropic/claude-sonnet-4-5": Price(input=3.00, output=15.00),
-    "anthropic/claude-sonnet-4": Price(input=3.00, output=15.00),
-    "anthropic/claude-haiku-4-5": Price(input=1.00, output=5.00),
-    "anthropic/claude-3-5-haiku": Price(input=0.80, output=4.00),
+    "openai/gpt-4o-mini": Price(input=0.15, output=0.60, source=BUILTIN),
+    "openai/gpt-4o": Price(input=2.50, output=10.00, source=BUILTIN),
+    "openai/gpt-4.1": Price(input=2.00, output=8.00, source=BUILTIN),
+    "openai/gpt-4.1-mini": Price(input=0.40, output=1.60, source=BUILTIN),
+    "openai/gpt-4.1-nano": Price(input=0.10, output=0.40, source=BUILTIN),
+    "openai/gpt-5": Price(input=1.25, output=10.00, source=BUILTIN),
+    "openai/gpt-5-mini": Price(input=0.25, output=2.00, source=BUILTIN),
+    "openai/gpt-5-nano": Price(input=0.05, output=0.40, source=BUILTIN),
+    "anthropic/claude-opus-4-1": Price(input=15.00, output=75.00, source=BUILTIN),
+    "anthropic/claude-sonnet-4-5": Price(input=3.00, output=15.00, source=BUILTIN),
+    "anthropic/claude-sonnet-4": Price(input=3.00, output=15.00, source=BUILTIN),
+    "anthropic/claude-haiku-4-5": Price(input=1.00, output=5.00, source=BUILTIN),
+    "anthropic/claude-3-5-haiku": Price(input=0.80, output=4.00, source=BUILTIN),
 }
 FREE_PROVIDERS = ("ollama", "baseline")
 
@@ -79,7 +92,7 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
         raise ConfigError(f"{p}: not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'}: {e}") from None
     for model, entry in data.items():
         try:
-            table[model] = Price.model_validate(entry)
+            table[model] = Price.model_validate({**entry, "source": str(p)} if isinstance(entry, dict) else entry)
         except ValidationError:
             raise ConfigError(
                 f'{p}: entry {model!r} must have numeric "input" and "output" prices in USD per 1M tokens, '
@@ -88,15 +101,54 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
     return table
 
 
-def price_for(model: str, prices: dict[str, Price] | None = None) -> Price | None:
-    """The price of `model` ("provider/model"), or None if unknown."""
-    table = PRICES if prices is None else prices
+def _match(model: str, table: dict[str, Price]) -> Price | None:
     if model in table:
         return table[model]
-    if model.partition("/")[0] in FREE_PROVIDERS:
-        return Price(input=0.0, output=0.0)
     matches = [k for k in table if model.startswith(k)]
     return table[max(matches, key=len)] if matches else None
+
+
+def price_for(model: str, prices: dict[str, Price] | None = None) -> Price | None:
+    """The price of `model` ("provider/model"), or None if unknown: an override in `prices` first,
+    then genai-prices, then the built-in entries."""
+    table = PRICES if prices is None else prices
+    override = _match(model, {k: v for k, v in table.items() if v.source != BUILTIN})
+    if override is not None:
+        return override
+    if model.partition("/")[0] in FREE_PROVIDERS:
+        return Price(input=0.0, output=0.0, source="local model")
+    return maintained_price(model) or _match(model, {k: v for k, v in table.items() if v.source == BUILTIN})
+
+
+#: judgeflow provider -> genai-prices provider id
+_PROVIDER_IDS = {"openai": "openai", "anthropic": "anthropic", "azure": "azure", "google": "google",
+                 "mistral": "mistral", "bedrock": "aws"}
+
+
+@lru_cache(maxsize=64)
+def maintained_price(model: str) -> Price | None:
+    """`model`'s list price from the genai-prices database (offline, bundled), or None when the
+    package is not installed or does not know the model. The base tier is used (priced per call,
+    as judge calls are small), not the long-context tier."""
+    provider, _, name = model.partition("/")
+    provider_id = _PROVIDER_IDS.get(provider.lower())
+    if provider_id is None or not name:
+        return None
+    try:
+        import genai_prices
+    except ImportError:
+        return None
+    try:
+        probe = 1000  # tokens: well under any long-context tier
+        calc_in = genai_prices.calc_price(genai_prices.Usage(input_tokens=probe), name, provider_id=provider_id)
+        calc_out = genai_prices.calc_price(genai_prices.Usage(output_tokens=probe), name, provider_id=provider_id)
+    except LookupError:
+        return None
+    except Exception:  # a broken price database never breaks a run: no estimate instead
+        return None
+    scale = 1_000_000 / probe
+    return Price(input=float(calc_in.input_price) * scale, output=float(calc_out.output_price) * scale,
+                 source=f"{MAINTAINED} {getattr(genai_prices, '__version__', '')}".strip())
 
 
 def estimate_cost(model: str, usage: Usage, *, prices: dict[str, Price] | None = None, batch: bool = False) -> float | None:

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from ..results import Judgment, Usage
-from .pricing import estimate_cost
+from .pricing import estimate_cost, price_for
 
 
 def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: float, session: Usage,
@@ -35,5 +35,6 @@ def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: floa
     elif cost is None:
         lines.append(f"estimated cost: unknown (no price for {model}; add it with --prices FILE)")
     else:
-        lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model}")
+        source = price.source if (price := price_for(model, prices)) else "?"
+        lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model} (prices: {source})")
     return lines
