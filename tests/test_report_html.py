@@ -91,3 +91,51 @@ def test_comparison_page() -> None:
     assert not [t for t, _ in tags.tags if t in ("script", "img", "u")]
     assert "McNemar exact p" in page and "factual_correctness is right" in page
     assert [t for t, _ in tags.tags].count("svg") >= 5
+
+
+# -- the disagreements show the texts (issue #11, point 4) ------------------------------------
+
+def _moscow_files(tmp_path, answer: str, source: str):
+    import json as _json
+
+    items = tmp_path / "items.jsonl"
+    items.write_text(_json.dumps({"id": "m1", "question": "When was Moscow founded?", "answer": answer,
+                                  "source": source, "label": 0}) + "\n", encoding="utf-8")
+    claim = ClaimResult(id="c1", text="Moscow was founded in 1247.", verdict="contradicted", error=True,
+                        evidence="founded  in 1147", reason="the source says 1147")
+    results = tmp_path / "results.jsonl"
+    results.write_text(Judgment(id="m1", label=1, human_label=0, criterion="source_faithfulness",
+                                reason="c1 fails", claims=[claim]).model_dump_json() + "\n", encoding="utf-8")
+    return items, results
+
+
+def test_disagreements_show_question_evidence_and_answer_escaped(tmp_path) -> None:
+    evil_answer = '<script>alert("x")</script> Moscow was founded in 1247.'
+    source = "Chronicles: Moscow was Founded in\n1147 by Yuri Dolgorukiy. " + "Filler about the city. " * 60
+    items, results = _moscow_files(tmp_path, evil_answer, source)
+    bare = calibration_html(calibrate(results))  # the results file alone lacks the texts: said so
+    assert "not in the results file" in bare and "When was Moscow founded?" not in bare
+    page = calibration_html(calibrate(results, labels=items))  # the labelled file has them
+    tags = parse(page)
+    assert not [t for t, _ in tags.tags if t == "script"] and "&lt;script&gt;alert(&quot;x&quot;)" in page
+    assert "When was Moscow founded?" in page
+    # the long source is folded, and the evidence quote is marked where it occurs (case and spacing aside)
+    assert re.search(r"<details><summary>source: [\d,]+ characters, 1 evidence quote\(s\) marked", page)
+    assert '<mark class="decides">Founded in\n1147</mark>' in page
+    # a hostile evidence quote is escaped too, and marks nothing
+    r = calibrate(results, labels=items)
+    r.disagreements[0].claims[0].evidence = EVIL
+    r.disagreements[0].source = [EVIL + " tail"]
+    page = calibration_html(r)
+    assert "<script" not in page and '<mark class="decides">&lt;script&gt;' in page
+
+
+def test_calibrate_cli_reads_texts_from_the_items_file(tmp_path) -> None:
+    from judgeflow.cli import main
+
+    items, results = _moscow_files(tmp_path, "Moscow was founded in 1247.", "Moscow was founded in 1147.")
+    out = tmp_path / "report.html"
+    assert main(["calibrate", str(results), "--items", str(items), "--html", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "Moscow was founded in 1247." in page and "<mark class=\"decides\">founded in 1147</mark>" in page
+    assert "(click to open)" not in page  # a short source is shown open

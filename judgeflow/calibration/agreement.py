@@ -21,6 +21,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidItemError
+from ..items import Item, read_records
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
 from ..results import ClaimResult, JudgeVote, Judgment
 
@@ -114,6 +115,12 @@ class Disagreement(BaseModel):
     claims: list[ClaimResult] = Field(default_factory=list)
     votes: list[JudgeVote] | None = None
     """Panels and cascades: each member's vote on this item."""
+    question: str | None = None
+    answer: str | None = None
+    """The judged text, so a reader can tell who was right (from the results row, else the items file)."""
+    reference: str | None = None
+    source: list[str] | None = None
+    spec: str | None = None
 
 
 class CalibrationReport(Agreement):
@@ -300,6 +307,7 @@ def calibrate(
     *,
     seed: int = 0,
     n_boot: int = DEFAULT_BOOT,
+    items: str | Path | None = None,
 ) -> CalibrationReport:
     """Compare a judge's labels with human labels.
 
@@ -310,6 +318,9 @@ def calibrate(
         by: a field to group by (`dataset`, `criterion`, `meta.category`, ...).
         seed: bootstrap seed (the same seed gives the same interval).
         n_boot: bootstrap resamples.
+        items: the items file the results were judged from, for the disagreements' texts
+            (question, answer, reference/source/spec) when the result rows lack them; default:
+            the labels file, when it is a path.
 
     Raises:
         InvalidItemError: unreadable files or labels, duplicated ids, or no item that has both
@@ -318,6 +329,7 @@ def calibrate(
     where = str(results) if isinstance(results, (str, Path)) else "results"
     rows = read_results(results) if isinstance(results, (str, Path)) else list(results)
     if isinstance(labels, (str, Path)):
+        items = labels if items is None else items
         labels = read_labels(labels)
     joined = join_labels(rows, labels)
     scored = [(j, h) for j, h in joined.pairs if j.label is not None]
@@ -359,9 +371,49 @@ def calibrate(
             report.disagreements.append(Disagreement(
                 id=j.id, human=h, judge=j.label or 0, direction="false_alarm" if j.label == 1 else "miss",
                 criterion=j.criterion, group=field_value(j, by) if by else None, reason=j.reason,
-                deciding_claim=deciding_claim(j), claims=j.claims, votes=j.judges,
+                deciding_claim=deciding_claim(j), claims=j.claims, votes=j.judges, **texts_of(j.extra),
             ))
+    if items is not None and any(d.answer is None for d in report.disagreements):
+        add_texts(report.disagreements, items)
     return report
+
+
+TEXT_FIELDS = ("question", "answer", "reference", "source", "spec")
+
+
+def texts_of(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The texts a result row carries under their own names (a row written with them), for showing a
+    disagreement; {} when it has no answer. Aliases are not read here: in a result row's carried
+    fields an alias is a field the input had besides the canonical one."""
+    if "answer" not in record:
+        return {}
+    try:
+        item = Item.from_record({"id": "x", **{k: record[k] for k in TEXT_FIELDS if k in record}})
+    except InvalidItemError:
+        return {}
+    return {f: getattr(item, f) for f in TEXT_FIELDS}
+
+
+def add_texts(disagreements: list[Disagreement], path: str | Path) -> None:
+    """Fill the disagreements' texts from the items (or labelled) file they were judged from.
+    A file that cannot be read leaves them empty: the report is still written."""
+    wanted = {d.id: d for d in disagreements if d.answer is None}
+    try:
+        for _, rec in read_records(path):
+            if not isinstance(rec, Mapping):
+                continue
+            try:
+                item = Item.from_record(rec)
+            except InvalidItemError:
+                continue
+            d = wanted.pop(item.id, None)
+            if d is not None:
+                for f in TEXT_FIELDS:
+                    setattr(d, f, getattr(item, f))
+            if not wanted:
+                return
+    except (InvalidItemError, OSError):
+        return
 
 
 def _groups(pairs: list[tuple[Judgment, Label]], by: str, *, seed: int, n_boot: int) -> list[GroupReport]:

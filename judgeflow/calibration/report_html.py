@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,7 +37,11 @@ th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .fa{background:""" + FA_COLOR + """}.miss{background:""" + MISS_COLOR + """}.ok{background:""" + AGREE_COLOR + """}
 details{border:1px solid #e3e3e3;border-radius:4px;margin:6px 0;padding:4px 10px}summary{cursor:pointer}
 tr.decides td{background:#fff1e0}.muted{color:#777}.nw{white-space:nowrap}
+.texts th{width:90px}.txt{white-space:pre-wrap;max-width:900px}mark{background:#fde68a;padding:0 1px}
+mark.decides{background:#f9b26b;outline:1px solid #c96f00}
 """
+FOLD_CHARS = 600
+"""Texts longer than this are folded (click to open)."""
 
 
 def e(text: object) -> str:
@@ -186,11 +191,64 @@ def _badge(direction: str) -> str:
             else f'<span class="badge miss">miss</span>')
 
 
+def highlight(text: str, quotes: Sequence[tuple[str, bool]]) -> str:
+    """`text` HTML-escaped, with each quote found in it (case and spacing aside) in <mark>
+    (class "decides" for the deciding claim's). Quotes are the judge's output: escaped like the rest."""
+    spans: list[tuple[int, int, bool]] = []
+    for quote, decides in quotes:
+        words = quote.split()
+        if not words or len(quote.strip()) < 3:
+            continue
+        pattern = re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE)
+        spans += [(m.start(), m.end(), decides) for m in pattern.finditer(text)]
+    out, at = [], 0
+    for start, end, decides in sorted(spans):
+        if start < at:
+            continue  # overlaps a quote already marked
+        cls = ' class="decides"' if decides else ""
+        out.append(e(text[at:start]) + f"<mark{cls}>" + e(text[start:end]) + "</mark>")
+        at = end
+    return "".join(out) + e(text[at:])
+
+
+def _text_cell(text: str, quotes: Sequence[tuple[str, bool]], name: str) -> str:
+    body = f'<div class="txt">{highlight(text, quotes)}</div>'
+    if len(text) <= FOLD_CHARS:
+        return body
+    marks = sum(1 for q, _ in quotes if q.strip() and q.split() and
+                re.search(r"\s+".join(re.escape(w) for w in q.split()), text, re.IGNORECASE))
+    found = f", {marks} evidence quote(s) marked" if marks else ""
+    return (f"<details><summary>{e(name)}: {len(text):,} characters{found} (click to open)</summary>"
+            f"{body}</details>")
+
+
+def _texts(d: Disagreement) -> str:
+    """The question, the evidence (reference / source documents / spec) and the answer, escaped;
+    long texts folded; the claims' evidence quotes marked where they occur in the evidence."""
+    if d.answer is None and d.question is None:
+        return ('<p class="muted">The texts are not in the results file; pass the items file '
+                "(`calibrate --labels` or `--items`) to see the question, the evidence and the answer.</p>")
+    quotes = [(c.evidence or "", d.deciding_claim is not None and c.id == d.deciding_claim.id) for c in d.claims]
+    rows = []
+    if d.question:
+        rows.append(("question", _text_cell(d.question, [], "question")))
+    if d.reference:
+        rows.append(("reference", _text_cell(d.reference, quotes, "reference")))
+    for i, doc in enumerate(d.source or [], 1):
+        name = "source" if len(d.source or []) == 1 else f"source {i}"
+        rows.append((name, _text_cell(doc, quotes, name)))
+    if d.spec:
+        rows.append(("spec", _text_cell(d.spec, quotes, "spec")))
+    if d.answer is not None:
+        rows.append(("answer", _text_cell(d.answer, [], "answer")))
+    return '<table class="texts">' + "".join(f"<tr><th>{e(k)}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
+
+
 def _disagreement(d: Disagreement) -> str:
     why = f"{d.deciding_claim.verdict}: {d.deciding_claim.text}" if d.deciding_claim else (d.reason or "")
     group = f" · {e(d.group)}" if d.group else ""
     return (f"<details><summary>{_badge(d.direction)} <b>{e(d.id)}</b>{group} · human {d.human}, judge {d.judge}"
-            f" · <span class=\"muted\">{e(why[:160])}</span></summary><p>Judge's reason: {e(d.reason)}</p>"
+            f" · <span class=\"muted\">{e(why[:160])}</span></summary>{_texts(d)}<p>Judge's reason: {e(d.reason)}</p>"
             f"{_votes_table(d.votes)}{_claims_table(d.claims, d.deciding_claim)}</details>")
 
 
@@ -247,8 +305,9 @@ def calibration_html(r: CalibrationReport, *, title: str = "Calibration") -> str
                         f"<td>{svg_split(g.false_alarms, g.misses, width=200, legend=False)}</td><td>{e(g.diagnosis)}</td></tr>")
         body.append("<table>" + head + "".join(rows) + "</table>")
     body.append(f"<h2>Disagreements ({len(r.disagreements)})</h2>")
-    body.append("<p>Each item the judge and the person label differently, with the judge's claims; the claim "
-                "whose verdict decided a 1 is highlighted.</p>")
+    body.append("<p>Each item the judge and the person label differently: the question, the evidence and the "
+                "answer (long texts folded; the judge's evidence quotes marked in the evidence), then the judge's "
+                "claims; the claim whose verdict decided a 1 is highlighted.</p>")
     body.extend(_disagreement(d) for d in r.disagreements[:MAX_ITEMS])
     if len(r.disagreements) > MAX_ITEMS:
         body.append(f"<p>… {len(r.disagreements) - MAX_ITEMS} more in the JSON report (--json).</p>")

@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("results", type=Path, help="results .jsonl written by `judgeflow run`")
     p.add_argument("--by", metavar="FIELD", help="also report per group: dataset, criterion, meta.category, ...; `judge` puts a panel's or "
                         "cascade's members side by side with the combined label")
+    p.add_argument("--items", type=Path, metavar="FILE",
+                   help="the items file the results were judged from: shows each disagreement's question, evidence "
+                        "and answer in --html/--json (default: the --labels file)")
     add_report_args(p)
     p.set_defaults(func=cmd_calibrate)
 
@@ -52,7 +55,7 @@ def emit(args: argparse.Namespace, report: BaseModel, render_fn: Callable[[Any, 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..calibration.report_html import write_calibration_html
 
-    report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot)
+    report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot, items=args.items)
     return emit(args, report, render, lambda: write_calibration_html(
         report, args.html, title=f"Calibration: {args.results.name}"))
 
