@@ -279,8 +279,8 @@ def _as_text(v: Any, field: str, bad: Any) -> str:
         return str(v)
     if isinstance(v, list) and all(isinstance(x, str) for x in v):
         return "\n".join(v)
-    if isinstance(v, Mapping):  # e.g. LangSmith `inputs` with no question-like key: shown as JSON
-        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (Mapping, list)):  # e.g. LangSmith `inputs` {"messages": [...]}: shown as JSON
+        return json.dumps(v, ensure_ascii=False, default=str)
     raise bad(f"field '{field}' must be a string, got {type(v).__name__}", field)
 
 

@@ -86,6 +86,12 @@ def test_langsmith_example_row(judge: Judge) -> None:
     assert (out.criterion, out.label) == ("factual_correctness", 1)
 
 
+def test_chat_inputs_are_the_question_as_json() -> None:
+    msgs = [{"role": "user", "content": "When was Moscow founded?"}]
+    item = Item.from_record({"id": "chat", "inputs": {"messages": msgs}, "outputs": "In 1247.", "reference": "1147"})
+    assert item.question == '[{"role": "user", "content": "When was Moscow founded?"}]'
+
+
 def test_an_answer_that_is_a_json_object_stays_whole() -> None:
     item = Item.from_record({"id": "j", "outputs": {"name": "Widget", "price": 3}, "reference": "x"})
     assert item.answer == '{"name": "Widget", "price": 3}'
