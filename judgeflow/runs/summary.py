@@ -12,13 +12,16 @@ from .pricing import estimate_cost, price_for
 DEFAULT_MAX_UNSCORED = 0.5
 
 
-def unscored_verdict(results: list[Judgment], max_share: float) -> str | None:
-    """Why a finished run is not a success (nothing judged, or too many unscored rows), else None."""
+def run_failure(results: list[Judgment], max_unscored: float) -> str | None:
+    """Why a finished run is not a success (it judged nothing, or too many rows are unscored), else None."""
+    if not any(j.status == "judged" for j in results):
+        if not results:
+            return "nothing was judged: no rows"
+        invalid = sum(j.status == "invalid" for j in results)
+        return f"nothing was judged: {invalid} of {len(results)} rows are invalid, {len(results) - invalid} unscored"
     unscored = sum(j.status == "unscored" for j in results)
-    if results and unscored == len(results):
-        return f"all {len(results)} rows are unscored: nothing was judged"
-    if results and unscored / len(results) > max_share:
-        return f"{unscored} of {len(results)} rows are unscored (more than --max-unscored {max_share:g})"
+    if unscored / len(results) > max_unscored:
+        return f"{unscored} of {len(results)} rows are unscored (more than --max-unscored {max_unscored:g})"
     return None
 
 
