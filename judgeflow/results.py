@@ -50,7 +50,7 @@ class ClaimResult(BaseModel):
 
 
 class RequirementResult(BaseModel):
-    """One requirement of a spec and whether the output meets it (see `judgeflow.requirements`)."""
+    """One requirement of a spec and whether the output meets it (see `judgeflow.coverage`)."""
 
     id: str
     text: str

@@ -35,7 +35,6 @@ from ..items import Item, read_items
 from ..judge import DEFAULT_CONCURRENCY, Judge, invalid_judgment
 from ..redact import redact
 from ..runs.pricing import estimate_cost, load_prices
-from ..requirements import SpecJudge
 from ..results import Judgment, Usage
 from ..runs import runner
 from ..runs.output import OutputError, check_output, check_output_writable, file_sha, write_output  # noqa: F401 (old paths)
@@ -157,9 +156,8 @@ def make_judge(args: argparse.Namespace) -> Judge:
     if panel_or_cascade is not None:
         return panel_or_cascade  # type: ignore[return-value]  # the same interface as Judge
     model = args.model or default_model()
-    judge_class = SpecJudge if requirements_on(args) else Judge
-    return judge_class(
-        model, mode=args.mode, criterion=args.criterion, strategy=args.strategy,
+    return Judge(
+        model, mode=args.mode, criterion=args.criterion, strategy=args.strategy, coverage=requirements_on(args),
         concurrency=args.concurrency, keep_trace=True,  # the store keeps traces: a --trace re-run from the cache has them
         **judge_kwargs(args, model),
     )
