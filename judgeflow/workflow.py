@@ -9,8 +9,9 @@ the state and ends as an unscored judgment; it never becomes a 0 or a 1.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
@@ -42,6 +43,13 @@ class JudgeContext:
     """Requirement coverage for spec criteria (None: off)."""
 
 
+def add_usage(spent: Usage, more: Usage) -> Usage:
+    """Reducer: the usage so far plus what a node adds (a new object; neither input changes)."""
+    total = spent.model_copy()
+    total.add(more)
+    return total
+
+
 class JudgeState(BaseModel):
     """Everything known about one item as it moves through the graph."""
 
@@ -57,12 +65,15 @@ class JudgeState(BaseModel):
     error: str | None = None
     requirements: list[RequirementResult] | None = None
     coverage_error: str | None = None
-    usage: Usage = Field(default_factory=Usage)
-    trace: list[TraceEntry] = Field(default_factory=list)
+    usage: Annotated[Usage, add_usage] = Field(default_factory=Usage)
+    """Calls and tokens: each node returns what it spent, the reducer adds it up."""
+    trace: Annotated[list[TraceEntry], operator.add] = Field(default_factory=list)
+    """Rendered prompts and raw replies: each node returns its own entries, appended in order."""
 
 
-def _spent(state: JudgeState) -> tuple[Usage, list[TraceEntry]]:
-    return state.usage.model_copy(), list(state.trace)
+def _fresh() -> tuple[Usage, list[TraceEntry]]:
+    """What one node spends: filled by the backend's step, returned as the node's update."""
+    return Usage(), []
 
 
 async def route(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
@@ -84,7 +95,7 @@ def after_route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["d
 async def decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
     """Split the answer into claims."""
     assert state.criterion is not None
-    usage, trace = _spent(state)
+    usage, trace = _fresh()
     try:
         claims = await runtime.context.backend.decompose(state.item, state.criterion, usage, trace)
     except LLMError as e:
@@ -106,7 +117,7 @@ def after_claims(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["
 async def check(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
     """Check all claims of the item (one call per chunk of claims)."""
     assert state.criterion is not None
-    usage, trace = _spent(state)
+    usage, trace = _fresh()
     try:
         checks = await runtime.context.backend.check(state.item, state.criterion, state.claims, usage, trace)
     except LLMError as e:
@@ -117,7 +128,7 @@ async def check(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, 
 async def single(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
     """One call: claims and their verdicts together."""
     assert state.criterion is not None
-    usage, trace = _spent(state)
+    usage, trace = _fresh()
     try:
         claims, checks = await runtime.context.backend.single(state.item, state.criterion, usage, trace)
     except LLMError as e:
@@ -128,7 +139,7 @@ async def single(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str,
 async def cover(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
     """Requirement coverage: split the spec (once per spec), mark every requirement against the output."""
     assert state.criterion is not None and runtime.context.coverage is not None
-    usage, trace = _spent(state)
+    usage, trace = _fresh()
     try:
         requirements = await runtime.context.coverage.cover(state.item, state.criterion, usage, trace)
     except LLMError as e:
