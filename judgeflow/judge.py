@@ -47,8 +47,7 @@ def invalid_judgment(err: InvalidItemError, *, model: str | None = None) -> Judg
     human, extra = passthrough(err.record) if err.record is not None else (None, {})
     if err.line:
         extra.setdefault("line", err.line)
-    return Judgment(id=item_id, label=None, status="invalid", error=str(err), model=model, extra=extra,
-                    human_label=human)
+    return Judgment.invalid(item_id, str(err), model=model, extra=extra, human_label=human)
 
 
 class Judge:
