@@ -63,6 +63,7 @@ def test_harmless_extras_pass_when_every_requirement_is_met() -> None:
     coverage_prompt = llm.user_prompts()[3]
     assert '<requirement id="r2">Delivery within 5 business days.</requirement>' in coverage_prompt
     assert "<answer>\nOrder A-1042 is confirmed." in coverage_prompt
+    assert result.language == "en" and "input_language" not in result.to_row()  # one language field
 
 
 def test_a_missing_requirement_fails_and_is_named() -> None:
