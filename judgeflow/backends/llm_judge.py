@@ -1,7 +1,8 @@
 """The LLM backend: `LLMJudge` renders the criterion's prompts and asks a model through
-`llm.LLMClient` (the Instructor seam), one typed call per step; `prompt_fields` delimits an
-item's texts for the prompts. The offline judges (`lexical`, `rouge`) take the same steps
-without a model; `backends.make_backend` picks one from a "provider/model" string.
+`llm.LLMClient` (the Instructor seam), one typed call per step, requirement coverage included.
+
+`prompt_fields` delimits an item's texts for the prompts. The offline judges (`lexical`,
+`rouge`) take the same steps without a model; `backends.make_backend` picks one by name.
 """
 
 from __future__ import annotations
