@@ -1,8 +1,8 @@
 """Issue 10, "nothing lost, nothing leaked": one test per failure an adversarial run found.
 
 Each test failed before its fix. Where a provider is involved it is faked at the HTTP boundary:
-benchmarks/fake_provider.py (a real server on 127.0.0.1, the CLI's own SDK clients), a small
-echoing server, or tests/fakellm.py (real SDK + Instructor over an httpx MockTransport).
+tests/fakes/provider.py (a real server on 127.0.0.1, the CLI's own SDK clients), a small
+echoing server, or tests/fakes/scripted.py (real SDK + Instructor over an httpx MockTransport).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from fakellm import FakeLLM
+from fakes import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
 from judgeflow.cli import main
@@ -34,8 +34,7 @@ from judgeflow.coverage import Requirement, RequirementCheck, RequirementChecks,
 from judgeflow.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from fake_provider import FakeProvider  # noqa: E402
+from fakes import FakeProvider  # noqa: E402
 
 MODEL = "openai/fake-judge"
 

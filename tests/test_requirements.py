@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fakellm import FakeLLM
+from fakes import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, InvalidItemError, Judgment
 from judgeflow.cli import main

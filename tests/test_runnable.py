@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from fakellm import FakeLLM
+from fakes import FakeLLM
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
 

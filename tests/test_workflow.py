@@ -225,7 +225,7 @@ def test_judge_many_keeps_input_order_even_for_repeated_ids() -> None:
 def test_nodes_return_only_what_they_add_and_the_reducers_sum_it() -> None:
     import asyncio
 
-    from fakellm import FakeLLM
+    from fakes import FakeLLM
     from langgraph.runtime import Runtime
 
     from judgeflow import Claim, Claims, Item, load_criterion
