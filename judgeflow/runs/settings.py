@@ -19,11 +19,10 @@ from ..errors import ConfigError
 from ..judge import DEFAULT_CONCURRENCY, Judge
 from ..redact import redact
 from .store import DEFAULT_STORE
+from .summary import DEFAULT_MAX_UNSCORED
 
 #: an item whose texts together are longer than this is an invalid row, not a huge request
 DEFAULT_MAX_INPUT_CHARS = 200_000
-#: a finished run exits 1 when more than this share of its rows is unscored
-DEFAULT_MAX_UNSCORED = 0.5
 
 #: settings that change the results of a run; a resume must match them (the stored record's keys)
 RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
