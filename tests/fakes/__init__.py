@@ -7,6 +7,6 @@ batch tests, and the benchmarks' provider (`python tests/fakes/provider.py`).
 """
 
 from .provider import FakeProvider
-from .scripted import FakeLLM
+from .scripted import FakeLLM, RawArgs, Status, anthropic_body, openai_body
 
-__all__ = ["FakeLLM", "FakeProvider"]
+__all__ = ["FakeLLM", "FakeProvider", "RawArgs", "Status", "anthropic_body", "openai_body"]
