@@ -8,6 +8,19 @@ from typing import Any
 from ..results import Judgment, Usage
 from .pricing import estimate_cost
 
+#: a finished run exits 1 when more than this share of its rows is unscored
+DEFAULT_MAX_UNSCORED = 0.5
+
+
+def unscored_verdict(results: list[Judgment], max_share: float) -> str | None:
+    """Why a finished run is not a success (nothing judged, or too many unscored rows), else None."""
+    unscored = sum(j.status == "unscored" for j in results)
+    if results and unscored == len(results):
+        return f"all {len(results)} rows are unscored: nothing was judged"
+    if results and unscored / len(results) > max_share:
+        return f"{unscored} of {len(results)} rows are unscored (more than --max-unscored {max_share:g})"
+    return None
+
 
 def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: float, session: Usage,
               session_items: int) -> list[str]:
