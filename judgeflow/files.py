@@ -17,6 +17,7 @@ import csv
 import io
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -101,12 +102,13 @@ def _binary(sample: bytes) -> bool:
     return False
 
 
+_ESCAPED = re.compile("[\udc80-\udcff]")
+
+
 def _undecodable(text: str) -> str | None:
     """The first byte that was not UTF-8 (kept as a surrogate escape), as 0xNN, or None."""
-    for ch in text:
-        if "\udc80" <= ch <= "\udcff":
-            return f"0x{ord(ch) - 0xDC00:02X}"
-    return None
+    found = None if text.isascii() else _ESCAPED.search(text)
+    return None if found is None else f"0x{ord(found.group()) - 0xDC00:02X}"
 
 
 def _not_utf8(line: str, path: str, n: int) -> InvalidItemError | None:

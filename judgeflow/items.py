@@ -9,6 +9,7 @@ tools are accepted as aliases and recorded in `Item.aliases`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -186,6 +187,9 @@ def passthrough(record: Mapping[str, Any]) -> tuple[Literal[0, 1] | None, dict[s
     return human, {k: v for k, v in record.items() if k not in taken}
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def lone_surrogate(record: Mapping[str, Any]) -> tuple[str, str] | None:
     """(field, the surrogate as \\uXXXX) for the first string in `record` holding a lone surrogate
     (JSON allows "\\ud83d"; such text cannot be encoded, hashed or written as UTF-8), else None."""
@@ -193,9 +197,9 @@ def lone_surrogate(record: Mapping[str, Any]) -> tuple[str, str] | None:
     while stack:
         field, v = stack.pop()
         if isinstance(v, str):
-            for ch in v:
-                if "\ud800" <= ch <= "\udfff":
-                    return field, f"\\u{ord(ch):04x}"
+            found = None if v.isascii() else _SURROGATE.search(v)  # a regex, not a loop over characters
+            if found is not None:
+                return field, f"\\u{ord(found.group()):04x}"
         elif isinstance(v, Mapping):
             stack.extend((field, x) for x in v.values())
             stack.extend((field, x) for x in v.keys())
