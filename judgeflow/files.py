@@ -195,7 +195,8 @@ def _utf8_lines(path: Path) -> Iterator[str]:
         for n, raw in enumerate(f):
             if n == 0 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8):]
-            yield raw.decode("utf-8", errors="surrogateescape")
+            yield raw[:-1].decode("utf-8", errors="surrogateescape") if raw.endswith(b"\n") else \
+                raw.decode("utf-8", errors="surrogateescape")  # as text.split("\n"): a "\r" stays
 
 
 def _jsonl_rows(text: str | Iterable[str], path: str) -> Iterator[Row]:
