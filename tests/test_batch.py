@@ -143,7 +143,7 @@ def test_collect_exits_1_like_run_when_the_finished_run_is_mostly_unscored(tmp_p
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0  # submitted: nothing finished yet
     collect = ["batch", "collect", the_run(tmp_path), "--store", str(tmp_path / "runs.sqlite"), "--wait", "0.01"]
     assert main(collect) == 1
-    assert "all 3 rows are unscored: nothing was judged" in capsys.readouterr().err
+    assert "nothing was judged: 0 of 3 rows are invalid, 3 unscored" in capsys.readouterr().err
     assert [r["status"] for r in rows(tmp_path)] == ["unscored"] * 3  # the output is still written
     assert main(collect) == 1  # collecting a done run again tells the same truth
 

@@ -29,7 +29,7 @@ from ..results import Usage
 from ..runs import runner
 from ..runs.output import file_sha, write_output
 from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
-from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, unscored_verdict
+from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
 from .argtypes import share
 
 
@@ -170,7 +170,7 @@ def _finish(store: RunStore, run: RunInfo, con: Console, max_unscored: float = D
     lines[-1] = cost_line(store, run.run_id, run.settings["model"], prices) or lines[-1]
     for line in lines:
         con.print("  " + line)
-    failed = unscored_verdict(results, max_unscored)
+    failed = run_failure(results, max_unscored)
     if failed:
         con.print(f"[red]{failed}[/red]; see each row's error. Re-judge them online with: "
                   f"judgeflow batch collect {run.run_id}{_store_opt(store)} --online", soft_wrap=True)

@@ -42,7 +42,7 @@ from ..runs.output import OutputError, check_output, check_output_writable, file
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from .argtypes import non_negative_int, positive_int, positive_seconds, share, temperature  # noqa: F401
 from .render import console
-from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, summarize, unscored_verdict
+from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, run_failure, summarize
 from . import ensemble, ray_cmd
 
 #: settings that change the results of a run; a resume must match them
@@ -51,7 +51,7 @@ RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temper
 
 #: an item whose texts together are longer than this is an invalid row, not a huge request
 DEFAULT_MAX_INPUT_CHARS = 200_000
-EXIT_CODES = """exit codes: 0 done; 1 done, but the unscored share is above --max-unscored; 2 bad input or
+EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored; 2 bad input or
 configuration; 3 stopped on a systemic provider error (authentication, refused connection, unknown
 model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
 
@@ -348,18 +348,22 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
         from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
 
         lines[-1] = cost_line(store, run_id, judge.model, prices) or lines[-1]
+    failed = run_failure(results, args.max_unscored)
     if args.json:
-        print(json.dumps(summary_json(results, run_id=run_id, model=judge.model, output=args.output,
-                                      prices=prices, elapsed=elapsed, session_items=stats["items"])))
-        return 0
+        summary = summary_json(results, run_id=run_id, model=judge.model, output=args.output,
+                               prices=prices, elapsed=elapsed, session_items=stats["items"])
+        print(json.dumps({**summary, "failure": failed}))
+        return 1 if failed else 0
     con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
     for note in client_notes(judge):
         con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
     for line in lines:
         con.print("  " + line)
-    failed = unscored_verdict(results, args.max_unscored)
     if failed:
-        con.print(f"[red]{failed}[/red]; see each row's error. Re-judge them with: {command}", soft_wrap=True)
+        again = (f"; re-judge the unscored rows with: {command}" if results.unscored
+                 else "; fix the invalid rows (each row's error names the field and the fix) and run again"
+                 if results.invalid else f" in {args.input}")
+        con.print(f"[red]{failed}[/red]{again}", soft_wrap=True)
         return 1
     return 0
 

@@ -23,6 +23,7 @@ class Tally:
     with the run (except for panels and cascades, whose per-member summary keeps each row's votes)."""
 
     rows: int = 0
+    judged: int = 0
     label_1: int = 0
     label_0: int = 0
     unscored: int = 0
@@ -35,6 +36,7 @@ class Tally:
     def add(self, j: Judgment) -> None:
         self.rows += 1
         if j.status == "judged":
+            self.judged += 1
             self.label_1 += j.label == 1
             self.label_0 += j.label == 0
         self.unscored += j.status == "unscored"
@@ -59,13 +61,15 @@ class Tally:
 DEFAULT_MAX_UNSCORED = 0.5
 
 
-def unscored_verdict(results: Tally | Iterable[Judgment], max_share: float) -> str | None:
-    """Why a finished run is not a success (nothing judged, or too many unscored rows), else None."""
+def run_failure(results: Tally | Iterable[Judgment], max_unscored: float) -> str | None:
+    """Why a finished run is not a success (it judged nothing, or too many rows are unscored), else None."""
     t = Tally.of(results)
-    if t.rows and t.unscored == t.rows:
-        return f"all {t.rows} rows are unscored: nothing was judged"
-    if t.rows and t.unscored / t.rows > max_share:
-        return f"{t.unscored} of {t.rows} rows are unscored (more than --max-unscored {max_share:g})"
+    if not t.judged:
+        if not t.rows:
+            return "nothing was judged: no rows"
+        return f"nothing was judged: {t.invalid} of {t.rows} rows are invalid, {t.rows - t.invalid} unscored"
+    if t.unscored / t.rows > max_unscored:
+        return f"{t.unscored} of {t.rows} rows are unscored (more than --max-unscored {max_unscored:g})"
     return None
 
 
