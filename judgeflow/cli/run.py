@@ -7,6 +7,10 @@ Each finished item is committed to the run store (`--store`, SQLite) at once; th
 is (re)written from the store at the end, or when the run is interrupted, through a temporary
 file and an atomic rename, so it never holds a duplicate or a torn row. `--resume` continues the
 last run that wrote OUTPUT; the store's response cache makes an unchanged item free on any re-run.
+
+Memory does not grow with the input: a JSONL input is read twice, streamed (a first pass checks
+ids and counts rows before anything is judged; stdin is copied to a temporary file for it), the
+output is streamed from the store, and the summary is tallied on the way.
 """
 
 from __future__ import annotations

@@ -91,14 +91,20 @@ async def judge_indexed(
     async def drive() -> None:
         # The first failed commit (e.g. a full disk) ends the run: closing `judged` stops the feed,
         # so at most the calls already in flight are spent; the error reaches the caller once.
+        # The end mark is put only for a consumer still waiting: when the consumer stopped (it
+        # cancels this task), the bounded queue may be full and nobody would ever take it.
         try:
             judged = judge.ajudge_indexed(misses(), concurrency=concurrency)
             async with contextlib.aclosing(judged):
                 async for n, j in judged:
                     seq, key = pending.pop(n)
                     await out.put(finish(seq, j, key))
-        finally:
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
             await out.put(None)
+            raise
+        await out.put(None)
 
     driver = asyncio.create_task(drive())
     try:
