@@ -3,7 +3,7 @@
     python benchmarks/throughput.py                       # latency 50 ms, concurrency 16, 100 and 1000 items
     python benchmarks/throughput.py --latency 0.1 --concurrency 32 --sizes 500
 
-The fake (benchmarks/fake_provider.py) is a real HTTP server on 127.0.0.1 in its own process,
+The fake (tests/fakes/provider.py) is a real HTTP server on 127.0.0.1 in its own process,
 speaking the OpenAI chat-completions wire format with tool calls, so the real openai SDK,
 Instructor's parsing, the LangGraph workflow and the SQLite run store (one commit per item) all
 run. Each configuration first judges `concurrency` items untimed, so the client's connections
@@ -49,7 +49,7 @@ def load(criterion: str, filename: str, n: int) -> list[Item]:
 
 
 def start_fake(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("fake_provider.py")),
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve().parents[1] / "tests" / "fakes" / "provider.py"),
                              "--latency", str(latency), "--asyncio"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None

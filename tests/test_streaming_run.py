@@ -24,9 +24,7 @@ from judgeflow.results import Judgment, Usage
 from judgeflow.runs.store import RunStore
 from judgeflow.runs.summary import Tally, summarize
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from fake_provider import FakeProvider  # noqa: E402
+from fakes import FakeProvider
 
 COUNTS = ("rows", "label_1", "label_0", "unscored", "invalid", "calls", "input_tokens", "output_tokens")
 
