@@ -156,7 +156,7 @@ class SingleJudgment(BaseModel):
 # ---------------------------------------------------------------------------------------------
 
 #: bump when the reply schemas change (part of the LLM backend's cache fingerprint)
-REPLIES_VERSION = 2
+REPLIES_VERSION = 3
 _REPAIRS: ContextVar[list[str] | None] = ContextVar("judgeflow_reply_repairs", default=None)
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
@@ -268,7 +268,7 @@ class _ClaimEntry(ReplyModel):
         return v.strip()
 
 
-def _enum(values: tuple[str, ...], description: str, default: Any = ...) -> tuple[Any, Any]:
+def _enum(values: tuple[str, ...], description: str | None, default: Any = ...) -> tuple[Any, Any]:
     """A string field that the schema restricts to `values` (an enum the model's decoder honours).
 
     Validation checks membership in the reply model's validator instead of a Literal type, so
@@ -301,12 +301,17 @@ def claims_reply(fact_kinds: tuple[str, ...], max_items: int | None = None) -> t
     return model
 
 
-def _verdict_fields(bases: tuple[str, ...], verdicts: tuple[str, ...]) -> dict[str, Any]:
+def _verdict_fields(bases: tuple[str, ...], verdicts: tuple[str, ...], described: bool = True) -> dict[str, Any]:
+    """described=False: no descriptions (the check reply repeats the entry once per claim id, and the
+    prompt already says what evidence, reason, basis and verdict are)."""
+    def d(text: str) -> str | None:
+        return text if described else None
+
     return {  # evidence and reason first: the model quotes and reasons before it decides
-        "evidence": (str, Field(default="", description="A short verbatim quote from the evidence, or empty.")),
-        "reason": (str, Field(default="", description="One sentence explaining the verdict.")),
-        "basis": _enum(bases, "What settled the verdict."),
-        "verdict": _enum(verdicts, "The verdict."),
+        "evidence": (str, Field(default="", description=d("A short verbatim quote from the evidence, or empty."))),
+        "reason": (str, Field(default="", description=d("One sentence explaining the verdict."))),
+        "basis": _enum(bases, d("What settled the verdict.")),
+        "verdict": _enum(verdicts, d("The verdict.")),
     }
 
 
@@ -360,7 +365,7 @@ def _entries(reply: BaseModel) -> list[tuple[str, Any]]:
 @lru_cache(maxsize=1024)
 def checks_reply(bases: tuple[str, ...], verdicts: tuple[str, ...], ids: tuple[str, ...]) -> type[ReplyModel]:
     """Check reply: {"c1": {"evidence", "reason", "basis", "verdict"}, ...}, every id required."""
-    entry = create_model("ClaimVerdict", __base__=ReplyModel, **_verdict_fields(bases, verdicts))
+    entry = create_model("ClaimVerdict", __base__=ReplyModel, **_verdict_fields(bases, verdicts, described=False))
 
     def to_checks(self: Any) -> list[ClaimCheck]:
         return [ClaimCheck(claim_id=i, **e.model_dump()) for i, e in _entries(self)]

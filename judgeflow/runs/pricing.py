@@ -1,6 +1,8 @@
 """Estimated cost of a run: a small price table per model, which users can override.
 
-Prices are US dollars per million tokens (input, output), list prices for online calls;
+Prices are US dollars per million tokens (input, output, and where the provider caches prompts
+`cached_input` for tokens served from its cache and `cache_write` for Anthropic cache writes;
+`usage.cached_tokens` / `usage.cache_write_tokens` are priced so), list prices for online calls;
 provider batch APIs cost `BATCH_DISCOUNT` of that. Prices change: override or extend the table
 with a TOML or JSON file, passed as `--prices FILE` or named by $JUDGEFLOW_PRICES:
 
@@ -38,23 +40,27 @@ class Price(BaseModel):
 
     input: float
     output: float
+    cached_input: float | None = None
+    """Prompt tokens served from the provider's prompt cache (None: priced as `input`)."""
+    cache_write: float | None = None
+    """Prompt tokens written to Anthropic's prompt cache (None: priced as `input`)."""
 
 
 #: list prices (USD per 1M tokens) checked in late 2025; override with --prices for yours
-PRICES: dict[str, Price] = {
-    "openai/gpt-4o-mini": Price(input=0.15, output=0.60),
-    "openai/gpt-4o": Price(input=2.50, output=10.00),
-    "openai/gpt-4.1": Price(input=2.00, output=8.00),
-    "openai/gpt-4.1-mini": Price(input=0.40, output=1.60),
-    "openai/gpt-4.1-nano": Price(input=0.10, output=0.40),
-    "openai/gpt-5": Price(input=1.25, output=10.00),
-    "openai/gpt-5-mini": Price(input=0.25, output=2.00),
-    "openai/gpt-5-nano": Price(input=0.05, output=0.40),
-    "anthropic/claude-opus-4-1": Price(input=15.00, output=75.00),
-    "anthropic/claude-sonnet-4-5": Price(input=3.00, output=15.00),
-    "anthropic/claude-sonnet-4": Price(input=3.00, output=15.00),
-    "anthropic/claude-haiku-4-5": Price(input=1.00, output=5.00),
-    "anthropic/claude-3-5-haiku": Price(input=0.80, output=4.00),
+PRICES: dict[str, Price] = {  # cached_input: OpenAI cached input; Anthropic cache reads (0.1x), writes (1.25x, 5 min)
+    "openai/gpt-4o-mini": Price(input=0.15, output=0.60, cached_input=0.075),
+    "openai/gpt-4o": Price(input=2.50, output=10.00, cached_input=1.25),
+    "openai/gpt-4.1": Price(input=2.00, output=8.00, cached_input=0.50),
+    "openai/gpt-4.1-mini": Price(input=0.40, output=1.60, cached_input=0.10),
+    "openai/gpt-4.1-nano": Price(input=0.10, output=0.40, cached_input=0.025),
+    "openai/gpt-5": Price(input=1.25, output=10.00, cached_input=0.125),
+    "openai/gpt-5-mini": Price(input=0.25, output=2.00, cached_input=0.025),
+    "openai/gpt-5-nano": Price(input=0.05, output=0.40, cached_input=0.005),
+    "anthropic/claude-opus-4-1": Price(input=15.00, output=75.00, cached_input=1.50, cache_write=18.75),
+    "anthropic/claude-sonnet-4-5": Price(input=3.00, output=15.00, cached_input=0.30, cache_write=3.75),
+    "anthropic/claude-sonnet-4": Price(input=3.00, output=15.00, cached_input=0.30, cache_write=3.75),
+    "anthropic/claude-haiku-4-5": Price(input=1.00, output=5.00, cached_input=0.10, cache_write=1.25),
+    "anthropic/claude-3-5-haiku": Price(input=0.80, output=4.00, cached_input=0.08, cache_write=1.00),
 }
 FREE_PROVIDERS = ("ollama", "baseline")
 
@@ -104,5 +110,12 @@ def estimate_cost(model: str, usage: Usage, *, prices: dict[str, Price] | None =
     price = price_for(model, prices)
     if price is None:
         return None
-    cost = (usage.input_tokens * price.input + usage.output_tokens * price.output) / 1_000_000
+    cached, written = usage.cached_tokens, usage.cache_write_tokens
+    fresh = max(usage.input_tokens - cached - written, 0)
+    cost = (fresh * price.input + cached * _or(price.cached_input, price.input)
+            + written * _or(price.cache_write, price.input) + usage.output_tokens * price.output) / 1_000_000
     return cost * BATCH_DISCOUNT if batch else cost
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
