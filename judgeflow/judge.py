@@ -21,6 +21,7 @@ from .errors import ConfigError, InvalidItemError
 from .items import MODES, Item, passthrough
 from .languages import item_language
 from .results import Judgment
+from .scheduling import by_evidence
 from .workflow import JudgeContext, JudgeState, Strategy, build_graph
 
 if TYPE_CHECKING:  # types only: the store is passed in, never imported at run time
@@ -193,7 +194,7 @@ class Judge:
         async def feed() -> None:
             tasks: set[asyncio.Task[None]] = set()
             try:
-                async for seq, obj in _aenumerate(items):
+                async for seq, obj in by_evidence(_aenumerate(items)):  # shared sources adjacent
                     if failed:
                         break
                     await sem.acquire()

@@ -51,8 +51,11 @@ TOKENS_PER_CLAIM = 60
 
 
 def max_claims(answer: str, cap: int = 40) -> int:
-    """How many claims an answer of this length may be split into (the schema's maxItems)."""
-    return max(3, min(cap, len(answer) // 30 + 2))
+    """How many claims an answer of this length may be split into (the schema's maxItems): a power
+    of two from 4 up, so answers of similar length get the same schema (a provider's prompt cache
+    holds the tool schema at the start of its prefix)."""
+    need = max(3, len(answer) // 30 + 2)
+    return min(cap, 1 << (need - 1).bit_length())
 
 
 class LLMJudge:

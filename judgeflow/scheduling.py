@@ -1,0 +1,49 @@
+"""The order items are sent in: items that share evidence go one after another.
+
+A provider caches the common prefix of requests (static instructions and schema, then the
+evidence); the cache only helps when requests sharing a source arrive close together. FaithBench
+has several summaries per article and a RAG evaluation asks many questions of one document, but
+input files rarely keep them adjacent. `by_evidence` regroups (position, item) pairs within a
+bounded window: the first item of each source keeps its place, later items with the same source
+move up behind it, everything else keeps its order. Positions travel with the items, so results
+can still be put back in input order; memory stays bounded by the window.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+#: items read ahead to find ones that share a source
+WINDOW = 512
+
+
+def evidence_key(obj: Any) -> str | None:
+    """A key shared by items with the same source or spec; None if there is none (judged in place)."""
+    texts = getattr(obj, "source", None) or getattr(obj, "spec", None)
+    if not texts:
+        return None
+    joined = "\x00".join(texts) if isinstance(texts, list) else str(texts)
+    return hashlib.blake2b(joined.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+async def by_evidence(pairs: AsyncIterator[tuple[int, Any]], window: int = WINDOW) -> AsyncIterator[tuple[int, Any]]:
+    """`pairs` regrouped so that items sharing evidence are adjacent (stable, within `window` items)."""
+    buffer: list[tuple[int, Any]] = []
+    async for pair in pairs:
+        buffer.append(pair)
+        if len(buffer) >= window:
+            for p in _grouped(buffer):
+                yield p
+            buffer = []
+    for p in _grouped(buffer):
+        yield p
+
+
+def _grouped(pairs: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    groups: dict[Any, list[tuple[int, Any]]] = {}
+    for n, (seq, obj) in enumerate(pairs):
+        key = evidence_key(obj)
+        groups.setdefault(("own", n) if key is None else key, []).append((seq, obj))
+    return [p for group in groups.values() for p in group]
