@@ -194,7 +194,7 @@ class Judge:
         async def feed() -> None:
             tasks: set[asyncio.Task[None]] = set()
             try:
-                async for seq, obj in by_evidence(_aenumerate(items)):  # shared sources adjacent
+                async for seq, obj in by_evidence(_as_items(_aenumerate(items))):  # shared sources adjacent
                     if failed:
                         break
                     await sem.acquire()
@@ -250,6 +250,11 @@ def _deprecated_store() -> None:
     warnings.warn("Judge.ajudge_many/judge_many(store=..., run=...) is deprecated; use "
                   "judgeflow.runs.runner.ajudge_many/judge_many(judge, items, store=..., run=...)",
                   DeprecationWarning, stacklevel=4)
+
+
+async def _as_items(pairs: AsyncIterator[tuple[int, ItemLike]]) -> AsyncIterator[tuple[int, ItemLike]]:
+    async for seq, obj in pairs:
+        yield seq, as_item(obj)
 
 
 async def _aenumerate(items: Iterable[ItemLike] | AsyncIterable[ItemLike]) -> AsyncIterator[tuple[int, ItemLike]]:

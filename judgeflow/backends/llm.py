@@ -36,12 +36,12 @@ import json
 import logging
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
-import anthropic
 import instructor
 import openai
 from instructor.core.exceptions import IncompleteOutputException, InstructorError, InstructorRetryException
@@ -129,6 +129,16 @@ def _instructor_mode(provider: str, structured: str) -> instructor.Mode:
     return instructor.Mode.JSON_SCHEMA if structured == "json_schema" else instructor.Mode.JSON
 
 
+def _errors(name: str) -> tuple[type[BaseException], ...]:
+    """The SDKs' exception class `name` (openai's, and anthropic's once something imported it:
+    an anthropic error can only come from an imported anthropic SDK)."""
+    found: list[type[BaseException]] = [getattr(openai, name)]
+    anthropic = sys.modules.get("anthropic")
+    if anthropic is not None and hasattr(anthropic, name):
+        found.append(getattr(anthropic, name))
+    return tuple(found)
+
+
 def _status(e: BaseException) -> int | None:
     return getattr(e, "status_code", None)
 
@@ -136,9 +146,9 @@ def _status(e: BaseException) -> int | None:
 def classify(e: BaseException) -> tuple[str, str] | None:
     """(kind, what to do) for a systemic provider error that will fail every call alike, else None."""
     status = _status(e)
-    if isinstance(e, (openai.APITimeoutError, anthropic.APITimeoutError)):
+    if isinstance(e, _errors("APITimeoutError")):
         return None  # slow, not broken: the SDK's retries handle it
-    if isinstance(e, (openai.APIConnectionError, anthropic.APIConnectionError)):
+    if isinstance(e, _errors("APIConnectionError")):
         return ("connection", "cannot connect: check --base-url (host, port, scheme) and that the server is running")
     if status in (401, 403):
         return (f"HTTP {status}", "authentication failed: check the API key (OPENAI_API_KEY / ANTHROPIC_API_KEY / "
@@ -466,7 +476,7 @@ class _Provider(Exception):
 
 
 def _is_provider_error(e: BaseException | None) -> bool:
-    if isinstance(e, (openai.APIError, anthropic.APIError)):
+    if isinstance(e, _errors("APIError")):
         return True
     # SDKs reached through from_provider (google-genai, boto3, mistralai): their HTTP errors
     return e is not None and type(e).__module__.split(".")[0] in ("google", "botocore", "mistralai") \
@@ -621,6 +631,8 @@ def make_client(
                     "or use --model baseline/lexical to judge offline"
                 )
             key = "not-needed"
+        import anthropic  # imported only when an anthropic/ model is used (~0.9 s)
+
         raw = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, **kwargs)
         if base_url is None:
             temperature = None
