@@ -36,6 +36,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))
+from fake_provider import start_async_fake  # noqa: E402
+
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
 REPEAT = 3
 CASES = (("factual", "factual_qa.jsonl"), ("faithfulness", "faithfulness.jsonl"))
@@ -152,22 +155,10 @@ async def ideal_case(url: str, c: int, n: int) -> tuple[float, float, int, int]:
     return await judge_all(judge, load("factual_qa.jsonl", n, ""), c)
 
 
-def start_fast_fake(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
-    """benchmarks/fake_provider.py --asyncio: a minimal fake on one asyncio loop (little CPU per request)."""
-    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("fake_provider.py")),
-                             "--latency", str(latency_ms / 1000), "--asyncio"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline() if proc.stdout else ""
-    if not line.startswith("READY "):
-        proc.kill()
-        raise SystemExit(f"fake provider did not start: {line!r}")
-    return proc, line.split()[1]
-
-
 def ideal_ratios(n: int) -> list[dict[str, Any]]:
     rows = []
     for latency_ms in (50, 200):
-        proc, url = start_fast_fake(latency_ms)
+        proc, url = start_async_fake(latency_ms / 1000)
         try:
             for c in (16, 64):
                 before = server_cpu(proc)
