@@ -134,3 +134,24 @@ def test_the_summary_prices_a_batch_run_at_half(tmp_path: Path, fake: FakeProvid
     assert main(["batch", "collect", the_run(tmp_path), "--store", str(tmp_path / "runs.sqlite"), "--wait", "0.01"]) == 0
     tokens = sum(r["usage"]["input_tokens"] for r in rows(tmp_path))
     assert f"${tokens * 1000 / 1e6 / 2:,.4f} for 4 batch calls" in capsys.readouterr().err
+
+
+def test_collect_exits_1_like_run_when_the_finished_run_is_mostly_unscored(tmp_path: Path, fake: FakeProvider,
+                                                                             capsys) -> None:
+    write_items(tmp_path / "in.jsonl", 3)
+    fake.batch.corrupt = {f"Item-00{i}": {"claims": "not a list"} for i in range(3)}
+    assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0  # submitted: nothing finished yet
+    collect = ["batch", "collect", the_run(tmp_path), "--store", str(tmp_path / "runs.sqlite"), "--wait", "0.01"]
+    assert main(collect) == 1
+    assert "nothing was judged: 0 of 3 rows are invalid, 3 unscored" in capsys.readouterr().err
+    assert [r["status"] for r in rows(tmp_path)] == ["unscored"] * 3  # the output is still written
+    assert main(collect) == 1  # collecting a done run again tells the same truth
+
+
+def test_collect_honours_max_unscored(tmp_path: Path, fake: FakeProvider) -> None:
+    write_items(tmp_path / "in.jsonl", 3)
+    fake.batch.corrupt = {"Item-001": {"claims": "not a list"}}
+    assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
+    collect = ["batch", "collect", the_run(tmp_path), "--store", str(tmp_path / "runs.sqlite"), "--wait", "0.01"]
+    assert main([*collect, "--max-unscored", "0.2"]) == 1  # 1 of 3 unscored is above 0.2
+    assert main(collect) == 0  # and below the default 0.5

@@ -197,7 +197,7 @@ def test_failed_lines_are_sent_again_and_never_served_to_a_later_run(tmp_path: P
     write_items(tmp_path / "in.jsonl", 10)
     assert main(run_args(tmp_path, fake, provider, "--batch")) == 0
     first = runs(tmp_path)[0]
-    assert collect(tmp_path, first, "--wait", "0.01") == 0
+    assert collect(tmp_path, first, "--wait", "0.01") == 1  # done, but every row unscored: not a success
     assert fake.created(provider) == MAX_ATTEMPTS  # each failed line tried MAX_ATTEMPTS times
     assert fake.failed_lines() == 10 * MAX_ATTEMPTS and not fake.paid_lines()
     assert all(r["status"] == "unscored" and r["label"] is None and "batch request" in r["error"]
@@ -260,9 +260,10 @@ def test_collect_online_re_judges_unscored_items_of_a_finished_run(tmp_path: Pat
     write_items(tmp_path / "in.jsonl", 4)
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
     run_id = runs(tmp_path)[0]
-    assert collect(tmp_path, run_id, "--wait", "0.01") == 0
+    code = collect(tmp_path, run_id, "--wait", "0.01")
     unscored = [r["id"] for r in rows(tmp_path) if r["status"] == "unscored"]
     assert unscored and fake.online_calls() == []
+    assert code == (1 if len(unscored) / 4 > 0.5 else 0)  # done, but mostly unscored is not a success
     fake.config(garbage_rate=0.0)
     assert collect(tmp_path, run_id, "--online") == 0
     assert len(fake.online_calls()) >= len(unscored)  # each unscored item asked online at least once
@@ -313,8 +314,9 @@ def test_the_summary_prices_batch_and_online_calls_apart(tmp_path: Path, start, 
     write_items(tmp_path / "in.jsonl", 3)
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
     run_id = runs(tmp_path)[0]
-    assert collect(tmp_path, run_id, "--wait", "0.01") == 0
-    assert any(r["status"] == "unscored" for r in rows(tmp_path))
+    code = collect(tmp_path, run_id, "--wait", "0.01")
+    unscored = sum(r["status"] == "unscored" for r in rows(tmp_path))
+    assert unscored and code == (1 if unscored / 3 > 0.5 else 0)
     fake.config(garbage_rate=0.0)
     capsys.readouterr()
     assert collect(tmp_path, run_id, "--online") == 0  # the unscored items are judged again online

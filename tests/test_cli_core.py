@@ -259,3 +259,18 @@ def test_run_says_which_aliases_it_read(tmp_path, capsys) -> None:
                  "--no-progress"]) == 0
     err = " ".join(capsys.readouterr().err.split())
     assert "'response' as answer" in err and "'context' as source" in err
+
+
+def test_a_run_that_judged_nothing_is_not_a_success(tmp_path, capsys) -> None:
+    from judgeflow.cli import main
+
+    empty, bad = tmp_path / "empty.jsonl", tmp_path / "bad.jsonl"
+    empty.write_text("")
+    bad.write_text('{"id": "a"}\n{"id": "b", "answer": "x"}\n')
+    store = ["--store", str(tmp_path / "s.sqlite")]
+    assert main(["run", str(empty), "-o", str(tmp_path / "e.jsonl"), *store]) == 1
+    assert "nothing was judged: no rows in" in capsys.readouterr().err
+    assert main(["run", str(bad), "-o", str(tmp_path / "b.jsonl"), *store, "--json"]) == 1
+    out = capsys.readouterr().out
+    assert '"failure": "nothing was judged: 2 of 2 rows are invalid, 0 unscored"' in out
+    assert len((tmp_path / "b.jsonl").read_text().splitlines()) == 2  # both rows still written, as errors

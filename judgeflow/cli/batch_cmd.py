@@ -29,7 +29,8 @@ from ..results import Usage
 from ..runs import runner
 from ..runs.output import file_sha, write_output
 from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
-from ..runs.summary import summarize
+from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
+from .argtypes import share
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -43,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     cp.add_argument("--wait", type=float, metavar="SECONDS", help="poll every SECONDS until the run is done")
     cp.add_argument("--online", action="store_true",
                     help="re-judge online the items whose batch reply was invalid or failed (also once the run is done)")
+    cp.add_argument("--max-unscored", type=share, default=DEFAULT_MAX_UNSCORED, metavar="SHARE",
+                    help=f"exit 1 when the run is done and more than this share of its rows is unscored "
+                         f"(default {DEFAULT_MAX_UNSCORED})")
     cp.add_argument("--keep-batch-files", action="store_true",
                     help="keep the batch input/output files at the provider (default: deleted once the replies "
                          "are stored; they hold every prompt)")
@@ -66,10 +70,11 @@ def _rows(run: RunInfo) -> list[Any]:
     return rows[:limit] if limit else rows
 
 
-def submit(store: RunStore, run_id: str, rows: list[Any], *, con: Console, http_client: Any = None) -> int:
+def submit(store: RunStore, run_id: str, rows: list[Any], *, con: Console, http_client: Any = None,
+           max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
     """Record what needs no model call and submit the first batch (called by `judgeflow run --batch`)."""
     run = store.get_run(run_id)
-    return asyncio.run(_step(store, run, rows, _provider(run, http_client), con))
+    return asyncio.run(_step(store, run, rows, _provider(run, http_client), con, max_unscored=max_unscored))
 
 
 def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> None:
@@ -91,7 +96,7 @@ def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> No
 
 
 async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, con: Console,
-                *, online: bool = False) -> int:
+                *, online: bool = False, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
     """Judge as far as the replies allow, then submit the next round, or finish the run."""
     ledger = BatchLedger(store)
     _reconcile(store, run, provider, con)
@@ -123,8 +128,7 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
     if online:
         await _rejudge_online(store, run, rows)
     store.set_status(run.run_id, "done")
-    _finish(store, run, con)
-    return 0
+    return _finish(store, run, con, max_unscored)
 
 
 def open_batches_note(store: RunStore, run_id: str) -> str | None:
@@ -154,7 +158,8 @@ async def _rejudge_online(store: RunStore, run: RunInfo, rows: list[Any]) -> Non
         BatchLedger(store).mark_items(run.run_id, [j.id], batch=False)
 
 
-def _finish(store: RunStore, run: RunInfo, con: Console) -> None:
+def _finish(store: RunStore, run: RunInfo, con: Console, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
+    """Write the output and the summary; 1 when nothing was judged or too many rows are unscored, like `run`."""
     results = list(store.results(run.run_id))
     if run.output_path:
         write_output(store, run.run_id, Path(run.output_path), trace=bool(run.settings.get("trace")))
@@ -165,6 +170,12 @@ def _finish(store: RunStore, run: RunInfo, con: Console) -> None:
     lines[-1] = cost_line(store, run.run_id, run.settings["model"], prices) or lines[-1]
     for line in lines:
         con.print("  " + line)
+    failed = run_failure(results, max_unscored)
+    if failed:
+        con.print(f"[red]{failed}[/red]; see each row's error. Re-judge them online with: "
+                  f"judgeflow batch collect {run.run_id}{_store_opt(store)} --online", soft_wrap=True)
+        return 1
+    return 0
 
 
 def cost_line(store: RunStore, run_id: str, model: str, prices: Any) -> str | None:
@@ -237,15 +248,15 @@ def cmd_collect(args: argparse.Namespace, *, http_client: Any = None) -> int:
             if run.status == "done":
                 if args.online:
                     asyncio.run(_rejudge_online(store, run, _rows(run)))
-                _finish(store, run, con)
-                return 0
+                return _finish(store, run, con, args.max_unscored)
             provider = _provider(run, http_client)
             _reconcile(store, run, provider, con)
             waiting = _collect_ended(store, run, provider, con, keep_files=args.keep_batch_files)
             if not waiting:
-                asyncio.run(_step(store, run, _rows(run), provider, con, online=args.online))
+                code = asyncio.run(_step(store, run, _rows(run), provider, con, online=args.online,
+                                         max_unscored=args.max_unscored))
                 if store.get_run(run.run_id).status == "done" or not args.wait:
-                    return 0
+                    return code
                 continue
             for line in waiting:
                 con.print(f"run {run.run_id}: {line}")

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import math
 import shlex
 import signal
 import threading
@@ -40,8 +39,9 @@ from ..results import Judgment, Usage
 from ..runs import runner
 from ..runs.output import OutputError, check_output, check_output_writable, file_sha, write_output  # noqa: F401 (old paths)
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
+from .argtypes import non_negative_int, positive_int, positive_seconds, share, temperature  # noqa: F401
 from .render import console
-from ..runs.summary import summarize
+from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
 from . import ensemble, ray_cmd
 
 #: settings that change the results of a run; a resume must match them
@@ -50,46 +50,9 @@ RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temper
 
 #: an item whose texts together are longer than this is an invalid row, not a huge request
 DEFAULT_MAX_INPUT_CHARS = 200_000
-#: a finished run exits 1 when more than this share of its rows is unscored
-DEFAULT_MAX_UNSCORED = 0.5
-EXIT_CODES = """exit codes: 0 done; 1 done, but the unscored share is above --max-unscored; 2 bad input or
+EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored; 2 bad input or
 configuration; 3 stopped on a systemic provider error (authentication, refused connection, unknown
 model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a whole number >= 1."""
-    return _number(text, int, lambda v: v >= 1, "a whole number of at least 1")
-
-
-def non_negative_int(text: str) -> int:
-    """argparse type: a whole number >= 0."""
-    return _number(text, int, lambda v: v >= 0, "a whole number of at least 0")
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a finite number of seconds > 0."""
-    return _number(text, float, lambda v: math.isfinite(v) and v > 0, "a number of seconds above 0, e.g. 120")
-
-
-def temperature(text: str) -> float:
-    """argparse type: a finite sampling temperature >= 0."""
-    return _number(text, float, lambda v: math.isfinite(v) and v >= 0, "a number of at least 0, e.g. 0 or 0.7")
-
-
-def share(text: str) -> float:
-    """argparse type: a share between 0 and 1."""
-    return _number(text, float, lambda v: math.isfinite(v) and 0 <= v <= 1, "a share between 0 and 1, e.g. 0.5")
-
-
-def _number(text: str, kind: Any, ok: Any, what: str) -> Any:
-    try:
-        value = kind(text)
-    except ValueError:
-        value = None
-    if value is None or not ok(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
-    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -326,7 +289,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.batch:
             from .batch_cmd import submit
 
-            return submit(store, run_id, rows, con=con)
+            return submit(store, run_id, rows, con=con, max_unscored=args.max_unscored)
         already = len(store.finished_ids(run_id))
         if already or args.resume:
             again = store.count(run_id) - already
@@ -368,19 +331,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
 
         lines[-1] = cost_line(store, run_id, judge.model, prices) or lines[-1]
+    failed = run_failure(results, args.max_unscored)
     if args.json:
-        print(json.dumps(summary_json(results, run_id=run_id, model=judge.model, output=args.output,
-                                      prices=prices, elapsed=elapsed, session_items=stats["items"])))
-        return 0
+        summary = summary_json(results, run_id=run_id, model=judge.model, output=args.output,
+                               prices=prices, elapsed=elapsed, session_items=stats["items"])
+        print(json.dumps({**summary, "failure": failed}))
+        return 1 if failed else 0
     con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
     for note in client_notes(judge):
         con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
     for line in lines:
         con.print("  " + line)
-    unscored = sum(j.status == "unscored" for j in results)
-    if results and unscored / len(results) > args.max_unscored:
-        con.print(f"[red]{unscored} of {len(results)} rows are unscored[/red] (more than --max-unscored "
-                  f"{args.max_unscored:g}); see each row's error. Re-judge them with: {command}", soft_wrap=True)
+    if failed:
+        statuses = {j.status for j in results}
+        again = (f"; re-judge the unscored rows with: {command}" if "unscored" in statuses
+                 else "; fix the invalid rows (each row's error names the field and the fix) and run again"
+                 if "invalid" in statuses else f" in {args.input}")
+        con.print(f"[red]{failed}[/red]{again}", soft_wrap=True)
         return 1
     return 0
 

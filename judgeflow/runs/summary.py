@@ -8,6 +8,22 @@ from typing import Any
 from ..results import Judgment, Usage
 from .pricing import estimate_cost
 
+#: a finished run exits 1 when more than this share of its rows is unscored
+DEFAULT_MAX_UNSCORED = 0.5
+
+
+def run_failure(results: list[Judgment], max_unscored: float) -> str | None:
+    """Why a finished run is not a success (it judged nothing, or too many rows are unscored), else None."""
+    if not any(j.status == "judged" for j in results):
+        if not results:
+            return "nothing was judged: no rows"
+        invalid = sum(j.status == "invalid" for j in results)
+        return f"nothing was judged: {invalid} of {len(results)} rows are invalid, {len(results) - invalid} unscored"
+    unscored = sum(j.status == "unscored" for j in results)
+    if unscored / len(results) > max_unscored:
+        return f"{unscored} of {len(results)} rows are unscored (more than --max-unscored {max_unscored:g})"
+    return None
+
 
 def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: float, session: Usage,
               session_items: int) -> list[str]:
