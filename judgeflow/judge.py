@@ -21,7 +21,7 @@ from .errors import ConfigError, InvalidItemError
 from .items import MODES, Item, passthrough
 from .languages import item_language
 from .results import Judgment
-from .scheduling import by_evidence
+from .scheduling import FirstOfSource, by_evidence
 from .workflow import JudgeContext, JudgeState, Strategy, build_graph
 
 if TYPE_CHECKING:  # types only: the store is passed in, never imported at run time
@@ -182,9 +182,13 @@ class Judge:
         sem = asyncio.Semaphore(limit)
         failed: list[BaseException] = []  # the first unexpected failure stops the feed; raised once, below
 
+        firsts = FirstOfSource()
+
         async def one(seq: int, it: ItemLike) -> None:
             try:
-                await queue.put((seq, await self.ajudge(it)))
+                async with firsts.turn(it):  # a source's later items wait for its first (the provider's cache)
+                    judged = await self.ajudge(it)
+                await queue.put((seq, judged))
             except Exception as e:  # noqa: BLE001 - e.g. ProviderUnavailable or a failed commit: ends the run at once
                 failed.append(e)  # stops the feed
                 await queue.put(e)

@@ -7,10 +7,17 @@ input files rarely keep them adjacent. `by_evidence` regroups (position, item) p
 bounded window: the first item of each source keeps its place, later items with the same source
 move up behind it, everything else keeps its order. Positions travel with the items, so results
 can still be put back in input order; memory stays bounded by the window.
+
+Adjacent items would otherwise be in flight together, and a request sent while the first one with
+that prefix is still in flight misses the provider's cache: `FirstOfSource` holds a source's later
+items until its first item is judged (one item's latency per source; the later ones then run
+concurrently).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -47,3 +54,28 @@ def _grouped(pairs: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
         key = evidence_key(obj)
         groups.setdefault(("own", n) if key is None else key, []).append((seq, obj))
     return [p for group in groups.values() for p in group]
+
+
+class FirstOfSource:
+    """Later items of a source wait until the first item of that source has been judged."""
+
+    def __init__(self, keep: int = 4 * WINDOW) -> None:
+        self._done: dict[str, asyncio.Event] = {}
+        self._keep = keep
+
+    @contextlib.asynccontextmanager
+    async def turn(self, obj: Any) -> AsyncIterator[None]:
+        key = evidence_key(obj)
+        event = self._done.get(key) if key is not None else None
+        if key is None or event is not None:
+            if event is not None:
+                await event.wait()
+            yield
+            return
+        if len(self._done) >= self._keep:  # bounded memory: forget finished sources
+            self._done = {k: e for k, e in self._done.items() if not e.is_set()}
+        event = self._done[key] = asyncio.Event()
+        try:
+            yield
+        finally:
+            event.set()
