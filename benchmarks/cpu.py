@@ -14,7 +14,7 @@ fake server's CPU (another process) is not counted.
 2. Where it goes: cProfile of the graph runs, own time grouped by package.
 3. Ratio to the ideal: `--ideal-items` (480) factual items, graph strategy, at C=16 and C=64 and
    50 ms and 200 ms provider latency; ideal seconds = items / C * latency * calls per item. This
-   part uses benchmarks/fake_provider.py --asyncio (fixed replies, one asyncio loop): fake_llm.py
+   part uses tests/fakes/provider.py --asyncio (fixed replies, one asyncio loop): fake_llm.py
    spends far more CPU per request than the client (printed in part 1), so against it the rate
    measures the fake, not judgeflow.
 """
@@ -36,8 +36,18 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).parent))
-from fake_provider import start_async_fake  # noqa: E402
+FAST_FAKE = ROOT / "tests" / "fakes" / "provider.py"
+
+
+def start_async_fake(latency: float) -> tuple[subprocess.Popen[str], str]:
+    """tests/fakes/provider.py --asyncio in its own process (little CPU per request): (process, URL)."""
+    proc = subprocess.Popen([sys.executable, str(FAST_FAKE), "--latency", str(latency), "--asyncio"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("READY "):
+        proc.kill()
+        raise SystemExit(f"fake provider did not start: {line!r}")
+    return proc, line.split()[1]
 
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
 REPEAT = 3
@@ -202,7 +212,7 @@ def main() -> int:
         proc.wait(timeout=10)
     print("2. where the graph runs' CPU goes (cProfile own time, by package; profiling inflates the total):")
     where(profile)
-    print("3. ratio to the latency-bound ideal (graph, factual; fake_provider.py --asyncio):")
+    print("3. ratio to the latency-bound ideal (graph, factual; tests/fakes/provider.py --asyncio):")
     ideal_rows = ideal_ratios(args.ideal_items)
     graph = [r["cpu_ms"] for r in cpu_rows if r["strategy"] == "graph"]
     print(f"graph CPU ms/item: {' / '.join(f'{x:.2f}' for x in graph)} (factual / faithfulness); aim <= 5: "

@@ -3,7 +3,7 @@
     python benchmarks/panels.py                      # 200 items, concurrency 16
     python benchmarks/panels.py --items 500 --audit-rate 0.2
 
-Each model is its own local fake provider (benchmarks/fake_provider.py, a real HTTP server in its
+Each model is its own local fake provider (tests/fakes/provider.py, a real HTTP server in its
 own process) with a set latency, priced from a set table (the list prices of the models named,
 USD per 1M tokens). The real openai SDK, Instructor, the LangGraph workflow and the SQLite store
 run; the strategy is `single` (one call an item a judge), the cache is off.
@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fake_provider import start_async_fake as start_fake  # noqa: E402
+from cpu import start_async_fake as start_fake  # noqa: E402
 
 from judgeflow import Judge  # noqa: E402
 from judgeflow.items import Item  # noqa: E402

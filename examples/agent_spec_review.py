@@ -18,7 +18,7 @@ import argparse
 from rich.console import Console
 
 from judgeflow.backends import default_model
-from judgeflow.requirements import SpecJudge, review
+from judgeflow import Judge, review
 
 SPEC = """Release notes for the 2.1 release must:
 - Name the release version 2.1.
@@ -47,7 +47,7 @@ def main() -> None:
     parser.add_argument("--model", default=default_model(), help="provider/model (default: $JUDGEFLOW_MODEL or baseline/lexical)")
     args = parser.parse_args()
 
-    judge = SpecJudge(args.model, mode="spec")  # shared: the spec is split into requirements once
+    judge = Judge(args.model, mode="spec", coverage=True)  # shared: the spec is split into requirements once
     con = Console()
     con.print(f"judge: [bold]{judge.model}[/bold] (1 = the output fails the spec, 0 = it passes)\n")
     for name, output in OUTPUTS.items():

@@ -23,7 +23,7 @@ from .items import Item, load_items, read_items
 from .judge import Judge, judge
 from .panel import Panel
 from .cascade import Cascade
-from .requirements import SpecJudge, review
+from .spec_review import SpecJudge, areview, review
 from .results import ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage
 from .backends.rouge import RougeJudge
 from .runs.store import RunStore
@@ -78,6 +78,7 @@ __all__ = [
     "SpecJudge",
     "TraceEntry",
     "Usage",
+    "areview",
     "build_graph",
     "calibrate",
     "compare",

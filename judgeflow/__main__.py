@@ -1,3 +1,5 @@
+"""`python -m judgeflow`: the command line (judgeflow.cli.main)."""
+
 import sys
 
 from .cli import main

@@ -33,6 +33,7 @@ MOVED: dict[str, str] = {
     "judgeflow.report_html": "judgeflow.calibration.report_html",
     "judgeflow.claims": "judgeflow.schemas",
     "judgeflow.delimit": "judgeflow.prompts",
+    "judgeflow.requirements": "judgeflow.spec_review",
 }
 
 

@@ -1,18 +1,20 @@
-"""Pure aggregation: claim verdicts -> 1 / 0 by the whole-answer rule, in code, not by the model.
+"""Pure aggregation: claim verdicts (and requirement statuses) -> 1 / 0 by rule, in code, not by the model.
 
-The rule: label 1 iff any claim's verdict is one of the criterion's error verdicts. A correct
-core does not excuse a wrong detail elsewhere. An answer with no checkable claims is 0.
+The rule: label 1 iff any claim's verdict is one of the criterion's error verdicts, or (with
+requirement coverage) any requirement is not met. An answer with no checkable claims is 0.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion
-from .results import ClaimResult
+from .results import ClaimResult, Judgment, RequirementResult
+
+Label = Literal[0, 1] | None
 
 
 def merge(claims: Sequence[Claim], checks: Sequence[ClaimCheck], criterion: Criterion) -> list[ClaimResult]:
@@ -52,6 +54,33 @@ def aggregate(claims: Sequence[ClaimResult], criterion: Criterion) -> tuple[Lite
     if len(claims) == 1:
         return 0, f"the one claim passes ({verdicts})"
     return 0, f"all {len(claims)} claims pass ({verdicts})"
+
+
+def cover_label(label: Label, reason: str | None, requirements: Sequence[RequirementResult]) -> tuple[Label, str | None]:
+    """The claims' (label, reason) with requirement coverage: 1 if a claim erred or a requirement is unmet.
+
+    A claims label of None (a claim could not be checked) stays None: the judge could not decide.
+    """
+    unmet = [r for r in requirements if r.status == "not_met"]
+    if unmet:
+        names = "; ".join(f"{r.id} {r.text}" for r in unmet)
+        why = f"requirement{'s' if len(unmet) > 1 else ''} not met: {names}"
+        if label == 1:
+            return 1, f"{reason}; {why}"
+        if label == 0:
+            return 1, why
+        return label, reason
+    if label == 0:
+        met = [r for r in requirements if r.status == "met"]
+        return 0, f"{reason}; {len(met)}/{len(requirements)} requirements met, none unmet"
+    return label, reason
+
+
+def combine(judgment: Judgment, requirements: list[RequirementResult]) -> Judgment:
+    """Put requirement results on a spec judgment, with the label and reason `cover_label` gives."""
+    label, reason = cover_label(judgment.label, judgment.reason, requirements)
+    update: dict[str, Any] = {"requirements": requirements, "label": label, "reason": reason}
+    return judgment.model_copy(update=update)
 
 
 _CITATION = re.compile(r"^\[document \d+, passage \d+\]\s*", re.IGNORECASE)

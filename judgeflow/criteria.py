@@ -53,6 +53,24 @@ class Prompts(BaseModel):
     """One-call strategy: claims and verdicts together."""
 
 
+class CoveragePrompts(BaseModel):
+    """Requirement coverage (spec criteria): split the spec into requirements, mark each against the output."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    system: str
+    """System message for both coverage calls; untrusted text never goes here."""
+    requirements: str
+    """Split the spec into atomic requirements (uses {spec})."""
+    check: str
+    """Mark every requirement met / not_met / not_applicable (uses {answer} and {requirements})."""
+
+
+#: what each coverage prompt may use, and must use
+COVERAGE_FIELDS = {"system": ((), ()), "requirements": (("spec", "question"), ("spec",)),
+                   "check": (("question", "spec", "answer", "requirements"), ("answer", "requirements"))}
+
+
 class Criterion(BaseModel):
     """A judging criterion loaded from a TOML file."""
 
@@ -74,6 +92,8 @@ class Criterion(BaseModel):
     fact_kinds: list[str]
     """Kinds of concrete, checkable facts a claim can state."""
     prompts: Prompts
+    coverage: CoveragePrompts | None = None
+    """Requirement coverage prompts (spec criteria only); used when a Judge has coverage on."""
     path: str = ""
     """Where the criterion was loaded from."""
 
@@ -120,7 +140,28 @@ class Criterion(BaseModel):
                 raise _invalid(f"prompts.{key}", f"lacks {{{missing[0]}}}, so the judge would never see "
                                f"{'the claims' if missing[0] == 'claims' else 'the ' + missing[0]}; add a line "
                                f"{{{missing[0]}}} where it belongs")
+        self._check_coverage()
         return self
+
+    def _check_coverage(self) -> None:
+        if self.coverage is None:
+            return
+        if self.mode != "spec":
+            raise _invalid("coverage", f"requirement coverage applies to spec criteria only (mode = \"spec\"), not {self.mode!r}; "
+                           "remove the [coverage] table")
+        for key, (allowed, needed) in COVERAGE_FIELDS.items():
+            text = getattr(self.coverage, key)
+            try:
+                fields = [field for _, field, _, _ in string.Formatter().parse(text) if field is not None]
+            except ValueError as e:
+                raise _invalid(f"coverage.{key}", f"{e}; write a literal brace as {{{{ or }}}}") from None
+            for field in fields:
+                if field not in allowed:
+                    raise _invalid(f"coverage.{key}", f"uses {{{field}}}; allowed here: {sorted(allowed)}")
+            missing = [f for f in needed if f not in fields]
+            if missing:
+                raise _invalid(f"coverage.{key}", f"lacks {{{missing[0]}}}, so the judge would never see the "
+                               f"{missing[0]}; add a line {{{missing[0]}}} where it belongs")
 
     @property
     def evidence_fields(self) -> list[str]:
@@ -129,8 +170,23 @@ class Criterion(BaseModel):
     @property
     def fingerprint(self) -> str:
         """A hash of everything that determines the judge's behaviour (for caches)."""
-        data = self.model_dump_json(exclude={"path"})
+        data = self.model_dump_json(exclude={"path", "coverage"})  # coverage counts only where it runs
         return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+    @property
+    def coverage_prompts(self) -> CoveragePrompts:
+        """This criterion's coverage prompts; a spec criterion without its own uses spec_compliance's."""
+        if self.coverage is not None:
+            return self.coverage
+        shipped = load_criterion(MODE_DEFAULTS["spec"]).coverage
+        if shipped is None:  # pragma: no cover - the shipped file has them (tested)
+            raise CriterionError("has no [coverage] prompts", path=self.path or self.name)
+        return shipped
+
+    @property
+    def coverage_fingerprint(self) -> str:
+        """A hash of the coverage prompts (part of the cache key where coverage runs)."""
+        return hashlib.sha256(self.coverage_prompts.model_dump_json().encode()).hexdigest()[:16]
 
     def verdict_guide(self) -> str:
         lines = []
@@ -154,6 +210,10 @@ class Criterion(BaseModel):
             **fields,
         }
         return string.Formatter().vformat(getattr(self.prompts, key), (), _Defaulting(values))
+
+    def render_coverage(self, key: str, fields: dict[str, str]) -> str:
+        """Fill coverage prompt `key` ("system", "requirements", "check") with delimited texts."""
+        return string.Formatter().vformat(getattr(self.coverage_prompts, key), (), _Defaulting(fields))
 
 
 def _invalid(key: str, message: str) -> PydanticCustomError:
@@ -239,5 +299,7 @@ def _load_file(path: str, mtime_ns: int = 0, size: int = 0) -> Criterion:
             f"{key + ': ' if key else ''}{err['msg']}{got} ({len(e.errors())} problem(s) in all)",
             path=path, key=key,
         ) from None
-    register_tags(criterion.prompts.model_dump().values())  # its tags are neutralised in untrusted text
+    register_tags(criterion.prompts.model_dump().values())
+    if criterion.coverage is not None:
+        register_tags(criterion.coverage.model_dump().values())  # its tags are neutralised in untrusted text
     return criterion

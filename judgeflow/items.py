@@ -107,20 +107,7 @@ class Item(BaseModel):
             err.record = scrub_surrogates(dict(record))
             err.item_id = str(err.record.get("id") or "") or None
             raise err
-        rec = dict(record)
-        values: dict[str, Any] = {}
-        aliases: dict[str, str] = {}
-        for field in _CANONICAL:
-            if field in rec and not _blank(rec[field]):
-                values[field] = rec.pop(field)
-                continue
-            if field in rec:  # present but blank: treat as absent
-                rec.pop(field)
-            for alias in ALIASES.get(field, ()):
-                if alias in rec and not _blank(rec[alias]):
-                    values[field] = rec.pop(alias)
-                    aliases[field] = alias
-                    break
+        values, aliases, rec = resolve_fields(record)
         item_id = values.get("id")
         item_id = str(item_id) if item_id is not None else (f"line-{line}" if line else None)
 
@@ -175,15 +162,39 @@ class Item(BaseModel):
         return "\n\n".join(f"[Document {i}]\n{d}" for i, d in enumerate(self.source, 1))
 
 
+def resolve_fields(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
+    """Split a raw row into (canonical field -> value, canonical field -> alias used, other fields).
+
+    Each canonical field takes its own name, else the first non-blank alias (ALIASES order); a
+    blank canonical field counts as absent. Everything not taken is an "other field", carried
+    through to the result unchanged, on valid and invalid rows alike.
+    """
+    rec = dict(record)
+    values: dict[str, Any] = {}
+    aliases: dict[str, str] = {}
+    for field in _CANONICAL:
+        if field in rec and not _blank(rec[field]):
+            values[field] = rec.pop(field)
+            continue
+        if field in rec:  # present but blank: treat as absent
+            rec.pop(field)
+        for alias in ALIASES.get(field, ()):
+            if alias in rec and not _blank(rec[alias]):
+                values[field] = rec.pop(alias)
+                aliases[field] = alias
+                break
+    return values, aliases, rec
+
+
 def passthrough(record: Mapping[str, Any]) -> tuple[Literal[0, 1] | None, dict[str, Any]]:
-    """The human label (None if absent or unreadable) and the carried-through fields of a raw row."""
-    taken = {*_CANONICAL, *(a for names in ALIASES.values() for a in names)}
-    label = next((record[k] for k in ("label", *ALIASES["label"]) if not _blank(record.get(k))), None)
+    """The human label (None if absent or unreadable) and the carried-through fields of a raw row
+    (the same other fields a valid row keeps: `resolve_fields`)."""
+    values, _, rest = resolve_fields(record)
     try:
-        human = parse_label(label)
+        human = parse_label(values.get("label"))
     except InvalidItemError:
         human = None
-    return human, {k: v for k, v in record.items() if k not in taken}
+    return human, rest
 
 
 def lone_surrogate(record: Mapping[str, Any]) -> tuple[str, str] | None:

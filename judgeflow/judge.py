@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .registry import Backend, make_backend
+from .coverage import Coverage, requirement_checker
 from .criteria import Criterion, load_criterion
 from .errors import ConfigError, InvalidItemError
 from .items import MODES, Item, passthrough
@@ -47,8 +48,7 @@ def invalid_judgment(err: InvalidItemError, *, model: str | None = None) -> Judg
     human, extra = passthrough(err.record) if err.record is not None else (None, {})
     if err.line:
         extra.setdefault("line", err.line)
-    return Judgment(id=item_id, label=None, status="invalid", error=str(err), model=model, extra=extra,
-                    human_label=human)
+    return Judgment.invalid(item_id, str(err), model=model, extra=extra, human_label=human)
 
 
 class Judge:
@@ -64,6 +64,7 @@ class Judge:
         strategy: Strategy = "graph",
         concurrency: int = DEFAULT_CONCURRENCY,
         keep_trace: bool = True,
+        coverage: bool = False,
         **client_kwargs: Any,
     ) -> None:
         """
@@ -76,6 +77,9 @@ class Judge:
             strategy: "graph" (decompose, then check all claims in one call) or "single" (one call).
             concurrency: items judged at once by `ajudge_many`.
             keep_trace: keep rendered prompts and raw replies on each Judgment.
+            coverage: requirement coverage for items judged by a spec criterion: the spec is
+                split into requirements (once per spec) and each is marked against the output;
+                an unmet requirement makes the label 1 (`Judgment.requirements`).
             **client_kwargs: passed to `llm.make_client` (base_url, api_key, temperature, ...).
         """
         if mode not in (None, "auto", *MODES):
@@ -90,6 +94,7 @@ class Judge:
         self.strategy: Strategy = strategy
         self.concurrency = concurrency
         self.keep_trace = keep_trace
+        self.coverage = Coverage(requirement_checker(self.backend)) if coverage else None
         self._graph = build_graph()
 
     @property
@@ -97,7 +102,8 @@ class Judge:
         return self.backend.model
 
     def context(self) -> JudgeContext:
-        return JudgeContext(backend=self.backend, strategy=self.strategy, criterion=self.criterion, mode=self.mode)
+        return JudgeContext(backend=self.backend, strategy=self.strategy, criterion=self.criterion, mode=self.mode,
+                            coverage=self.coverage)
 
     async def ajudge(self, item: ItemLike) -> Judgment:
         """Judge one item. Bad input gives an `invalid` judgment; judge failures an `unscored` one."""
@@ -119,6 +125,7 @@ class Judge:
             routed_by=state.routed_by,
             reason=state.reason,
             claims=state.results,
+            requirements=state.requirements,
             error=state.error,
             usage=state.usage,
             model=self.model,

@@ -3,8 +3,8 @@
 Claims stay in the answer's language (every criterion's decompose prompt says so, and
 `Claim.text` is described to the model as "in the answer's own language"); verdicts stay in the
 criterion's fixed English vocabulary, enforced by the `ClaimChecks` validator. The language is
-recorded on results as `extra["language"]` by the adapters (`with_language`), and
-`by_language` reports results per language.
+recorded on every result as `Judgment.language` (an input field `language` wins over the guess);
+`by_language` reports results per language, reading an older result's `extra["language"]` too.
 
     detect_language("Москву основал Юрий Долгорукий в 1147 году.")   # "ru"
 """
@@ -82,7 +82,10 @@ def item_language(item: Item) -> str | None:
 
 
 def with_language(item: Item) -> Item:
-    """The item with `extra["language"]` set (kept if the input already had one)."""
+    """The item with `extra["language"]` set (kept if the input already had one).
+
+    Not needed any more: every Judgment has `language`; the adapters no longer add this field
+    (it reached output rows a second time, as `input_language`)."""
     if "language" in item.extra:
         return item
     lang = item_language(item)

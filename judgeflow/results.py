@@ -57,7 +57,7 @@ class ClaimResult(BaseModel):
 
 
 class RequirementResult(BaseModel):
-    """One requirement of a spec and whether the output meets it (see `judgeflow.requirements`)."""
+    """One requirement of a spec and whether the output meets it (see `judgeflow.coverage`)."""
 
     id: str
     text: str
@@ -138,6 +138,16 @@ class Judgment(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
     """The input's other fields, carried through untouched."""
     trace: list[TraceEntry] = Field(default_factory=list)
+
+    @classmethod
+    def unscored(cls, id: str, error: str, **fields: Any) -> Judgment:
+        """The judge could not decide (a failed call, a crash): label None, the reason kept."""
+        return cls(id=id, label=None, status="unscored", error=error, **fields)
+
+    @classmethod
+    def invalid(cls, id: str, error: str, **fields: Any) -> Judgment:
+        """The input row is unusable: label None, the message naming the row and the fix kept."""
+        return cls(id=id, label=None, status="invalid", error=error, **fields)
 
     def to_row(self, *, trace: bool = False) -> dict[str, Any]:
         """The JSONL output row: fixed fields first, then the input's extra fields.

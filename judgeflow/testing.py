@@ -29,7 +29,6 @@ from .criteria import Criterion
 from .errors import ConfigError
 from .items import Item
 from .judge import Judge
-from .languages import with_language
 from .results import Judgment
 from .runs.cache import FileCache, cache_key
 
@@ -98,7 +97,7 @@ def make_item(
                            "question": question}
     rec = {k: v for k, v in rec.items() if v is not None}
     digest = hashlib.sha256(json.dumps(rec, sort_keys=True, default=str, ensure_ascii=False).encode())
-    return with_language(Item.from_record({"id": "check-" + digest.hexdigest()[:10], **rec}))
+    return Item.from_record({"id": "check-" + digest.hexdigest()[:10], **rec})
 
 
 def failure_message(result: Judgment, item: Item) -> str:

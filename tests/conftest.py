@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # tests/fakellm.py
+sys.path.insert(0, str(Path(__file__).parent))  # tests/fakes/ (the one package of test fakes)
 
 ROOT = Path(__file__).resolve().parents[1]
 #: ../shared beside the project (for a git worktree under /work/wt/<name>, the nearest ancestor's)

@@ -15,7 +15,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from judgeflow import ConfigError, Item, Judge, LexicalJudge, list_criteria, load_criterion
 from judgeflow.aggregate import aggregate, merge
-from judgeflow.baselines import split_claims
+from judgeflow.backends.lexical import split_claims
 from judgeflow.results import Usage
 from judgeflow.routing import choose_criterion
 

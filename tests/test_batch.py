@@ -4,17 +4,15 @@ Message Batches): submit, status, collect in two stages, invalid replies, and th
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from judgeflow.cli import main
-from judgeflow.store import RunStore
+from judgeflow.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from fake_provider import FakeProvider  # noqa: E402
+from fakes import FakeProvider  # noqa: E402
 
 PROVIDERS = ["openai", "anthropic"]
 

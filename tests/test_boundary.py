@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakellm import FakeLLM, RawArgs, Status
+from fakes import FakeLLM, RawArgs, Status
 
 from judgeflow import Judge
 from judgeflow.backends import LLMJudge

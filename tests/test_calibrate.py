@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score, precision_score, recall_score
 
-from judgeflow.calibrate import agreement, bootstrap_indices, calibrate, kappa_of
+from judgeflow.calibration.agreement import agreement, bootstrap_indices, calibrate, kappa_of
 from judgeflow.cli import main
 from judgeflow.errors import InvalidItemError
-from judgeflow.labels import read_labels
+from judgeflow.calibration.labels import read_labels
 from judgeflow.results import ClaimResult, Judgment
 
 # 20 fixed pairs: 6 false alarms, 2 misses, 7 true positives, 5 true negatives

@@ -92,7 +92,7 @@ def test_claim_ids_must_be_plain_tokens() -> None:
 
 def test_the_judge_writes_evidence_and_reason_before_the_verdict() -> None:
     # models fill fields in schema order: quote and reason first, decide last
-    from judgeflow.claims import ClaimCheck, JudgedClaim
+    from judgeflow.schemas import ClaimCheck, JudgedClaim
 
     for model in (ClaimCheck, JudgedClaim):
         props = list(model.model_json_schema()["properties"])

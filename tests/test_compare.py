@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from judgeflow.calibrate import bootstrap_indices
+from judgeflow.calibration.agreement import bootstrap_indices
 from judgeflow.cli import main
-from judgeflow.compare import compare, mcnemar_exact
+from judgeflow.calibration.comparison import compare, mcnemar_exact
 from judgeflow.errors import InvalidItemError
 from judgeflow.results import ClaimResult, Judgment
 

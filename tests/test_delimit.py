@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judgeflow.delimit import TAGS, documents, neutralize, tag
+from judgeflow.prompts import TAGS, documents, neutralize, tag
 
 
 @pytest.mark.parametrize("text", [

@@ -6,7 +6,7 @@ import builtins
 import math
 
 import pytest
-from fakellm import FakeLLM
+from fakes import FakeLLM
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 

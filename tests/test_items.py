@@ -208,3 +208,17 @@ def test_a_json_array_file_is_read_item_by_item(tmp_path) -> None:
     (tmp_path / "bad.json").write_text('{"id": 1}')
     with pytest.raises(InvalidItemError, match="array of item objects"):
         list(read_items(tmp_path / "bad.json"))
+
+
+def test_valid_and_invalid_rows_keep_the_same_other_fields() -> None:
+    """A row with both `source` and `context` judges `source`; `context` is an other field on the
+    valid row AND on the invalid one (it was dropped from invalid rows before)."""
+    from judgeflow import Judge
+
+    row = {"id": "q", "source": "Paris is in France.", "context": "unused", "note": "n"}
+    judge = Judge("baseline/lexical")
+    valid = judge.judge({**row, "answer": "Paris is in France."})
+    invalid = judge.judge(row)  # no answer
+    assert invalid.status == "invalid" and valid.status == "judged"
+    assert valid.extra == {"context": "unused", "note": "n"}
+    assert {k: v for k, v in invalid.extra.items() if k != "line"} == valid.extra

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from judgeflow.calibrate import calibrate
+from judgeflow.calibration.agreement import calibrate
 from judgeflow.errors import InvalidItemError
-from judgeflow.labeler import label_file, truncate
-from judgeflow.labels import read_labels
+from judgeflow.calibration.labeller import label_file, truncate
+from judgeflow.calibration.labels import read_labels
 from judgeflow.results import Judgment
 
 SECRET = "JUDGE-REASON-XYZ"

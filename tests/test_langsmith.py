@@ -7,7 +7,7 @@ import uuid
 from datetime import datetime, timezone
 
 import pytest
-from fakellm import FakeLLM
+from fakes import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
 from judgeflow.integrations.langsmith import alangsmith_evaluator, langsmith_evaluator, to_record

@@ -12,10 +12,10 @@ from typing import Any
 
 import httpx2
 import pytest
-from fakellm import FakeLLM, anthropic_body, openai_body
+from fakes import FakeLLM, anthropic_body, openai_body
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge, SingleJudgment, load_criterion
-from judgeflow.claims import JudgedClaim
+from judgeflow.schemas import JudgedClaim
 
 PROVIDERS = ["openai", "anthropic"]
 

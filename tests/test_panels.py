@@ -12,7 +12,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from fakellm import anthropic_body, openai_body
+from fakes import anthropic_body, openai_body
 from judgeflow import Judge
 from judgeflow.backends import LLMJudge
 from judgeflow.cascade import Cascade, audit_draw, cascade_estimate, wilson

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from fakellm import FakeLLM
+from fakes import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, ConfigError, Judge
 from judgeflow.backends import make_backend
-from judgeflow.passages import (
+from judgeflow.backends.passages import (
     PassageJudge,
     cite,
     locate,
@@ -145,7 +145,7 @@ def test_cli_max_source_chars_cites_passages(tmp_path) -> None:  # type: ignore[
 
 
 def test_single_strategy_selects_by_answer_sentences_and_cites() -> None:
-    from judgeflow.claims import JudgedClaim, SingleJudgment
+    from judgeflow.schemas import JudgedClaim, SingleJudgment
 
     llm = FakeLLM("openai", [SingleJudgment(claims=[JudgedClaim(
         id="c1", text="The Kremlin got wooden walls in 1156.", verdict="supported", basis="source",

@@ -13,7 +13,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from fakellm import FakeLLM
+from fakes import FakeLLM
 from judgeflow import Judge
 from judgeflow.runs.pricing import Price, estimate_cost
 from judgeflow.results import Usage

@@ -44,3 +44,12 @@ def test_version() -> None:
 def test_lazy_names_load_on_first_use() -> None:
     for name in judgeflow._LAZY:
         assert callable(getattr(judgeflow, name)), name
+
+
+def test_named_constructors_for_rows_that_are_not_a_score() -> None:
+    from judgeflow import Judgment
+
+    u = Judgment.unscored("q1", "check: provider error", model="m")
+    i = Judgment.invalid("line-3", "in.jsonl:3: no answer", extra={"line": 3})
+    assert (u.label, u.status, u.error, u.model) == (None, "unscored", "check: provider error", "m")
+    assert (i.label, i.status, i.extra) == (None, "invalid", {"line": 3})

@@ -7,9 +7,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from judgeflow.calibrate import Confusion, calibrate
-from judgeflow.compare import compare
-from judgeflow.report_html import calibration_html, comparison_html, svg_confusion, svg_split
+from judgeflow.calibration.agreement import Confusion, calibrate
+from judgeflow.calibration.comparison import compare
+from judgeflow.calibration.report_html import calibration_html, comparison_html, svg_confusion, svg_split
 from judgeflow.results import ClaimResult, Judgment
 
 EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'

@@ -6,23 +6,22 @@ import json
 from pathlib import Path
 
 import pytest
-from fakellm import FakeLLM
+from fakes import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, InvalidItemError, Judgment
 from judgeflow.cli import main
-from judgeflow.requirements import (
+from judgeflow import Judge
+from judgeflow.aggregate import combine
+from judgeflow.backends.llm_judge import LLMRequirementChecker
+from judgeflow.coverage import (
     LexicalRequirementChecker,
-    LLMRequirementChecker,
     Requirement,
     RequirementCheck,
     RequirementChecks,
     Requirements,
-    SpecJudge,
-    as_output_text,
-    combine,
-    review,
     split_requirements,
 )
+from judgeflow.spec_review import as_output_text, review
 from judgeflow.results import RequirementResult
 
 SPEC = """Order confirmation:
@@ -51,7 +50,7 @@ def coverage(*statuses: str) -> RequirementChecks:
 
 def run_review(statuses: tuple[str, ...], *extra_replies: object) -> tuple[Judgment, FakeLLM]:
     llm = FakeLLM("openai", [CLAIMS, CLAIM_CHECKS, REQS, *extra_replies, coverage(*statuses)])
-    judge = SpecJudge(backend=llm.backend(), mode="spec")
+    judge = Judge(backend=llm.backend(), mode="spec", coverage=True)
     return review(OUTPUT, SPEC, judge=judge), llm
 
 
@@ -64,6 +63,7 @@ def test_harmless_extras_pass_when_every_requirement_is_met() -> None:
     coverage_prompt = llm.user_prompts()[3]
     assert '<requirement id="r2">Delivery within 5 business days.</requirement>' in coverage_prompt
     assert "<answer>\nOrder A-1042 is confirmed." in coverage_prompt
+    assert result.language == "en" and "input_language" not in result.to_row()  # one language field
 
 
 def test_a_missing_requirement_fails_and_is_named() -> None:
@@ -91,7 +91,7 @@ def test_a_status_outside_the_vocabulary_is_reasked() -> None:
 def test_spec_is_split_once_for_many_outputs() -> None:
     llm = FakeLLM("anthropic", [CLAIMS, CLAIM_CHECKS, REQS, coverage("met", "met", "met"),
                                 CLAIMS, CLAIM_CHECKS, coverage("met", "not_met", "met")])
-    judge = SpecJudge(backend=llm.backend(), mode="spec", concurrency=1)
+    judge = Judge(backend=llm.backend(), mode="spec", coverage=True, concurrency=1)
     first, second = judge.judge_many([{"id": "a", "answer": OUTPUT, "spec": SPEC},
                                       {"id": "b", "answer": OUTPUT + " Soon.", "spec": SPEC}])
     assert (first.label, second.label) == (0, 1)
@@ -101,7 +101,7 @@ def test_spec_is_split_once_for_many_outputs() -> None:
 
 def test_coverage_failure_leaves_the_item_unscored_not_passed() -> None:
     llm = FakeLLM("openai", [CLAIMS, CLAIM_CHECKS, 500])
-    result = review(OUTPUT, SPEC, judge=SpecJudge(backend=llm.backend(), mode="spec"))
+    result = review(OUTPUT, SPEC, judge=Judge(backend=llm.backend(), mode="spec", coverage=True))
     assert result.label is None and result.status == "unscored"
     assert (result.error or "").startswith("requirements: provider error")
 
@@ -137,8 +137,8 @@ def test_output_as_json_and_bad_spec() -> None:
 
 def test_checkers_fingerprints_differ_and_enter_the_cache_key() -> None:
     assert LexicalRequirementChecker().fingerprint != LLMRequirementChecker(FakeLLM("openai").client()).fingerprint
-    judge = SpecJudge("baseline/lexical")
-    from judgeflow import Item, Judge
+    judge = Judge("baseline/lexical", coverage=True)
+    from judgeflow import Item
     spec_item = Item(id="s", answer="a", spec="b")
     ref_item = Item(id="r", answer="a", reference="b")
     from judgeflow.runs.cache import cache_key
@@ -162,3 +162,39 @@ def test_cli_run_mode_spec_reports_requirements(tmp_path: Path) -> None:
                  "--store", str(tmp_path / "s.sqlite")]) == 0
     plain = {r["id"]: r for r in map(json.loads, out2.read_text().splitlines())}
     assert plain["missing"]["requirements"] is None and plain["missing"]["label"] == 0
+
+
+def test_coverage_is_a_node_of_the_graph_and_routing_runs_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import judgeflow.workflow as workflow
+    from judgeflow import build_graph
+
+    assert "cover" in build_graph().get_graph().nodes
+    calls = []
+    real = workflow.choose_criterion
+    monkeypatch.setattr(workflow, "choose_criterion", lambda *a, **k: calls.append(1) or real(*a, **k))
+    llm = FakeLLM("openai", [CLAIMS, CLAIM_CHECKS, REQS, coverage("met", "met", "met")])
+    result = Judge(backend=llm.backend(), mode="spec", coverage=True).judge({"id": "a", "answer": OUTPUT, "spec": SPEC})
+    assert result.label == 0 and len(calls) == 1
+
+
+def test_spec_judge_and_the_old_module_path_still_work_for_one_release() -> None:
+    import sys
+
+    sys.modules.pop("judgeflow.requirements", None)  # the warning is given on first import
+    with pytest.warns(DeprecationWarning, match="judgeflow.requirements moved to judgeflow.spec_review"):
+        from judgeflow.requirements import SpecJudge, review as old_review  # noqa: F401
+    assert old_review is review
+    with pytest.warns(DeprecationWarning, match="Judge\\(model, coverage=True"):
+        judge = SpecJudge("baseline/lexical", mode="spec")
+    assert isinstance(judge, Judge) and judge.coverage is not None
+
+
+def test_coverage_prompts_belong_to_spec_criteria_only(tmp_path: Path) -> None:
+    from judgeflow import CriterionError, load_criterion
+
+    text = Path(load_criterion("factual_correctness").path).read_text(encoding="utf-8")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text + '\n[coverage]\nsystem = "s"\nrequirements = "{spec}"\ncheck = "{answer} {requirements}"\n',
+                   encoding="utf-8")
+    with pytest.raises(CriterionError, match="coverage: requirement coverage applies to spec criteria only"):
+        load_criterion(bad)

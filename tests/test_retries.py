@@ -9,11 +9,11 @@ import time
 
 import httpx2
 import pytest
-from fakellm import FakeLLM
+from fakes import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge, Judgment
 from judgeflow.runs.summary import summarize
-from judgeflow.pricing import Price, estimate_cost, load_prices, price_for
+from judgeflow.runs.pricing import Price, estimate_cost, load_prices, price_for
 from judgeflow.results import Usage
 
 ITEM = {"id": "moscow", "answer": "Moscow was founded in 1147.", "reference": "1147"}

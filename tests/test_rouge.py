@@ -11,7 +11,7 @@ from judgeflow import Item, Judge, load_criterion
 from judgeflow.backends import make_backend
 from judgeflow.errors import ConfigError
 from judgeflow.results import Usage
-from judgeflow.rouge import RougeJudge, UnicodeTokenizer, verdict_pair
+from judgeflow.backends.rouge import RougeJudge, UnicodeTokenizer, verdict_pair
 
 REF = "The watermelon seeds pass through your digestive system"
 

@@ -1,7 +1,7 @@
 """`judgeflow run` with the run store: resume after a kill or Ctrl-C, the response cache, and
 clear errors for a changed input, other settings, or an output that cannot be written.
 
-The provider is benchmarks/fake_provider.py: a real HTTP server on 127.0.0.1 speaking the OpenAI
+The provider is tests/fakes/provider.py: a real HTTP server on 127.0.0.1 speaking the OpenAI
 wire format, so a judge in a subprocess can reach it and every request is counted.
 """
 
@@ -28,8 +28,7 @@ from judgeflow.runs import runner
 from judgeflow.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from fake_provider import FakeProvider  # noqa: E402
+from fakes import FakeProvider  # noqa: E402
 
 MODEL = "openai/fake-judge"
 _TOKEN = re.compile(r"Item-(\d{3})")

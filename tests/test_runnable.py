@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from fakellm import FakeLLM
+from fakes import FakeLLM
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
 
@@ -21,7 +21,8 @@ def test_invoke_and_batch_offline() -> None:
     assert isinstance(judge, Runnable)
     result = judge.invoke(WRONG)
     assert isinstance(result, Judgment) and result.label == 1
-    assert result.extra["language"] == "en"
+    assert result.language == "en" and "language" not in result.extra  # one language field
+    assert "input_language" not in result.to_row()
     assert [j.label for j in judge.batch([WRONG, RIGHT, {"answer": "no evidence"}])] == [1, 0, None]
 
 

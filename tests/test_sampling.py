@@ -11,7 +11,7 @@ import pytest
 from judgeflow.cli import main
 from judgeflow.errors import ConfigError, InvalidItemError
 from judgeflow.results import Judgment
-from judgeflow.sampling import allocate, sample_file
+from judgeflow.calibration.sampling import allocate, sample_file
 
 
 def make_items(path: Path, n: int = 100) -> Path:

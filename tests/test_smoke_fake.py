@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from fakellm import FakeLLM
+from fakes import FakeLLM
 
 from judgeflow import ClaimCheck, ClaimChecks, Claim, Claims, Judge
 

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 from judgeflow import Judgment
 from judgeflow.cli import main
-from judgeflow.store import RunStore, StoreError
+from judgeflow.runs.store import RunStore, StoreError
 
 
 def test_results_come_back_in_input_order_after_reopening(tmp_path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx2
-from fakellm import FakeLLM
+from fakes import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
 

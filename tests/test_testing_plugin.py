@@ -11,7 +11,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from fakellm import FakeLLM
+from fakes import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge, testing
 from judgeflow.testing import CachedJudge, JudgmentCache, assert_no_hallucination

@@ -220,3 +220,23 @@ def test_judge_many_keeps_input_order_even_for_repeated_ids() -> None:
     rows = [dict(ITEM, id="same", answer="slow and wrong"), dict(ITEM, id="same", answer="fast and right")]
     results = Judge(backend=_SlowOnFlag(), concurrency=2).judge_many(rows)
     assert [j.label for j in results] == [1, 0]
+
+
+def test_nodes_return_only_what_they_add_and_the_reducers_sum_it() -> None:
+    import asyncio
+
+    from fakes import FakeLLM
+    from langgraph.runtime import Runtime
+
+    from judgeflow import Claim, Claims, Item, load_criterion
+    from judgeflow.results import TraceEntry, Usage
+    from judgeflow.workflow import JudgeContext, JudgeState, add_usage, decompose
+
+    llm = FakeLLM("openai", [Claims(claims=[Claim(id="c1", text="Paris is in France.")])])
+    before = [TraceEntry(step="earlier")]
+    state = JudgeState(item=Item(id="q", answer="Paris is in France.", reference="Paris is in France."),
+                       criterion=load_criterion("reference_faithfulness"), usage=Usage(calls=5), trace=before)
+    update = asyncio.run(decompose(state, Runtime(context=JudgeContext(backend=llm.backend()))))
+    assert update["usage"].calls == 1 and [t.step for t in update["trace"]] == ["decompose"]
+    assert state.usage.calls == 5 and state.trace == before  # the state is not written to
+    assert add_usage(Usage(calls=5, input_tokens=3), Usage(calls=1, input_tokens=2)) == Usage(calls=6, input_tokens=5)

@@ -1,11 +1,13 @@
 """The LLM backend: `LLMJudge` renders the criterion's prompts and asks a model through
-`llm.LLMClient` (the Instructor seam), one typed call per step; `prompt_fields` delimits an
-item's texts for the prompts. The offline judges (`lexical`, `rouge`) take the same steps
-without a model; `backends.make_backend` picks one from a "provider/model" string.
+`llm.LLMClient` (the Instructor seam), one typed call per step, requirement coverage included.
+
+`prompt_fields` delimits an item's texts for the prompts. The offline judges (`lexical`,
+`rouge`) take the same steps without a model; `backends.make_backend` picks one by name.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import Any
 
@@ -16,9 +18,12 @@ from ..schemas import (
     ClaimChecks,
     checks_reply,
     claims_reply,
+    coverage_reply,
     criterion_vocab,
+    requirements_reply,
     single_reply,
 )
+from ..coverage import STATUSES, Requirement, RequirementCheck, RequirementChecks, Requirements, requirements_block
 from ..criteria import Criterion
 from ..prompts import documents, inline, tag
 from ..items import Item
@@ -75,6 +80,11 @@ class LLMJudge:
     def structured(self) -> str | None:
         """The structured-output mode in use (after any fallback)."""
         return getattr(self.client, "structured", None)
+
+    @property
+    def coverage(self) -> LLMRequirementChecker:
+        """Requirement coverage asked of the same model."""
+        return LLMRequirementChecker(self.client)
 
     @property
     def fingerprint(self) -> str:
@@ -163,6 +173,46 @@ class LLMJudge:
         )
         claims, checks = result.split()
         return claims, checks
+
+
+class LLMRequirementChecker:
+    """Requirement coverage asked of a model: one typed call to split, one to check (prompts from
+    the criterion's [coverage] table)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    @property
+    def fingerprint(self) -> str:
+        c = self.client  # the prompts enter the cache key through criterion.coverage_fingerprint
+        data = f"{c.model}|t={c.temperature}|{getattr(c, 'structured', None)}|replies=2"
+        return "llm:" + hashlib.sha256(data.encode()).hexdigest()[:16]
+
+    def _messages(self, criterion: Criterion, key: str, fields: dict[str, str]) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": criterion.render_coverage("system", {}).strip()},
+                {"role": "user", "content": criterion.render_coverage(key, fields).strip()}]
+
+    async def decompose(self, spec: str, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Requirement]:
+        n = max(3, min(50, len(spec) // 30 + 2))
+        result = await self.client.ask(
+            requirements_reply(n), self._messages(criterion, "requirements", {"spec": tag("spec", spec)}),
+            usage=usage, trace=trace, step="requirements", max_tokens=64 + n * TOKENS_PER_CLAIM,
+        )
+        reqs = [Requirement(id=f"r{i}", text=r.text) for i, r in enumerate(result.requirements, 1)]  # ids by code
+        return Requirements(requirements=reqs).requirements
+
+    async def check(
+        self, item: Item, criterion: Criterion, requirements: list[Requirement], usage: Usage, trace: list[TraceEntry]
+    ) -> list[RequirementCheck]:
+        fields = prompt_fields(item) | {"requirements": requirements_block(requirements)}
+        ids = tuple(r.id for r in requirements)
+        result = await self.client.ask(
+            coverage_reply(STATUSES, ids), self._messages(criterion, "check", fields),
+            context={"requirement_ids": list(ids)},
+            usage=usage, trace=trace, step="coverage", max_tokens=64 + len(ids) * TOKENS_PER_VERDICT,
+        )
+        checks = [RequirementCheck(requirement_id=i, **e.model_dump()) for i, e in result.entries()]
+        return RequirementChecks.model_validate({"checks": checks}, context={"requirement_ids": list(ids)}).checks
 
 
 def default_model() -> str:

@@ -210,6 +210,11 @@ class PassageJudge:
         return getattr(self.inner, "structured", None)
 
     @property
+    def coverage(self) -> Any:
+        """The inner backend's requirement checker, if it has one (coverage never reads the source)."""
+        return getattr(self.inner, "coverage", None)
+
+    @property
     def fingerprint(self) -> str:
         return f"{self.inner.fingerprint}|passages={self.max_source_chars}/{self.passage_chars}"
 

@@ -19,11 +19,11 @@ from typing import Any
 
 from rich.console import Console
 
+from ..runs.settings import RunSettings
 from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
 from ..runs.batch.ledger import BatchLedger
 from ..errors import ConfigError
 from ..items import read_items
-from ..judge import Judge
 from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
 from ..runs import runner
@@ -149,9 +149,7 @@ async def _rejudge_online(store: RunStore, run: RunInfo, rows: list[Any]) -> Non
     s = run.settings
     failed = {j.id for j in store.results(run.run_id) if j.status == "unscored"}
     seq_of = {it.id: n for n, it in enumerate(rows) if not isinstance(it, Exception)}
-    kwargs = {"base_url": s["base_url"]} if s.get("base_url") else {}
-    judge = Judge(s["model"], mode=s.get("mode"), criterion=s.get("criterion_arg"), strategy=s.get("strategy", "graph"),
-                  keep_trace=bool(s.get("trace")), temperature=s.get("temperature") or 0.0, **kwargs)
+    judge = RunSettings.from_record(s).judge(keep_trace=bool(s.get("trace")))
     todo = [it for it in rows if not isinstance(it, Exception) and it.id in failed]
     async for j in runner.ajudge_many(judge, todo, store=store):
         store.record(run.run_id, seq_of[j.id], j)

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import shlex
 import signal
 import threading
 import time
@@ -32,24 +31,17 @@ from ..errors import ConfigError, InvalidItemError, ProviderUnavailable
 from ..files import STDIO, read_bytes
 from ..items import Item, read_items
 from ..judge import DEFAULT_CONCURRENCY, Judge, invalid_judgment
-from ..redact import redact
 from ..runs.pricing import estimate_cost, load_prices
-from ..requirements import SpecJudge
 from ..results import Judgment, Usage
 from ..runs import runner
 from ..runs.output import OutputError, check_output, check_output_writable, file_sha, write_output  # noqa: F401 (old paths)
+from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RESULT_SETTINGS, RunSettings  # noqa: F401
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from .argtypes import non_negative_int, positive_int, positive_seconds, share, temperature  # noqa: F401
 from .render import console
 from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
 from . import ensemble, ray_cmd
 
-#: settings that change the results of a run; a resume must match them
-RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
-                   "requirements", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars")
-
-#: an item whose texts together are longer than this is an invalid row, not a huge request
-DEFAULT_MAX_INPUT_CHARS = 200_000
 EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored; 2 bad input or
 configuration; 3 stopped on a systemic provider error (authentication, refused connection, unknown
 model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
@@ -112,101 +104,44 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_run)
 
 
+def settings_of(args: argparse.Namespace) -> RunSettings:
+    """The run's settings from the command line (one model, or a panel/cascade named by its flags)."""
+    ens = ensemble.settings(args)
+    return RunSettings.from_args(args, ensemble=ens, ensemble_flags=ensemble.resume_flags(args) if ens else None)
+
+
 def make_judge(args: argparse.Namespace) -> Judge:
-    if ensemble.active(args) and requirements_on(args):
+    settings = settings_of(args)
+    if ensemble.active(args) and settings.requirements:
         raise ConfigError("requirement coverage (--mode spec / --requirements) does not run in panels or cascades "
                           "yet: add --no-requirements, or judge with one --model")
-    panel_or_cascade = ensemble.make(args, lambda m: judge_kwargs(args, m))
+    panel_or_cascade = ensemble.make(args, settings.judge_kwargs)
     if panel_or_cascade is not None:
         return panel_or_cascade  # type: ignore[return-value]  # the same interface as Judge
-    model = args.model or default_model()
-    judge_class = SpecJudge if requirements_on(args) else Judge
-    return judge_class(
-        model, mode=args.mode, criterion=args.criterion, strategy=args.strategy,
-        concurrency=args.concurrency, keep_trace=True,  # the store keeps traces: a --trace re-run from the cache has them
-        **judge_kwargs(args, model),
-    )
+    return settings.judge(keep_trace=True)  # the store keeps traces: a --trace re-run from the cache has them
 
 
 def judge_kwargs(args: argparse.Namespace, model: str) -> dict[str, Any]:
     """The Judge keyword arguments for `model` from the command line (retries, temperature, ...)."""
-    kwargs: dict[str, Any] = {}
-    if not model.startswith("baseline/"):
-        kwargs.update(provider_retries=args.retries, max_retries=args.reasks, timeout=args.timeout,
-                      structured=getattr(args, "structured", "auto"))
-        if getattr(args, "max_tokens", None):
-            kwargs["max_tokens"] = args.max_tokens
-    if args.base_url:
-        kwargs["base_url"] = args.base_url
-    if args.temperature:
-        kwargs["temperature"] = args.temperature
-    if getattr(args, "threshold", None) is not None:
-        if not model.startswith("baseline/"):
-            raise ConfigError("--threshold applies to the offline judges (baseline/lexical, baseline/rouge-l) only")
-        kwargs["threshold"] = args.threshold
-    if getattr(args, "max_source_chars", None):
-        kwargs["max_source_chars"] = args.max_source_chars
-    return kwargs
+    return settings_of(args).judge_kwargs(model)
 
 
 def requirements_on(args: argparse.Namespace) -> bool:
     """--requirements / --no-requirements, else on exactly when --mode spec."""
-    flag = getattr(args, "requirements", None)
-    return bool(flag) if flag is not None else args.mode == "spec"
+    return settings_of(args).requirements
 
 
 def run_settings(args: argparse.Namespace, judge: Judge) -> dict[str, Any]:
-    """What the results depend on (never an API key)."""
-    return {
-        "model": judge.model,
-        "base_url": redact(args.base_url) if args.base_url else None,
-        "mode": args.mode,
-        "criterion": f"{judge.criterion.name}@{judge.criterion.fingerprint}" if judge.criterion else None,
-        "criterion_arg": args.criterion,
-        "strategy": args.strategy,
-        "temperature": args.temperature,
-        "limit": args.limit,
-        "trace": args.trace,
-        "requirements": requirements_on(args),
-        "max_source_chars": getattr(args, "max_source_chars", None),
-        "structured": getattr(args, "structured", "auto"),
-        "max_tokens": getattr(args, "max_tokens", None),
-        "max_input_chars": getattr(args, "max_input_chars", DEFAULT_MAX_INPUT_CHARS),
-        "batch": args.batch,
-        "ensemble": ensemble.settings(args),
-    }
+    """What the results depend on (never an API key), as the store records it."""
+    return settings_of(args).model_copy(update={"model": judge.model}).record()
 
 
 def resume_command(args: argparse.Namespace, model: str) -> str:
     """The command line that resumes this run."""
-    parts = ["judgeflow", "run", str(args.input), "-o", str(args.output)]
+    settings = settings_of(args)
     if not ensemble.active(args):
-        parts += ["--model", model]
-    else:  # a panel or cascade is named by its own flags; with --samples alone, --model is the sampled judge
-        parts += ([] if args.panel or args.cascade else ["--model", args.model or default_model()])
-        parts += ensemble.resume_flags(args)
-    opts: list[tuple[str, Any, Any]] = [
-        ("--base-url", args.base_url, None), ("--mode", args.mode, "auto"), ("--criterion", args.criterion, None),
-        ("--strategy", args.strategy, "graph"), ("--limit", args.limit, None),
-        ("--concurrency", args.concurrency, DEFAULT_CONCURRENCY), ("--temperature", args.temperature, 0.0),
-        ("--store", str(args.store), str(DEFAULT_STORE)), ("--retries", args.retries, 4),
-        ("--reasks", args.reasks, 2), ("--timeout", args.timeout, 120.0), ("--prices", args.prices, None),
-        ("--structured", getattr(args, "structured", "auto"), "auto"), ("--max-tokens", getattr(args, "max_tokens", None), None),
-        ("--max-input-chars", getattr(args, "max_input_chars", DEFAULT_MAX_INPUT_CHARS), DEFAULT_MAX_INPUT_CHARS),
-        ("--max-unscored", getattr(args, "max_unscored", DEFAULT_MAX_UNSCORED), DEFAULT_MAX_UNSCORED),
-        ("--max-source-chars", getattr(args, "max_source_chars", None), None),
-    ]
-    for flag, value, default in opts:
-        if value is not None and value != default:
-            parts += [flag, str(value)]
-    for flag, on in (("--trace", args.trace), ("--no-cache", args.no_cache)):
-        if on:
-            parts.append(flag)
-    command = shlex.join([*parts, "--resume"])
-    clean = redact(command)
-    if clean != command:  # never print or store a credential; say how to put it back
-        clean += "   # credentials removed from --base-url: put them back, or set JUDGEFLOW_BASE_URL"
-    return clean
+        settings = settings.model_copy(update={"model": model})
+    return settings.resume_command()
 
 
 def check_unique_ids(rows: list[Any], path: Path) -> None:
@@ -247,8 +182,7 @@ def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, 
             "results may not match the rows any more; run without --resume to start a new run (unchanged "
             "items are served from the cache at no cost)"
         )
-    diff = [f"{k}: {run.settings.get(k)!r} then, {settings.get(k)!r} now" for k in RESULT_SETTINGS
-            if run.settings.get(k) != settings.get(k)]
+    diff = RunSettings.from_record(settings).diff(RunSettings.from_record(run.settings))
     if diff:
         raise ConfigError(f"run {run.run_id} used other settings ({'; '.join(diff)}); resume with "
                           f"`{run.command}`, or run without --resume to start a new run")

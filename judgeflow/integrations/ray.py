@@ -193,9 +193,8 @@ class JudgeBatches:
             try:
                 j = await self.judge.ajudge(it)
             except Exception as e:  # noqa: BLE001 - a crash is not a verdict: unscored, with why
-                return Judgment(id=rid, label=None, status="unscored", error=f"{type(e).__name__}: {e}",
-                                model=self.judge.model, strategy=self.judge.strategy,
-                                extra=it.extra if isinstance(it, Item) else {})
+                return Judgment.unscored(rid, f"{type(e).__name__}: {e}", model=self.judge.model,
+                                         strategy=self.judge.strategy, extra=it.extra if isinstance(it, Item) else {})
         if key and j.status == "judged":
             self._store.put_cache(key, j)
         return j if j.id == rid else j.model_copy(update={"id": rid})

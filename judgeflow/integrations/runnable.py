@@ -23,7 +23,6 @@ from langchain_core.runnables.config import get_config_list
 from ..errors import InvalidItemError
 from ..items import Item
 from ..judge import ItemLike, Judge, _run
-from ..languages import with_language
 from ..results import Judgment
 from ..workflow import build_graph
 from .langchain import from_dict
@@ -34,10 +33,10 @@ def to_item(value: Any) -> Item | InvalidItemError:
     if isinstance(value, InvalidItemError):
         return value
     if isinstance(value, Item):
-        return with_language(value)
+        return value
     if isinstance(value, Mapping):
         try:
-            return with_language(from_dict(value))
+            return from_dict(value)
         except InvalidItemError as e:
             return e
     return InvalidItemError(f"cannot judge a {type(value).__name__}; pass an Item or a dict with "

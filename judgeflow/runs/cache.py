@@ -52,15 +52,16 @@ def cache_key(judge: Any, item: Item) -> str | None:
     checker = coverage_checker(judge, item, criterion.mode)
     if checker is None:
         return key
-    return hashlib.sha256(f"{key}|coverage-v{COVERAGE_VERSION}|{checker.fingerprint}".encode()).hexdigest()
+    coverage = f"{key}|coverage-v{COVERAGE_VERSION}|{checker.fingerprint}|{criterion.coverage_fingerprint}"
+    return hashlib.sha256(coverage.encode()).hexdigest()
 
 
 def coverage_checker(judge: Any, item: Item, routed_mode: str) -> Any:
-    """The requirement checker whose answer is part of this item's result, if any."""
-    checker = getattr(judge, "checker", None)
-    if checker is None or not item.spec or routed_mode != "spec":
+    """The requirement coverage whose answer is part of this item's result, if any."""
+    coverage = getattr(judge, "coverage", None)
+    if coverage is None or not item.spec or routed_mode != "spec":
         return None
-    return checker
+    return coverage
 
 
 def from_cache(hit: Judgment, item: Item, *, model: str, strategy: str, keep_trace: bool = True) -> Judgment:

@@ -37,6 +37,7 @@ from ...items import Item
 from ...judge import Judge, invalid_judgment
 from ...results import Judgment, Usage
 from .. import runner
+from ..settings import RunSettings
 from ..store import RunStore
 from .ledger import MAX_ATTEMPTS, BatchLedger
 from .types import BatchStatus, encode_reply, failure
@@ -146,16 +147,9 @@ def make_provider(model: str, *, base_url: str | None = None, http_client: Any =
 
 def replay_judge(settings: dict[str, Any], transport: ReplayTransport) -> Judge:
     """The run's judge, with its provider calls answered by `transport` (no re-asks, no retries)."""
-    kwargs: dict[str, Any] = {}
-    if settings.get("base_url"):
-        kwargs["base_url"] = settings["base_url"]
-    if settings.get("temperature"):
-        kwargs["temperature"] = settings["temperature"]
-    return Judge(
-        settings["model"], mode=settings.get("mode"), criterion=settings.get("criterion_arg"),
-        strategy=settings.get("strategy", "graph"), keep_trace=bool(settings.get("trace")),
-        api_key="batch-replay", http_client=httpx2.AsyncClient(transport=transport),
-        provider_retries=0, max_retries=0, **kwargs,
+    return RunSettings.from_record(settings).judge(
+        keep_trace=bool(settings.get("trace")), api_key="batch-replay",
+        http_client=httpx2.AsyncClient(transport=transport), provider_retries=0, max_retries=0,
     )
 
 

@@ -22,7 +22,7 @@ import httpx2  # openai 3.x / anthropic 2.x are built on httpx2
 from pydantic import BaseModel
 
 from judgeflow.backends import LLMJudge
-from judgeflow.llm import LLMClient, make_client
+from judgeflow.backends.llm import LLMClient, make_client
 
 Reply = BaseModel | dict | str | int | Callable[[dict], Any]
 

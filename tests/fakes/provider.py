@@ -5,7 +5,7 @@ answering judgeflow's three requests (Claims, ClaimChecks, SingleJudgment) from 
 claims are the answer's sentences (at most 4), and a claim is `contradicted` when it holds a
 digit, else `supported`. Token usage is estimated as characters / 4.
 
-    python benchmarks/fake_provider.py --latency 0.05      # prints: READY http://127.0.0.1:PORT
+    python tests/fakes/provider.py --latency 0.05      # prints: READY http://127.0.0.1:PORT
     with FakeProvider(latency=0.0) as fake: ... fake.base_url, fake.requests
 
 Used by benchmarks/cpu.py and panels.py (in a separate process, so the server does not compete with
