@@ -27,16 +27,18 @@ from .spec_review import SpecJudge, areview, review
 from .results import ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage
 from .backends.rouge import RougeJudge
 from .runs.store import RunStore
-from .workflow import JudgeContext, JudgeState, build_graph
 
 __version__ = "0.1.0"
 
 if _TYPE_CHECKING:
     from .backends.llm import LLMClient, make_client
+    from .workflow import JudgeContext, JudgeState, build_graph
 
 # The provider SDKs (openai, anthropic, instructor) take seconds to import; offline judging,
-# calibration and `judgeflow criteria` never need them, so they load on first use.
-_LAZY = {"LLMClient": "backends.llm", "make_client": "backends.llm"}
+# calibration and `judgeflow criteria` never need them, so they load on first use. So does the
+# workflow (LangGraph, about a second): a run served from the response cache never builds it.
+_LAZY = {"LLMClient": "backends.llm", "make_client": "backends.llm",
+         "JudgeContext": "workflow", "JudgeState": "workflow", "build_graph": "workflow"}
 
 
 def __getattr__(name: str) -> _Any:

@@ -227,7 +227,12 @@ class _Defaulting(dict):  # type: ignore[type-arg]
 
 
 def criteria_dirs() -> list[Path]:
-    """Where shipped criteria live: inside the wheel, else the repository checkout."""
+    """Where shipped criteria live: inside the wheel, else the repository checkout (looked up once)."""
+    return list(_criteria_dirs())
+
+
+@lru_cache(maxsize=1)
+def _criteria_dirs() -> tuple[Path, ...]:
     dirs = []
     packaged = Path(str(files("judgeflow"))) / "criteria"
     if packaged.is_dir():
@@ -235,7 +240,7 @@ def criteria_dirs() -> list[Path]:
     repo = Path(__file__).resolve().parents[1] / "criteria"
     if repo.is_dir():
         dirs.append(repo)
-    return dirs
+    return tuple(dirs)
 
 
 def _shipped_prompt_texts() -> list[str]:

@@ -17,6 +17,7 @@ import csv
 import io
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -101,12 +102,13 @@ def _binary(sample: bytes) -> bool:
     return False
 
 
+_ESCAPED = re.compile("[\udc80-\udcff]")
+
+
 def _undecodable(text: str) -> str | None:
     """The first byte that was not UTF-8 (kept as a surrogate escape), as 0xNN, or None."""
-    for ch in text:
-        if "\udc80" <= ch <= "\udcff":
-            return f"0x{ord(ch) - 0xDC00:02X}"
-    return None
+    found = None if text.isascii() else _ESCAPED.search(text)
+    return None if found is None else f"0x{ord(found.group()) - 0xDC00:02X}"
 
 
 def _not_utf8(line: str, path: str, n: int) -> InvalidItemError | None:
@@ -117,17 +119,24 @@ def _not_utf8(line: str, path: str, n: int) -> InvalidItemError | None:
     return InvalidItemError(f"not UTF-8 text (byte {byte} at column {col}); {_TO_UTF8}", path=path, line=n)
 
 
-def read_rows(path: str | Path, *, data: bytes | None = None) -> Iterator[Row]:
+def read_rows(path: str | Path, *, data: bytes | None = None, name: str | None = None) -> Iterator[Row]:
     """Yield (line number, row or InvalidItemError) for each non-blank row of a JSONL, CSV or JSON file.
 
     `path` "-" reads stdin (its format sniffed: `[` a JSON array, `{` JSONL, else CSV). A `.json`
     file holds one array of objects (or {"items": [...]}); its "line" is the 1-based position in
-    the array. `data`: the file's bytes, when the caller has read them already.
+    the array. `data`: the file's bytes, when the caller has read them already. `name`: the name
+    that messages give and that picks the format, when `path` is a copy (stdin spooled to a file: "-").
+
+    A UTF-8 JSONL file is streamed line by line (memory does not grow with the file); CSV, JSON
+    arrays and UTF-16/32 files are read whole.
 
     Raises:
         InvalidItemError: the file cannot be read at all (see `read_bytes` and `decode`).
     """
-    name = str(path)
+    name = str(path) if name is None else name
+    if data is None and str(path) != STDIO and _streamable(Path(path), name):
+        yield from _jsonl_rows(_utf8_lines(Path(path)), name)
+        return
     text = decode(read_bytes(path) if data is None else data, name)
     kind = _kind(name, text)
     if kind == "json":
@@ -159,8 +168,39 @@ def _json_error(e: ValueError) -> str:
     return str(e).split(";")[0]  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
 
 
-def _jsonl_rows(text: str, path: str) -> Iterator[Row]:
-    for n, raw in enumerate(text.split("\n"), 1):
+def _streamable(path: Path, name: str) -> bool:
+    """A JSONL file that is UTF-8 throughout (checked in one streaming pass): it can be read a line
+    at a time. Anything else (another encoding's byte-order mark, a binary file, bytes that are not
+    UTF-8, which `decode` judges for the file as a whole) goes the whole-file way."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(65536)
+            if any(head.startswith(bom) for bom, codec in _BOMS if codec != "utf-8-sig") or _binary(head):
+                return False
+            if _kind(name, head.decode("utf-8", errors="surrogateescape")) != "jsonl":
+                return False
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            chunk = head
+            while chunk:
+                decoder.decode(chunk)
+                chunk = f.read(1 << 20)
+            decoder.decode(b"", final=True)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _utf8_lines(path: Path) -> Iterator[str]:
+    with path.open("rb") as f:
+        for n, raw in enumerate(f):
+            if n == 0 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]
+            yield raw[:-1].decode("utf-8", errors="surrogateescape") if raw.endswith(b"\n") else \
+                raw.decode("utf-8", errors="surrogateescape")  # as text.split("\n"): a "\r" stays
+
+
+def _jsonl_rows(text: str | Iterable[str], path: str) -> Iterator[Row]:
+    for n, raw in enumerate(text.split("\n") if isinstance(text, str) else text, 1):
         if not raw.strip():
             continue
         bad = _not_utf8(raw, path, n)

@@ -9,6 +9,7 @@ tools are accepted as aliases and recorded in `Item.aliases`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -197,6 +198,9 @@ def passthrough(record: Mapping[str, Any]) -> tuple[Literal[0, 1] | None, dict[s
     return human, rest
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def lone_surrogate(record: Mapping[str, Any]) -> tuple[str, str] | None:
     """(field, the surrogate as \\uXXXX) for the first string in `record` holding a lone surrogate
     (JSON allows "\\ud83d"; such text cannot be encoded, hashed or written as UTF-8), else None."""
@@ -204,9 +208,9 @@ def lone_surrogate(record: Mapping[str, Any]) -> tuple[str, str] | None:
     while stack:
         field, v = stack.pop()
         if isinstance(v, str):
-            for ch in v:
-                if "\ud800" <= ch <= "\udfff":
-                    return field, f"\\u{ord(ch):04x}"
+            found = None if v.isascii() else _SURROGATE.search(v)  # a regex, not a loop over characters
+            if found is not None:
+                return field, f"\\u{ord(found.group()):04x}"
         elif isinstance(v, Mapping):
             stack.extend((field, x) for x in v.values())
             stack.extend((field, x) for x in v.keys())
@@ -301,24 +305,27 @@ def parse_label(value: Any, bad: Any = None) -> Literal[0, 1] | None:
     raise bad(msg, "label")
 
 
-def read_records(path: str | Path, *, data: bytes | None = None) -> Iterator[tuple[int, Any]]:
+def read_records(path: str | Path, *, data: bytes | None = None, name: str | None = None) -> Iterator[tuple[int, Any]]:
     """Yield (line number, record or InvalidItemError) for each non-blank row: `files.read_rows`."""
-    return read_rows(path, data=data)
+    return read_rows(path, data=data, name=name)
 
 
-def read_items(path: str | Path, *, data: bytes | None = None) -> Iterator[Item | InvalidItemError]:
+def read_items(path: str | Path, *, data: bytes | None = None,
+               name: str | None = None) -> Iterator[Item | InvalidItemError]:
     """Yield an Item, or the InvalidItemError that explains why a row is unusable, per row.
 
     Nothing is dropped: callers turn error rows into error results. `path` "-" reads stdin.
-    Each Item knows its line (`Item.where`), so later errors (routing) can name it.
+    Each Item knows its line (`Item.where`), so later errors (routing) can name it. `name`: the
+    name messages give when `path` is a copy of the input (see `files.read_rows`).
     """
-    for line, rec in read_records(path, data=data):
+    shown = str(path) if name is None else name
+    for line, rec in read_records(path, data=data, name=name):
         if isinstance(rec, InvalidItemError):
             rec.line = rec.line if rec.line is not None else line
             yield rec
             continue
         try:
-            yield Item.from_record(rec, path=str(path), line=line)
+            yield Item.from_record(rec, path=shown, line=line)
         except InvalidItemError as e:
             yield e
 

@@ -23,10 +23,10 @@ from .items import MODES, Item, passthrough
 from .languages import item_language
 from .results import Judgment
 from .scheduling import FirstOfSource, by_evidence
-from .workflow import JudgeContext, JudgeState, Strategy, build_graph
 
 if TYPE_CHECKING:  # types only: the store is passed in, never imported at run time
     from .runs.store import RunStore
+    from .workflow import JudgeContext, Strategy
 
 ItemLike = Item | Mapping[str, Any] | InvalidItemError
 DEFAULT_CONCURRENCY = 16
@@ -95,13 +95,25 @@ class Judge:
         self.concurrency = concurrency
         self.keep_trace = keep_trace
         self.coverage = Coverage(requirement_checker(self.backend)) if coverage else None
-        self._graph = build_graph()
+        self._compiled: Any = None
+
+    @property
+    def _graph(self) -> Any:
+        """The compiled workflow, built on the first item judged: LangGraph takes about a second to
+        import, and a run served entirely from the response cache never needs it."""
+        if self._compiled is None:
+            from .workflow import build_graph
+
+            self._compiled = build_graph()
+        return self._compiled
 
     @property
     def model(self) -> str:
         return self.backend.model
 
     def context(self) -> JudgeContext:
+        from .workflow import JudgeContext
+
         return JudgeContext(backend=self.backend, strategy=self.strategy, criterion=self.criterion, mode=self.mode,
                             coverage=self.coverage)
 
@@ -110,6 +122,8 @@ class Judge:
         it = as_item(item)
         if isinstance(it, InvalidItemError):
             return invalid_judgment(it, model=self.model)
+        from .workflow import JudgeState
+
         out = await self._graph.ainvoke(JudgeState(item=it), context=self.context())
         state = JudgeState.model_validate(out)
         extra = it.extra

@@ -28,12 +28,22 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+#: per pattern, substrings (lower case) without which it cannot match: a long text with none of
+#: them skips that pattern's scan (a cached judgment's JSON is redacted on every write)
+_HINTS: tuple[tuple[str, ...], ...] = (
+    ("://",), ("bearer", "basic"), ("api-", "api_", "apikey", "token", "authorization"),
+    ("sk-", "sk_", "xai-", "xai_", "pk-", "pk_"),
+)
+
+
 def redact(text: str) -> str:
     """`text` with credentials replaced by ***."""
     if not text:
         return text
-    for pattern, repl in _PATTERNS:
-        text = pattern.sub(repl, text)
+    low = text.lower()
+    for (pattern, repl), hints in zip(_PATTERNS, _HINTS):
+        if any(h in low for h in hints):
+            text = pattern.sub(repl, text)
     return text
 
 

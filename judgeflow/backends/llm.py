@@ -4,7 +4,8 @@
 else receives it. `LLMClient.ask()` sends typed requests (Instructor validates and re-asks on a
 `ValidationError`), counts calls, tokens, repairs and re-asks, and turns every provider or
 parsing failure into `LLMError`. This is the only module that imports instructor, openai or
-anthropic.
+anthropic, and it imports them only when a request is really sent: an openai/ model never loads
+anthropic, and a run served entirely from the response cache loads neither (seconds at start-up).
 
 Providers: `openai/<model>`, `anthropic/<model>`, `ollama/<model>`, `azure/<deployment>`;
 through Instructor's `from_provider`: `google/<model>` (Gemini), `bedrock/<model>`,
@@ -31,21 +32,19 @@ SDKs' own; schema re-asks are Instructor's.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import importlib.util
 import json
 import logging
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
-import instructor
-import openai
-from instructor.core.exceptions import IncompleteOutputException, InstructorError, InstructorRetryException
-from instructor.core.hooks import Hooks
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, LLMError, ProviderUnavailable
@@ -116,6 +115,8 @@ def prepared(response_model: type[T]) -> type[T]:
     pydantic rebuilds the JSON schema each time and Instructor's own cache of the tool definition
     (`generate_openai_schema`, keyed by class) never hits. A `ResponseSchema` subclass is used as
     is: the tool definition is built once per reply model. Same name, docstring and behaviour."""
+    import instructor
+
     if issubclass(response_model, instructor.ResponseSchema):
         return response_model
     return type(response_model.__name__, (response_model, instructor.ResponseSchema),  # type: ignore[return-value]
@@ -123,20 +124,23 @@ def prepared(response_model: type[T]) -> type[T]:
                  "__qualname__": response_model.__qualname__})
 
 
-def _instructor_mode(provider: str, structured: str) -> instructor.Mode:
+def _sdk_errors(name: str) -> tuple[type[BaseException], ...]:
+    """The exception class `name` (APIError, APITimeoutError, ...) of each provider SDK that is
+    loaded: an SDK that was never imported cannot have raised anything."""
+    return tuple(getattr(m, name) for m in (sys.modules.get("openai"), sys.modules.get("anthropic")) if m is not None)
+
+
+def _sdk_client(module: str, cls: str, **kwargs: Any) -> Any:
+    """The provider SDK's client, imported on first use (`LLMClient.make_raw`)."""
+    return getattr(importlib.import_module(module), cls)(**kwargs)
+
+
+def _instructor_mode(provider: str, structured: str) -> Any:
+    import instructor
+
     if structured in ("tools", "tools_strict"):
         return instructor.Mode.TOOLS
     return instructor.Mode.JSON_SCHEMA if structured == "json_schema" else instructor.Mode.JSON
-
-
-def _errors(name: str) -> tuple[type[BaseException], ...]:
-    """The SDKs' exception class `name` (openai's, and anthropic's once something imported it:
-    an anthropic error can only come from an imported anthropic SDK)."""
-    found: list[type[BaseException]] = [getattr(openai, name)]
-    anthropic = sys.modules.get("anthropic")
-    if anthropic is not None and hasattr(anthropic, name):
-        found.append(getattr(anthropic, name))
-    return tuple(found)
 
 
 def _status(e: BaseException) -> int | None:
@@ -146,9 +150,9 @@ def _status(e: BaseException) -> int | None:
 def classify(e: BaseException) -> tuple[str, str] | None:
     """(kind, what to do) for a systemic provider error that will fail every call alike, else None."""
     status = _status(e)
-    if isinstance(e, _errors("APITimeoutError")):
+    if isinstance(e, _sdk_errors("APITimeoutError")):
         return None  # slow, not broken: the SDK's retries handle it
-    if isinstance(e, _errors("APIConnectionError")):
+    if isinstance(e, _sdk_errors("APIConnectionError")):
         return ("connection", "cannot connect: check --base-url (host, port, scheme) and that the server is running")
     if status in (401, 403):
         return (f"HTTP {status}", "authentication failed: check the API key (OPENAI_API_KEY / ANTHROPIC_API_KEY / "
@@ -164,7 +168,8 @@ class LLMClient:
     """Instructor clients bound to one model, with the settings every call uses."""
 
     raw: Any
-    """The provider SDK's async client (openai.AsyncOpenAI, anthropic.AsyncAnthropic, ...)."""
+    """The provider SDK's async client (openai.AsyncOpenAI, anthropic.AsyncAnthropic, ...); None
+    until the first request when `make_raw` builds it."""
     model: str
     """The full "provider/model" string."""
     provider: str
@@ -190,6 +195,8 @@ class LLMClient:
     """Things the user should know about this client's run (a fallback taken)."""
     stopped: str | None = None
     """Why the provider is considered unavailable (set after SYSTEMIC_LIMIT identical failures)."""
+    make_raw: Callable[[], Any] | None = field(default=None, repr=False)
+    """Builds `raw` (importing its SDK) on the first request."""
     _clients: dict[tuple[str, int | None], Any] = field(default_factory=dict, repr=False)
     _healthy: bool = field(default=False, repr=False)
     _gates: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
@@ -211,6 +218,10 @@ class LLMClient:
             return self.client
         key = (self.structured, retries)
         if key not in self._clients:
+            import instructor
+
+            if self.raw is None and self.make_raw is not None:
+                self.raw = self.make_raw()
             raw = self.raw if retries is None else self.raw.with_options(max_retries=retries)
             mode = _instructor_mode(self.provider, self.structured)
             wrap = instructor.from_anthropic if self.provider == "anthropic" else instructor.from_openai
@@ -268,6 +279,8 @@ class LLMClient:
     async def _ask(self, response_model: type[T], messages: list[dict[str, Any]], context: dict[str, Any] | None,
                    usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int, *,
                    probe: bool, send: list[dict[str, Any]] | None = None) -> T:
+        from instructor.core.exceptions import IncompleteOutputException
+
         if self.stopped:
             raise ProviderUnavailable(self.stopped)
         cut_off = False
@@ -336,6 +349,9 @@ class LLMClient:
     async def _once(self, response_model: type[T], messages: list[dict[str, Any]], context: dict[str, Any] | None,
                     usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int,
                     retries: int | None, *, send: list[dict[str, Any]] | None = None) -> T:
+        from instructor.core.exceptions import IncompleteOutputException, InstructorError, InstructorRetryException
+        from instructor.core.hooks import Hooks
+
         hooks = Hooks()
         replies: list[Any] = []
 
@@ -476,8 +492,10 @@ class _Provider(Exception):
 
 
 def _is_provider_error(e: BaseException | None) -> bool:
-    if isinstance(e, _errors("APIError")):
+    if isinstance(e, _sdk_errors("APIError")):
         return True
+    from instructor.core.exceptions import InstructorError
+
     # SDKs reached through from_provider (google-genai, boto3, mistralai): their HTTP errors
     return e is not None and type(e).__module__.split(".")[0] in ("google", "botocore", "mistralai") \
         and not isinstance(e, (ValidationError, InstructorError))
@@ -611,15 +629,15 @@ def make_client(
                     "or use --model baseline/lexical to judge offline"
                 )
             key = "not-needed"  # local OpenAI-compatible servers usually ignore the key
-        raw: Any = openai.AsyncOpenAI(api_key=key, base_url=base_url, **kwargs)
+        raw: Callable[[], Any] = partial(_sdk_client, "openai", "AsyncOpenAI", api_key=key, base_url=base_url, **kwargs)
     elif provider == "azure":
         endpoint = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
         key = api_key or os.environ.get("AZURE_OPENAI_API_KEY")
         if not endpoint or not key:
             raise ConfigError(f"model {model!r} needs an Azure endpoint and key: set AZURE_OPENAI_ENDPOINT "
                               "(or --base-url https://<resource>.openai.azure.com) and AZURE_OPENAI_API_KEY")
-        raw = openai.AsyncAzureOpenAI(
-            api_key=key, azure_endpoint=endpoint,
+        raw = partial(
+            _sdk_client, "openai", "AsyncAzureOpenAI", api_key=key, azure_endpoint=endpoint,
             api_version=api_version or os.environ.get("OPENAI_API_VERSION") or "2024-10-21", **kwargs)
         base_url = endpoint
     elif provider == "anthropic":
@@ -631,9 +649,7 @@ def make_client(
                     "or use --model baseline/lexical to judge offline"
                 )
             key = "not-needed"
-        import anthropic  # imported only when an anthropic/ model is used (~0.9 s)
-
-        raw = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, **kwargs)
+        raw = partial(_sdk_client, "anthropic", "AsyncAnthropic", api_key=key, base_url=base_url, **kwargs)
         if base_url is None:
             temperature = None
     else:
@@ -642,7 +658,7 @@ def make_client(
             f"{', '.join(PROVIDERS)} (any OpenAI-compatible server: openai/<model> with --base-url), "
             "or baseline/lexical, baseline/rouge-l for offline judges"
         )
-    return LLMClient(raw=raw, temperature=temperature, base_url=base_url, structured=mode,
+    return LLMClient(raw=None, make_raw=raw, temperature=temperature, base_url=base_url, structured=mode,
                      auto=structured == "auto", **common)
 
 
@@ -667,6 +683,8 @@ def _from_provider(name: str, *, provider: str, structured: str, api_key: str | 
         mode_arg["mode"] = _instructor_mode(provider, structured)
     if api_key:
         mode_arg["api_key"] = api_key
+    import instructor
+
     try:
         client = instructor.from_provider(f"{provider}/{name}", async_client=True, **mode_arg)
     except Exception as e:  # noqa: BLE001 - the SDK's own configuration errors (credentials, region)

@@ -7,6 +7,10 @@ Each finished item is committed to the run store (`--store`, SQLite) at once; th
 is (re)written from the store at the end, or when the run is interrupted, through a temporary
 file and an atomic rename, so it never holds a duplicate or a torn row. `--resume` continues the
 last run that wrote OUTPUT; the store's response cache makes an unchanged item free on any re-run.
+
+Memory does not grow with the input: a JSONL input is read twice, streamed (a first pass checks
+ids and counts rows before anything is judged; stdin is copied to a temporary file for it), the
+output is streamed from the store, and the summary is tallied on the way.
 """
 
 from __future__ import annotations
@@ -14,12 +18,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import hashlib
+import itertools
 import json
 import signal
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +33,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, InvalidItemError, ProviderUnavailable
-from ..files import STDIO, read_bytes
+from ..files import STDIO
 from ..items import Item, read_items
 from ..judge import DEFAULT_CONCURRENCY, Judge, invalid_judgment
 from ..runs.pricing import estimate_cost, load_prices
 from ..results import Judgment, Usage
 from ..runs import runner
-from ..runs.output import OutputError, check_output, check_output_writable, file_sha, write_output  # noqa: F401 (old paths)
+from ..runs.output import OutputError, check_output, check_output_writable, file_sha, spool, write_output  # noqa: F401 (old paths)
 from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RESULT_SETTINGS, RunSettings  # noqa: F401
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from .argtypes import non_negative_int, positive_int, positive_seconds, share, temperature  # noqa: F401
 from .render import console
-from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
+from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, run_failure, summarize
 from . import ensemble, ray_cmd
 
 EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored; 2 bad input or
@@ -144,24 +149,32 @@ def resume_command(args: argparse.Namespace, model: str) -> str:
     return settings.resume_command()
 
 
-def check_unique_ids(rows: list[Any], path: Path) -> None:
+def check_unique_ids(rows: Iterable[Any], path: Path) -> tuple[int, Counter[tuple[str, str]]]:
     """The store keys results by id (resume, output): two rows with one id would collapse into one.
 
     Every row counts, invalid ones too (an invalid row keeps the id it was given, or `line-N`).
+    Returns the number of rows and the input fields read by alias ((field, alias) counts), so one
+    pass over the input does all of it.
     """
-    first: dict[str, str] = {}
+    first: dict[str, int] = {}  # id -> its line (or -row number): ints, not strings, for 100,000s of rows
+    aliases: Counter[tuple[str, str]] = Counter()
+    n = 0
     for n, it in enumerate(rows, 1):
         if isinstance(it, InvalidItemError):
             item_id, line = invalid_judgment(it).id, it.line
         else:
             item_id, line = it.id, it.line
-        where = f"line {line}" if line is not None else f"row {n}"
+            if it.aliases:
+                aliases.update(it.aliases.items())
         if item_id in first:
+            where = f"line {line}" if line is not None else f"row {n}"
+            seen = first[item_id]
             raise InvalidItemError(
-                f"item id {item_id!r} is used on {first[item_id]} and {where}; ids must be unique within a run "
-                "(results, resume and the output are keyed by id): rename one", path=str(path), field="id",
-                item_id=item_id)
-        first[item_id] = where
+                f"item id {item_id!r} is used on {f'line {seen}' if seen > 0 else f'row {-seen}'} and {where}; "
+                "ids must be unique within a run (results, resume and the output are keyed by id): rename one",
+                path=str(path), field="id", item_id=item_id)
+        first[item_id] = line if line is not None else -n
+    return n, aliases
 
 
 def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, total: int, command: str) -> str:
@@ -207,27 +220,35 @@ def cmd_run(args: argparse.Namespace) -> int:
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
     check_output(args.output, args.input)
+    with spool(args.input) as (source, sha):  # stdin is copied once: the input is read twice, streamed
+        return _run(args, con, source, sha)
+
+
+def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
+    """`cmd_run` once the input can be read (and re-read) from `source`: memory does not grow with it."""
     prices = load_prices(args.prices)
     judge = make_judge(args)
-    data = read_bytes(args.input)  # once: stdin cannot be read twice
-    sha = hashlib.sha256(data).hexdigest()
-    rows = list(read_items(args.input, data=data))
-    rows = rows[: args.limit] if args.limit else rows
-    rows = guard_input_size(rows, args.max_input_chars, args.input)
+
+    def rows() -> Iterator[Any]:
+        """One pass over the input rows, read from the file again each time."""
+        read = read_items(source, name=str(args.input))
+        return guard_input_size(itertools.islice(read, args.limit) if args.limit else read,
+                                args.max_input_chars, args.input)
+
+    total, aliases = check_unique_ids(rows(), args.input)  # the first pass: bad input fails before any judging
     note_offline(args, con)  # said only once the inputs are known to be fine
-    check_unique_ids(rows, args.input)
-    note_aliases(rows, con)
+    note_aliases(aliases, con)
     command = resume_command(args, judge.model)
     with RunStore(args.store) as store:
-        run_id = open_run(store, args, judge, sha, len(rows), command)
+        run_id = open_run(store, args, judge, sha, total, command)
         if args.batch:
             from .batch_cmd import submit
 
-            return submit(store, run_id, rows, con=con, max_unscored=args.max_unscored)
+            return submit(store, run_id, list(rows()), con=con, max_unscored=args.max_unscored)
         already = len(store.finished_ids(run_id))
         if already or args.resume:
             again = store.count(run_id) - already
-            con.print(f"resuming run {run_id}: {already} of {len(rows)} rows already done"
+            con.print(f"resuming run {run_id}: {already} of {total} rows already done"
                       + (f"; {again} unscored rows are judged again" if again else ""))
         from .batch_cmd import open_batches_note
 
@@ -238,11 +259,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         start = time.monotonic()
         try:
             with sigterm_as_sigint():
-                asyncio.run(_judge_all(judge, rows, store, run_id, args, con, session, stats, already))
+                asyncio.run(_judge_all(judge, rows(), total, store, run_id, args, con, session, stats, already))
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM
             store.set_status(run_id, "interrupted")
             n = write_output(store, run_id, args.output, trace=args.trace)
-            con.print(f"[yellow]interrupted:[/yellow] {n} of {len(rows)} rows are saved (in {args.store} and "
+            con.print(f"[yellow]interrupted:[/yellow] {n} of {total} rows are saved (in {args.store} and "
                       f"{args.output}). Resume with:\n  {command}", soft_wrap=True)
             return 130
         except StoreError as e:  # a failed commit stopped the run: nothing more was sent
@@ -253,13 +274,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         except ProviderUnavailable as e:
             store.set_status(run_id, "stopped")
             n = write_output(store, run_id, args.output, trace=args.trace)
-            con.print(f"[red]error:[/red] {e}. {n} of {len(rows)} rows saved; after fixing it, continue with: "
+            con.print(f"[red]error:[/red] {e}. {n} of {total} rows saved; after fixing it, continue with: "
                       f"{command}", soft_wrap=True)
             return 3
         elapsed = time.monotonic() - start
         store.set_status(run_id, "done")
-        write_output(store, run_id, args.output, trace=args.trace)
-        results = list(store.results(run_id))
+        results = Tally()  # the summary's running totals, added up while the output is written
+        write_output(store, run_id, args.output, trace=args.trace, tally=results)
         lines = summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
                           session_items=stats["items"])
         from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
@@ -277,28 +298,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     for line in lines:
         con.print("  " + line)
     if failed:
-        statuses = {j.status for j in results}
-        again = (f"; re-judge the unscored rows with: {command}" if "unscored" in statuses
+        again = (f"; re-judge the unscored rows with: {command}" if results.unscored
                  else "; fix the invalid rows (each row's error names the field and the fix) and run again"
-                 if "invalid" in statuses else f" in {args.input}")
+                 if results.invalid else f" in {args.input}")
         con.print(f"[red]{failed}[/red]{again}", soft_wrap=True)
         return 1
     return 0
 
 
-def summary_json(results: list[Judgment], *, run_id: str, model: str, output: Path, prices: Any,
+def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str, output: Path, prices: Any,
                  elapsed: float, session_items: int) -> dict[str, Any]:
     """The end-of-run summary as data (`run --json`): the same numbers as `summarize`."""
-    total = Usage()
-    for j in results:
-        total.add(j.usage)
+    t = Tally.of(results)
+    total = t.usage
     return {
-        "run_id": run_id, "model": model, "output": str(output), "rows": len(results),
-        "label_1": sum(j.status == "judged" and j.label == 1 for j in results),
-        "label_0": sum(j.status == "judged" and j.label == 0 for j in results),
-        "unscored": sum(j.status == "unscored" for j in results),
-        "invalid": sum(j.status == "invalid" for j in results),
-        "cached": sum(bool(j.cached) for j in results),
+        "run_id": run_id, "model": model, "output": str(output), "rows": t.rows,
+        "label_1": t.label_1, "label_0": t.label_0, "unscored": t.unscored, "invalid": t.invalid,
+        "cached": t.cached,
         "calls": total.calls, "input_tokens": total.input_tokens, "output_tokens": total.output_tokens,
         "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
         "seconds": round(elapsed, 3), "items_this_session": session_items,
@@ -325,11 +341,14 @@ def client_notes(judge: Judge) -> list[str]:
     return list(getattr(getattr(backend, "client", None), "notes", []) or [])
 
 
-def guard_input_size(rows: list[Any], limit: int, path: Path) -> list[Any]:
-    """Rows whose texts together exceed `limit` characters become invalid rows, not huge requests."""
+def guard_input_size(rows: Iterable[Any], limit: int, path: Path) -> Iterator[Any]:
+    """Rows whose texts together exceed `limit` characters become invalid rows, not huge requests (lazily)."""
     if limit < 1:
         raise ConfigError(f"--max-input-chars must be positive, got {limit}")
-    out: list[Any] = []
+    return _guarded(rows, limit, path)
+
+
+def _guarded(rows: Iterable[Any], limit: int, path: Path) -> Iterator[Any]:
     for row in rows:
         if isinstance(row, Item):
             size = sum(len(t) for t in (row.answer, row.question or "", row.reference or "", row.spec or "",
@@ -341,23 +360,19 @@ def guard_input_size(rows: list[Any], limit: int, path: Path) -> list[Any]:
                     path=str(path), field="answer/source", item_id=row.id)
                 err.record = {"id": row.id, "label": row.label, **row.extra}
                 row = err
-        out.append(row)
-    return out
+        yield row
 
 
-def note_aliases(rows: list[Any], con: Console) -> None:
-    """Say which input fields were read under another name (e.g. 'context' as source)."""
-    used: Counter[tuple[str, str]] = Counter()
-    for row in rows:
-        if isinstance(row, Item):
-            used.update(row.aliases.items())
+def note_aliases(used: Counter[tuple[str, str]], con: Console) -> None:
+    """Say which input fields were read under another name (e.g. 'context' as source): counts of
+    (field, alias), as `check_unique_ids` returns them."""
     if used:
         said = ", ".join(f"'{alias}' as {field} ({n} rows)" for (field, alias), n in sorted(used.items()))
         con.print(f"[dim]fields read by alias: {said}[/dim]", soft_wrap=True)
 
 
-async def _judge_all(judge: Judge, rows: list[Any], store: RunStore, run_id: str, args: argparse.Namespace,
-                     con: Console, session: Usage, stats: Counter[str], already: int) -> None:
+async def _judge_all(judge: Judge, rows: Iterable[Any], total: int, store: RunStore, run_id: str,
+                     args: argparse.Namespace, con: Console, session: Usage, stats: Counter[str], already: int) -> None:
     columns = (
         TextColumn("[bold]judging[/bold]"), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
@@ -366,7 +381,7 @@ async def _judge_all(judge: Judge, rows: list[Any], store: RunStore, run_id: str
     )
     start = time.monotonic()
     with Progress(*columns, console=con, disable=args.no_progress, refresh_per_second=4) as progress:
-        task = progress.add_task("judge", total=len(rows), completed=already, rate="", calls=0, tokens=0,
+        task = progress.add_task("judge", total=total, completed=already, rate="", calls=0, tokens=0,
                                  cached=0, errors=0)
         async for j in runner.ajudge_many(judge, rows, concurrency=args.concurrency, store=store, run=run_id,
                                           cache=not args.no_cache):

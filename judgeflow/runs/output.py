@@ -1,24 +1,59 @@
 """A run's files: the input's content hash (resume refuses a changed file) and the output checks and writer.
 
     sha = file_sha(Path("items.jsonl"))                          # "-": stdin, read once
+    with spool(Path("-")) as (path, sha): ...                    # stdin copied to a file, to be read twice
     check_output(Path("out.jsonl"), Path("items.jsonl"))         # fail before judging anything
     write_output(store, run_id, Path("out.jsonl"), trace=False)   # tmp file, fsync, atomic rename ("-": stdout)
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..files import STDIO, OutputError, read_bytes, same_file, write_jsonl_atomic
 from .store import RunStore
+from .summary import Tally
 
-__all__ = ["OutputError", "check_output", "check_output_writable", "file_sha", "write_output"]
+__all__ = ["OutputError", "check_output", "check_output_writable", "file_sha", "spool", "write_output"]
 
 
 def file_sha(path: Path) -> str:
-    return hashlib.sha256(read_bytes(path)).hexdigest()
+    """sha256 of the input, read in chunks ("-": stdin, read once, whole; `spool` streams it)."""
+    if str(path) == STDIO:
+        return hashlib.sha256(read_bytes(path)).hexdigest()
+    sha = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                sha.update(chunk)
+    except OSError:
+        read_bytes(path)  # raises the one clear message for a file that cannot be read
+        raise
+    return sha.hexdigest()
+
+
+@contextlib.contextmanager
+def spool(path: Path) -> Iterator[tuple[Path, str]]:
+    """(a path the input can be read from as often as needed, its sha256): a file is itself;
+    stdin is copied once, in chunks, to a temporary file that is removed afterwards."""
+    if str(path) != STDIO:
+        yield path, file_sha(path)
+        return
+    sha = hashlib.sha256()
+    with tempfile.TemporaryDirectory(prefix="judgeflow-stdin-") as tmp:
+        copy = Path(tmp) / "stdin"
+        with copy.open("wb") as f:
+            while chunk := sys.stdin.buffer.read(1 << 20):
+                sha.update(chunk)
+                f.write(chunk)
+        yield copy, sha.hexdigest()
 
 
 def check_output(path: Path, input_path: Path) -> None:
@@ -54,10 +89,20 @@ def check_output_writable(path: Path) -> None:
                           "choose another -o path") from None
 
 
-def write_output(store: RunStore, run_id: str, path: Path, *, trace: bool) -> int:
-    """(Re)write OUTPUT from the store: a temporary file, fsync, then an atomic rename ("-": stdout)."""
+def write_output(store: RunStore, run_id: str, path: Path, *, trace: bool, tally: Tally | None = None) -> int:
+    """(Re)write OUTPUT from the store: a temporary file, fsync, then an atomic rename ("-": stdout).
+
+    The results stream from the store to the file; each is added to `tally` on the way (the summary's
+    running totals, without reading the results again)."""
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for j in store.results(run_id):
+            if tally is not None:
+                tally.add(j)
+            yield j.to_row(trace=trace)
+
     try:
-        return write_jsonl_atomic(path, (j.to_row(trace=trace) for j in store.results(run_id)))
+        return write_jsonl_atomic(path, rows())
     except OutputError as e:
         raise OutputError(f"{e}; every finished result is saved in the store {store.path}: fix this and run "
                           "the same command with --resume to write them") from None

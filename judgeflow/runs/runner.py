@@ -24,6 +24,9 @@ from .cache import cache_key, from_cache
 if TYPE_CHECKING:
     from .store import RunStore
 
+#: finished results waiting for the consumer at most (cache hits are produced faster than they are written)
+OUT_QUEUE = 256
+
 
 async def judge_indexed(
     judge: Judge,
@@ -57,7 +60,8 @@ async def judge_indexed(
     if bind is not None:  # a panel or cascade: each member's result is cached too (resume repeats no member's call)
         judge = bind(store, cache=cache, key=cache_key, from_cache=from_cache)
     done = store.finished_ids(run) if run is not None else set()  # unscored items are judged again
-    out: asyncio.Queue[tuple[int, Judgment] | None] = asyncio.Queue()
+    # bounded: a run served from the cache must not queue every result ahead of the consumer
+    out: asyncio.Queue[tuple[int, Judgment] | None] = asyncio.Queue(maxsize=OUT_QUEUE)
     pending: dict[int, tuple[int, str | None]] = {}  # miss number -> (input position, cache key)
 
     def finish(seq: int, j: Judgment, key: str | None) -> tuple[int, Judgment]:
@@ -87,14 +91,20 @@ async def judge_indexed(
     async def drive() -> None:
         # The first failed commit (e.g. a full disk) ends the run: closing `judged` stops the feed,
         # so at most the calls already in flight are spent; the error reaches the caller once.
+        # The end mark is put only for a consumer still waiting: when the consumer stopped (it
+        # cancels this task), the bounded queue may be full and nobody would ever take it.
         try:
             judged = judge.ajudge_indexed(misses(), concurrency=concurrency)
             async with contextlib.aclosing(judged):
                 async for n, j in judged:
                     seq, key = pending.pop(n)
                     await out.put(finish(seq, j, key))
-        finally:
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
             await out.put(None)
+            raise
+        await out.put(None)
 
     driver = asyncio.create_task(drive())
     try:

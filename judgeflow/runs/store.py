@@ -222,16 +222,18 @@ class RunStore:
     def count(self, run_id: str) -> int:
         return int(self._read("SELECT COUNT(*) FROM results WHERE run_id=?", (run_id,))[0][0])
 
-    def results(self, run_id: str) -> Iterator[Judgment]:
-        """The run's results in input order."""
-        try:
-            with self._lock:
-                rows = self._db.execute("SELECT judgment FROM results WHERE run_id=? ORDER BY seq, item_id",
-                                        (run_id,)).fetchall()
-            for (data,) in rows:
+    def results(self, run_id: str, *, page: int = 500) -> Iterator[Judgment]:
+        """The run's results in input order, read `page` rows at a time (memory does not grow with the run)."""
+        seq, item_id = -1, ""
+        while True:
+            rows = self._read("SELECT seq, item_id, judgment FROM results WHERE run_id=? AND "
+                              "(seq > ? OR (seq = ? AND item_id > ?)) ORDER BY seq, item_id LIMIT ?",
+                              (run_id, seq, seq, item_id, page))
+            for _, _, data in rows:
                 yield Judgment.model_validate_json(data)
-        except sqlite3.Error as e:
-            raise self._error(e, "read") from None
+            if len(rows) < page:
+                return
+            seq, item_id = rows[-1][0], rows[-1][1]
 
     def judge_indexed(self, judge: Any, items: Any, *, run: str | None = None, cache: bool = True,
                       concurrency: int | None = None) -> Any:

@@ -1,50 +1,95 @@
-"""The end-of-run summary: label counts, unscored and invalid rows, tokens, calls and estimated cost."""
+"""The end-of-run summary: label counts, unscored and invalid rows, tokens, calls and estimated cost.
+
+    tally = Tally()
+    for j in results: tally.add(j)          # running totals, e.g. while the output is written
+    summarize(tally, model=..., prices=..., elapsed=..., session=..., session_items=...)
+
+Every function here takes a Tally or the results themselves (an iterable of Judgments).
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..results import Judgment, Usage
 from .pricing import estimate_cost
 
+
+@dataclass
+class Tally:
+    """Running totals of a run's rows: everything the summary needs, in memory that does not grow
+    with the run (except for panels and cascades, whose per-member summary keeps each row's votes)."""
+
+    rows: int = 0
+    judged: int = 0
+    label_1: int = 0
+    label_0: int = 0
+    unscored: int = 0
+    invalid: int = 0
+    cached: int = 0
+    usage: Usage = field(default_factory=Usage)
+    votes: list[Judgment] = field(default_factory=list)
+    """Panel and cascade rows, without claims or traces (their summary needs each row's members)."""
+
+    def add(self, j: Judgment) -> None:
+        self.rows += 1
+        if j.status == "judged":
+            self.judged += 1
+            self.label_1 += j.label == 1
+            self.label_0 += j.label == 0
+        self.unscored += j.status == "unscored"
+        self.invalid += j.status == "invalid"
+        self.cached += bool(j.cached)
+        self.usage.add(j.usage)
+        if j.judges:
+            self.votes.append(Judgment(
+                id=j.id, label=j.label, status=j.status, agreement=j.agreement, cascade=j.cascade,
+                judges=[v.model_copy(update={"claims": []}) for v in j.judges]))
+
+    @classmethod
+    def of(cls, results: Tally | Iterable[Judgment]) -> Tally:
+        if isinstance(results, Tally):
+            return results
+        tally = cls()
+        for j in results:
+            tally.add(j)
+        return tally
+
 #: a finished run exits 1 when more than this share of its rows is unscored
 DEFAULT_MAX_UNSCORED = 0.5
 
 
-def run_failure(results: list[Judgment], max_unscored: float) -> str | None:
+def run_failure(results: Tally | Iterable[Judgment], max_unscored: float) -> str | None:
     """Why a finished run is not a success (it judged nothing, or too many rows are unscored), else None."""
-    if not any(j.status == "judged" for j in results):
-        if not results:
+    t = Tally.of(results)
+    if not t.judged:
+        if not t.rows:
             return "nothing was judged: no rows"
-        invalid = sum(j.status == "invalid" for j in results)
-        return f"nothing was judged: {invalid} of {len(results)} rows are invalid, {len(results) - invalid} unscored"
-    unscored = sum(j.status == "unscored" for j in results)
-    if unscored / len(results) > max_unscored:
-        return f"{unscored} of {len(results)} rows are unscored (more than --max-unscored {max_unscored:g})"
+        return f"nothing was judged: {t.invalid} of {t.rows} rows are invalid, {t.rows - t.invalid} unscored"
+    if t.unscored / t.rows > max_unscored:
+        return f"{t.unscored} of {t.rows} rows are unscored (more than --max-unscored {max_unscored:g})"
     return None
 
 
-def summarize(results: list[Judgment], *, model: str, prices: Any, elapsed: float, session: Usage,
+def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, elapsed: float, session: Usage,
               session_items: int) -> list[str]:
     """The end-of-run summary lines: labels, unscored, tokens and estimated cost."""
-    counts = Counter(j.status if j.status != "judged" else f"label {j.label}" for j in results)
-    cached = sum(j.cached for j in results)
-    total = Usage()
-    for j in results:
-        total.add(j.usage)
-    labels = ", ".join(f"{k}: {counts[k]}" for k in ("label 1", "label 0") if counts[k])
+    t = Tally.of(results)
+    total = t.usage
+    labels = ", ".join(f"label {k}: {n}" for k, n in ((1, t.label_1), (0, t.label_0)) if n)
     lines = [
-        f"{len(results)} rows: {labels or 'no 1/0 labels'}; unscored: {counts['unscored']}; invalid: {counts['invalid']}"
-        + (f"; served from cache: {cached}" if cached else ""),
+        f"{t.rows} rows: {labels or 'no 1/0 labels'}; unscored: {t.unscored}; invalid: {t.invalid}"
+        + (f"; served from cache: {t.cached}" if t.cached else ""),
         f"tokens in {total.input_tokens:,}, out {total.output_tokens:,} in {total.calls:,} calls"
         + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "
            f"{session_items / elapsed:.1f} items/s)" if elapsed > 0 and session_items else ""),
     ]
-    if any(j.judges for j in results):  # a panel or cascade: each member at its own price
+    if t.votes:  # a panel or cascade: each member at its own price
         from .panel_summary import summary_lines
 
-        return lines + summary_lines(results, prices)
+        return lines + summary_lines(t.votes, prices)
     cost = estimate_cost(model, total, prices=prices)
     if model.startswith("baseline/"):
         lines.append("cost: none (offline judge, no model calls)")
