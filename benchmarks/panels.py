@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from throughput import start_fake  # noqa: E402
+from cpu import start_async_fake as start_fake  # noqa: E402
 
 from judgeflow import Judge  # noqa: E402
 from judgeflow.items import Item  # noqa: E402

@@ -42,6 +42,9 @@ class Prompts(BaseModel):
 
     system: str
     """System message: the role and the criterion; untrusted text never goes here."""
+    decompose_system: str = ""
+    """System message of the decompose step, which only splits the answer (short: it is sent with
+    every item); empty: `system`. Untrusted text never goes here."""
     decompose: str
     """Split the answer into claims."""
     check: str
@@ -110,7 +113,7 @@ class Criterion(BaseModel):
             raise _invalid("error_verdicts", "lists every verdict, so no answer could ever be labelled 0; add a verdict "
                            'that is not an error, e.g. supported = "The evidence confirms the claim."')
         allowed = {"answer", *self.requires, *self.optional, *COMPUTED}
-        for key in ("system", "decompose", "check", "single"):
+        for key in ("system", "decompose_system", "decompose", "check", "single"):
             text = getattr(self.prompts, key)
             try:
                 fields = [field for _, field, _, _ in string.Formatter().parse(text) if field is not None]
@@ -123,10 +126,10 @@ class Criterion(BaseModel):
                         f"uses {{{field}}}, which is not in requires/optional or one of {COMPUTED}; "
                         f"allowed here: {sorted(allowed)}",
                     )
-            if key == "system":
+            if key in ("system", "decompose_system"):
                 data = [f for f in fields if f in ("claims", *ITEM_FIELDS)]
                 if data:
-                    raise _invalid("prompts.system", f"uses {{{data[0]}}}: the text under judgement never goes into "
+                    raise _invalid(f"prompts.{key}", f"uses {{{data[0]}}}: the text under judgement never goes into "
                                    "the system message (it is sent there literally); move it to the decompose, "
                                    "check and single prompts")
                 continue
@@ -191,6 +194,12 @@ class Criterion(BaseModel):
             tag = " (an error)" if v in self.error_verdicts else " (not an error)"
             lines.append(f"- {v}{tag}: {meaning.strip()}")
         return "\n".join(lines)
+
+    def system_for(self, key: str) -> str:
+        """The system message for prompt `key` (decompose has its own short one when given)."""
+        if key == "decompose" and self.prompts.decompose_system.strip():
+            return self.prompts.decompose_system.strip()
+        return self.prompts.system.strip()
 
     def render(self, key: str, fields: dict[str, str]) -> str:
         """Fill prompt `key` with already-delimited field texts."""

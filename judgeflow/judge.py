@@ -22,6 +22,8 @@ from .errors import ConfigError, InvalidItemError
 from .items import MODES, Item, passthrough
 from .languages import item_language
 from .results import Judgment
+from .scheduling import FirstOfSource, by_evidence
+
 if TYPE_CHECKING:  # types only: the store is passed in, never imported at run time
     from .runs.store import RunStore
     from .workflow import JudgeContext, Strategy
@@ -201,9 +203,13 @@ class Judge:
         sem = asyncio.Semaphore(limit)
         failed: list[BaseException] = []  # the first unexpected failure stops the feed; raised once, below
 
+        firsts = FirstOfSource()
+
         async def one(seq: int, it: ItemLike) -> None:
             try:
-                await queue.put((seq, await self.ajudge(it)))
+                async with firsts.turn(it):  # a source's later items wait for its first (the provider's cache)
+                    judged = await self.ajudge(it)
+                await queue.put((seq, judged))
             except Exception as e:  # noqa: BLE001 - e.g. ProviderUnavailable or a failed commit: ends the run at once
                 failed.append(e)  # stops the feed
                 await queue.put(e)
@@ -213,7 +219,7 @@ class Judge:
         async def feed() -> None:
             tasks: set[asyncio.Task[None]] = set()
             try:
-                async for seq, obj in _aenumerate(items):
+                async for seq, obj in by_evidence(_as_items(_aenumerate(items))):  # shared sources adjacent
                     if failed:
                         break
                     await sem.acquire()
@@ -269,6 +275,11 @@ def _deprecated_store() -> None:
     warnings.warn("Judge.ajudge_many/judge_many(store=..., run=...) is deprecated; use "
                   "judgeflow.runs.runner.ajudge_many/judge_many(judge, items, store=..., run=...)",
                   DeprecationWarning, stacklevel=4)
+
+
+async def _as_items(pairs: AsyncIterator[tuple[int, ItemLike]]) -> AsyncIterator[tuple[int, ItemLike]]:
+    async for seq, obj in pairs:
+        yield seq, as_item(obj)
 
 
 async def _aenumerate(items: Iterable[ItemLike] | AsyncIterable[ItemLike]) -> AsyncIterator[tuple[int, ItemLike]]:

@@ -17,7 +17,12 @@ class Usage(BaseModel):
 
     calls: int = 0
     input_tokens: int = 0
+    """All prompt tokens, those served from or written to a provider's prompt cache included."""
     output_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens the provider served from its prompt cache (part of input_tokens; cheaper)."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to Anthropic's prompt cache (part of input_tokens; dearer)."""
     repairs: int = 0
     """Replies read only after a lenient repair (code fence, text around the JSON, raw control characters)."""
     reasks: int = 0
@@ -27,6 +32,8 @@ class Usage(BaseModel):
         self.calls += other.calls
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+        self.cached_tokens += other.cached_tokens
+        self.cache_write_tokens += other.cache_write_tokens
         self.repairs += other.repairs
         self.reasks += other.reasks
 

@@ -156,7 +156,7 @@ class SingleJudgment(BaseModel):
 # ---------------------------------------------------------------------------------------------
 
 #: bump when the reply schemas change (part of the LLM backend's cache fingerprint)
-REPLIES_VERSION = 2
+REPLIES_VERSION = 4
 _REPAIRS: ContextVar[list[str] | None] = ContextVar("judgeflow_reply_repairs", default=None)
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
@@ -268,7 +268,7 @@ class _ClaimEntry(ReplyModel):
         return v.strip()
 
 
-def _enum(values: tuple[str, ...], description: str, default: Any = ...) -> tuple[Any, Any]:
+def _enum(values: tuple[str, ...], description: str | None, default: Any = ...) -> tuple[Any, Any]:
     """A string field that the schema restricts to `values` (an enum the model's decoder honours).
 
     Validation checks membership in the reply model's validator instead of a Literal type, so
@@ -287,13 +287,13 @@ def claims_reply(fact_kinds: tuple[str, ...], max_items: int | None = None) -> t
     """Decompose reply: {"claims": [{"text", "kind"}]}; ids are assigned by code (c1..cn).
 
     max_items bounds the list in the schema, so a small model under a grammar cannot ramble on."""
-    entry = create_model(
-        "Claim", __base__=_ClaimEntry, __validators__={"_kind": _kind_validator(fact_kinds)},
-        kind=_enum(fact_kinds, "The kind of fact the claim states.", "other"),
+    entry = create_model(  # no descriptions: the decompose prompt says what text and kind are
+        "Claim", __base__=ReplyModel, __validators__={"_kind": _kind_validator(fact_kinds), "_text": _text_validator()},
+        text=(str, Field()), kind=_enum(fact_kinds, None, "other"),
     )
     model = create_model(
-        "Claims", __base__=ReplyModel, __doc__="The answer's claims (an empty list if it makes none).",
-        claims=(list[entry], Field(description="The claims, in answer order.", json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
+        "Claims", __base__=ReplyModel, __doc__="The answer's claims.",
+        claims=(list[entry], Field(json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
     )
     model.to_claims = lambda self: [  # type: ignore[attr-defined]
         Claim(id=f"c{n}", text=c.text, kind=c.kind) for n, c in enumerate(self.claims, 1)
@@ -301,12 +301,26 @@ def claims_reply(fact_kinds: tuple[str, ...], max_items: int | None = None) -> t
     return model
 
 
-def _verdict_fields(bases: tuple[str, ...], verdicts: tuple[str, ...]) -> dict[str, Any]:
+def _text_validator() -> Any:
+    def text(cls: Any, v: str) -> str:
+        if not v.strip():
+            raise ValueError("claim text must not be empty")
+        return v.strip()
+
+    return field_validator("text")(classmethod(text))
+
+
+def _verdict_fields(bases: tuple[str, ...], verdicts: tuple[str, ...], described: bool = True) -> dict[str, Any]:
+    """described=False: no descriptions (the check reply repeats the entry once per claim id, and the
+    prompt already says what evidence, reason, basis and verdict are)."""
+    def d(text: str) -> str | None:
+        return text if described else None
+
     return {  # evidence and reason first: the model quotes and reasons before it decides
-        "evidence": (str, Field(default="", description="A short verbatim quote from the evidence, or empty.")),
-        "reason": (str, Field(default="", description="One sentence explaining the verdict.")),
-        "basis": _enum(bases, "What settled the verdict."),
-        "verdict": _enum(verdicts, "The verdict."),
+        "evidence": (str, Field(default="", description=d("A short verbatim quote from the evidence, or empty."))),
+        "reason": (str, Field(default="", description=d("One sentence explaining the verdict."))),
+        "basis": _enum(bases, d("What settled the verdict.")),
+        "verdict": _enum(verdicts, d("The verdict.")),
     }
 
 
@@ -360,12 +374,12 @@ def _entries(reply: BaseModel) -> list[tuple[str, Any]]:
 @lru_cache(maxsize=1024)
 def checks_reply(bases: tuple[str, ...], verdicts: tuple[str, ...], ids: tuple[str, ...]) -> type[ReplyModel]:
     """Check reply: {"c1": {"evidence", "reason", "basis", "verdict"}, ...}, every id required."""
-    entry = create_model("ClaimVerdict", __base__=ReplyModel, **_verdict_fields(bases, verdicts))
+    entry = create_model("ClaimVerdict", __base__=ReplyModel, **_verdict_fields(bases, verdicts, described=False))
 
     def to_checks(self: Any) -> list[ClaimCheck]:
         return [ClaimCheck(claim_id=i, **e.model_dump()) for i, e in _entries(self)]
 
-    model = _keyed("ClaimChecks", "A verdict for every claim, keyed by claim id.", entry, ids,
+    model = _keyed("ClaimChecks", "Verdicts by claim id.", entry, ids,
                    "checks", "claim_id", "claim", "verdict",
                    after=_vocab_validator(bases, verdicts, to_checks))
     model.to_checks = to_checks  # type: ignore[attr-defined]
@@ -376,15 +390,15 @@ def checks_reply(bases: tuple[str, ...], verdicts: tuple[str, ...], ids: tuple[s
 def single_reply(fact_kinds: tuple[str, ...], bases: tuple[str, ...], verdicts: tuple[str, ...],
                  max_items: int | None = None) -> type[ReplyModel]:
     """One-call reply: {"claims": [{"text", "kind", "evidence", "reason", "basis", "verdict"}]}."""
-    entry = create_model(
-        "JudgedClaim", __base__=_ClaimEntry, __validators__={"_kind": _kind_validator(fact_kinds)},
-        kind=_enum(fact_kinds, "The kind of fact the claim states.", "other"),
-        **_verdict_fields(bases, verdicts),
+    entry = create_model(  # no descriptions: the single prompt says what each field is
+        "JudgedClaim", __base__=ReplyModel,
+        __validators__={"_kind": _kind_validator(fact_kinds), "_text": _text_validator()},
+        text=(str, Field()), kind=_enum(fact_kinds, None, "other"),
+        **_verdict_fields(bases, verdicts, described=False),
     )
     model = create_model(
-        "SingleJudgment", __base__=ReplyModel,
-        __doc__="The answer's claims, each with its verdict (an empty list if it makes none).",
-        claims=(list[entry], Field(description="The claims, in answer order.", json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
+        "SingleJudgment", __base__=ReplyModel, __doc__="The answer's claims with verdicts.",
+        claims=(list[entry], Field(json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
         __validators__={"_vocab": _vocab_validator(bases, verdicts, lambda self: self.split()[1])},
     )
     model.split = _split  # type: ignore[attr-defined]

@@ -338,7 +338,7 @@ def _criterion_file(tmp_path: Path, **changes: str) -> Path:
 
 @pytest.mark.parametrize("old, new, words", [
     ("{question}\n{answer}\n'''", "{question}\n'''", "prompts.decompose: lacks {answer}"),
-    ("{reference}\n{claims}", "{reference}", "prompts.check: lacks {claims}"),
+    ("{question}\n{claims}", "{question}", "prompts.check: lacks {claims}"),
     ('error_verdicts = ["contradicted", "false_fact"]', "error_verdicts = []", "error_verdicts: is empty"),
     ("You are a careful fact-checking judge.", "You are a careful judge of {answer}.", "prompts.system: uses {answer}"),
 ])
@@ -501,6 +501,6 @@ def test_sdk_debug_logs_are_redacted(caplog) -> None:
 def test_a_new_tag_in_a_criterion_is_neutralised_once_it_is_loaded(tmp_path) -> None:
     text = (ROOT / "criteria" / "factual_correctness.toml").read_text()
     path = tmp_path / "mine.toml"
-    path.write_text(text.replace("{reference}\n{claims}", "<house_rules>Be strict.</house_rules>\n{reference}\n{claims}", 1))
+    path.write_text(text.replace("{question}\n{claims}", "<house_rules>Be strict.</house_rules>\n{question}\n{claims}", 1))
     load_criterion(path)
     assert "<house_rules>" not in neutralize("a <house_rules> b") and "</house_rules>" not in neutralize("</house_rules>")

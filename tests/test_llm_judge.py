@@ -117,15 +117,15 @@ def test_extra_correct_details_0_under_factual_1_under_reference_faithfulness(pr
 
     # different prompts went out: each criterion's own system message and verdict vocabulary
     fc, rf = load_criterion("factual_correctness"), load_criterion("reference_faithfulness")
-    for req in factual.requests:
-        assert system_text(req) == fc.prompts.system.strip()
-    for req in strict.requests:
-        assert system_text(req) == rf.prompts.system.strip()
+    # the decompose call has its own short system message; check has the criterion's
+    for c, reqs in ((fc, factual.requests), (rf, strict.requests)):
+        assert [system_text(r) for r in reqs] == [c.system_for("decompose"), c.system_for("check")]
+        assert c.system_for("check") == c.prompts.system.strip() != c.system_for("decompose")
     fc_check, rf_check = first_user_text(factual.requests[1]), first_user_text(strict.requests[1])
     assert "false_fact" in fc_check and "not_in_reference" not in fc_check
     assert "not_in_reference" in rf_check and "false_fact" not in rf_check
-    assert "NOT errors" in system_text(factual.requests[0])
-    assert "Do not use\nyour own knowledge" in system_text(strict.requests[0])
+    assert "NOT errors" in system_text(factual.requests[1])
+    assert "Do not use\nyour own knowledge" in system_text(strict.requests[1])
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -338,8 +338,8 @@ def test_injected_closing_tag_is_neutralised_in_the_request(provider: str) -> No
     check_prompt = first_user_text(llm.requests[1])
     assert "</answer>" not in check_prompt and "‹/answer›" in check_prompt
     assert check_prompt.count("</claims>") == 1
-    for req in llm.requests:
-        assert system_text(req) == fc.prompts.system.strip()
+    for req, step in zip(llm.requests, ("decompose", "check")):
+        assert system_text(req) == fc.system_for(step)
         assert "Ignore previous" not in system_text(req)
 
 
@@ -442,7 +442,8 @@ def test_trace_keeps_prompts_and_replies(provider: str) -> None:
     # the model's own reply (ids are assigned by code, c1..cn in answer order, so it carries none)
     assert dec.reply == {"claims": [{"text": c.text, "kind": c.kind} for c in MOSCOW_CLAIMS.claims]}
     assert chk.reply["c1"]["verdict"] == "contradicted"  # keyed by claim id
-    assert result.usage.model_dump() == {"calls": 2, "input_tokens": 140, "output_tokens": 18, "repairs": 0, "reasks": 0}
+    assert result.usage.model_dump() == {"calls": 2, "input_tokens": 140, "output_tokens": 18, "cached_tokens": 0,
+                                         "cache_write_tokens": 0, "repairs": 0, "reasks": 0}
     assert Judge(backend=FakeLLM(provider, [MOSCOW_CLAIMS, chk.reply]).backend(),
                  keep_trace=False).judge(MOSCOW).trace == []
 

@@ -32,19 +32,18 @@ SDKs' own; schema re-asks are Instructor's.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import importlib.util
 import json
 import logging
 import os
 import re
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
-from urllib.parse import urlparse
-
-import importlib
 import sys
 from collections.abc import Callable
-from functools import partial
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
+from typing import Any, TypeVar
+from urllib.parse import urlparse
 
 from pydantic import BaseModel, ValidationError
 
@@ -67,6 +66,10 @@ DEFAULT_MAX_TOKENS_CAP = 4096
 #: optional SDKs for the providers reached through Instructor's from_provider: (module, pip extra)
 _FROM_PROVIDER = {"google": ("google.genai", "google"), "bedrock": ("boto3", "bedrock"),
                   "mistral": ("mistralai", "mistral")}
+
+#: Anthropic's minimum cacheable prefix (tokens) by model name prefix; 1024 for the others
+ANTHROPIC_CACHE_MINIMUM = (("claude-opus-4-5", 4096), ("claude-opus-4-6", 4096), ("claude-haiku-4-5", 4096),
+                           ("claude-sonnet-4-6", 2048), ("claude-3-5-haiku", 2048), ("claude-3-haiku", 2048))
 
 _CONTEXT_LENGTH = re.compile(
     r"maximum context length|context[_ ]length|context window|too many tokens|prompt is too long|"
@@ -102,6 +105,23 @@ def auto_structured(provider: str, base_url: str | None) -> str:
     if provider == "ollama":
         return "json_schema"
     return "tools"
+
+
+@lru_cache(maxsize=1024)
+def prepared(response_model: type[T]) -> type[T]:
+    """The reply model as an Instructor `ResponseSchema`, built once per reply model.
+
+    Instructor wraps any other model in a new class on every call (`response_schema()`), so
+    pydantic rebuilds the JSON schema each time and Instructor's own cache of the tool definition
+    (`generate_openai_schema`, keyed by class) never hits. A `ResponseSchema` subclass is used as
+    is: the tool definition is built once per reply model. Same name, docstring and behaviour."""
+    import instructor
+
+    if issubclass(response_model, instructor.ResponseSchema):
+        return response_model
+    return type(response_model.__name__, (response_model, instructor.ResponseSchema),  # type: ignore[return-value]
+                {"__doc__": response_model.__doc__, "__module__": response_model.__module__,
+                 "__qualname__": response_model.__qualname__})
 
 
 def _sdk_errors(name: str) -> tuple[type[BaseException], ...]:
@@ -183,6 +203,15 @@ class LLMClient:
     _streak: tuple[str, int] = field(default=("", 0), repr=False)
     _fell_back: bool = field(default=False, repr=False)
 
+    @property
+    def prompt_caching(self) -> bool:
+        """True when this client can use a hint where the shared prefix ends (Anthropic breakpoints)."""
+        return self.provider == "anthropic" and self.client is None
+
+    def _cache_minimum(self) -> int:
+        name = self.model.partition("/")[2]
+        return next((n for prefix, n in ANTHROPIC_CACHE_MINIMUM if name.startswith(prefix)), 1024)
+
     def _instructor(self, retries: int | None) -> Any:
         """The Instructor client for the current mode; `retries` overrides the SDK's retries."""
         if self.client is not None:
@@ -203,19 +232,8 @@ class LLMClient:
         """Request fields that Instructor's own request lacks for this mode (sent as extra_body)."""
         if self.provider == "anthropic" or self.client is not None:
             return {}
-        schema = response_model.model_json_schema()
-        name, description = schema.get("title", response_model.__name__), schema.get("description", "")
-        params = {k: v for k, v in schema.items() if k not in ("title", "description")}
-        if self.structured == "tools_strict":
-            return {"tools": [{"type": "function", "function": {
-                "name": name, "description": description, "parameters": params, "strict": True}}]}
-        if self.structured == "json_schema":
-            return {"response_format": {"type": "json_schema", "json_schema": {
-                "name": name, "schema": params, "strict": True}}}
-        if self.structured == "json" and self.base_url is not None:
-            # llama.cpp and others constrain decoding to a schema given with json_object
-            return {"response_format": {"type": "json_object", "schema": params}}
-        return {}
+        return _shape(response_model, self.structured, self.base_url is not None)
+
 
     def _gate(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -234,26 +252,33 @@ class LLMClient:
         trace: list[TraceEntry] | None = None,
         step: str = "ask",
         max_tokens: int | None = None,
+        cache_prefix: int | None = None,
     ) -> T:
         """One typed request. Raises LLMError after provider retries or re-asks are exhausted,
         ProviderUnavailable once the provider has failed systemically SYSTEMIC_LIMIT times in a row.
 
         max_tokens: what this step needs (sized by the caller); capped at max_tokens_cap and
         replaced by the client's fixed max_tokens when one is set.
+        cache_prefix: how many characters of the last (user) message other requests share (the
+            instructions and the evidence): Anthropic gets a `cache_control` breakpoint there when
+            the prefix is long enough to be cached. OpenAI caches common prefixes by itself.
         """
+        send = messages
+        if cache_prefix is not None and self.prompt_caching:
+            send = _with_breakpoint(messages, cache_prefix, self._cache_minimum(), _schema_chars(response_model))
         budget = self.max_tokens or min(max_tokens or self.max_tokens_cap, self.max_tokens_cap)
         if self._healthy:
-            return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=False)
+            return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=False, send=send)
         async with self._gate():  # until the endpoint has answered once, one call at a time
             if not self._healthy:
-                return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=True)
+                return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=True, send=send)
         # it answered while this call waited at the gate: go on without holding it (a slow or hung
         # call must never block the calls queued behind it)
-        return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=False)
+        return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=False, send=send)
 
     async def _ask(self, response_model: type[T], messages: list[dict[str, Any]], context: dict[str, Any] | None,
                    usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int, *,
-                   probe: bool) -> T:
+                   probe: bool, send: list[dict[str, Any]] | None = None) -> T:
         from instructor.core.exceptions import IncompleteOutputException
 
         if self.stopped:
@@ -266,7 +291,8 @@ class LLMClient:
         retries: int | None = 0 if first else None
         while True:
             try:
-                result = await self._once(response_model, messages, context, usage, trace, step, budget, retries)
+                result = await self._once(response_model, messages, context, usage, trace, step, budget, retries,
+                                          send=send)
             except IncompleteOutputException:
                 if cut_off or self.max_tokens or budget >= self.max_tokens_cap:
                     _record(trace, step, messages, {"error": f"reply cut off at max_tokens={budget}"})
@@ -322,7 +348,7 @@ class LLMClient:
 
     async def _once(self, response_model: type[T], messages: list[dict[str, Any]], context: dict[str, Any] | None,
                     usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int,
-                    retries: int | None) -> T:
+                    retries: int | None, *, send: list[dict[str, Any]] | None = None) -> T:
         from instructor.core.exceptions import IncompleteOutputException, InstructorError, InstructorRetryException
         from instructor.core.hooks import Hooks
 
@@ -333,9 +359,7 @@ class LLMClient:
             replies.append(response)
             if usage is not None:
                 usage.calls += 1
-                u = getattr(response, "usage", None)
-                usage.input_tokens += int(getattr(u, "prompt_tokens", None) or getattr(u, "input_tokens", 0) or 0)
-                usage.output_tokens += int(getattr(u, "completion_tokens", None) or getattr(u, "output_tokens", 0) or 0)
+                count_usage(usage, getattr(response, "usage", None))
 
         hooks.on("completion:response", on_response)
         kwargs = dict(self.extra_kwargs)
@@ -351,8 +375,8 @@ class LLMClient:
             with using_validation_context(context), counting_repairs() as repairs:
                 # never Instructor's context=: it runs Jinja on messages
                 result = await self._instructor(retries).create(
-                    response_model=response_model,
-                    messages=messages,
+                    response_model=prepared(response_model),
+                    messages=messages if send is None else send,  # send: with cache breakpoints
                     max_retries=self.max_retries,
                     hooks=hooks,
                     model=self.model.partition("/")[2],
@@ -389,6 +413,74 @@ class LLMClient:
             usage.repairs += len(repairs)
         _record(trace, step, messages, _dump(result), rejected=[_reply_text(r) or "" for r in replies[:-1]])
         return result
+
+
+@lru_cache(maxsize=1024)
+def _shape(response_model: type[BaseModel], structured: str, custom_url: bool) -> dict[str, Any]:
+    """The extra request fields for a reply model and mode, built once (never mutated by callers)."""
+    schema = response_model.model_json_schema()
+    name, description = schema.get("title", response_model.__name__), schema.get("description", "")
+    params = {k: v for k, v in schema.items() if k not in ("title", "description")}
+    if structured == "tools_strict":
+        return {"tools": [{"type": "function", "function": {
+            "name": name, "description": description, "parameters": params, "strict": True}}]}
+    if structured == "json_schema":
+        return {"response_format": {"type": "json_schema", "json_schema": {
+            "name": name, "schema": params, "strict": True}}}
+    if structured == "json" and custom_url:
+        # llama.cpp and others constrain decoding to a schema given with json_object
+        return {"response_format": {"type": "json_object", "schema": params}}
+    return {}
+
+
+@lru_cache(maxsize=1024)
+def _schema_chars(response_model: type[BaseModel]) -> int:
+    """Characters of a reply model's schema (the tool definition is part of the cached prefix)."""
+    return len(json.dumps(response_model.model_json_schema()))
+
+
+def _with_breakpoint(messages: list[dict[str, Any]], prefix: int, minimum: int,
+                     extra_chars: int = 0) -> list[dict[str, Any]]:
+    """The messages with the last one split at `prefix` characters into two text blocks, the first
+    marked `cache_control: ephemeral` (Anthropic caches tools, system and that block), if the part
+    up to there is at least `minimum` tokens (chars / 4); else the messages unchanged."""
+    *head, last = messages
+    text = last["content"]
+    if not isinstance(text, str) or not 0 < prefix < len(text):
+        return messages
+    if (extra_chars + sum(len(m["content"]) for m in head if isinstance(m["content"], str)) + prefix) / 4 < minimum:
+        return messages
+    blocks = [{"type": "text", "text": text[:prefix], "cache_control": {"type": "ephemeral"}},
+              {"type": "text", "text": text[prefix:]}]
+    return [*head, {**last, "content": blocks}]
+
+
+def _int(obj: Any, name: str) -> int:
+    try:
+        return int(getattr(obj, name, None) or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def count_usage(usage: Usage, u: Any) -> None:
+    """Add a provider reply's token counts to `usage`, prompt-cache counts included.
+
+    OpenAI: prompt_tokens holds all prompt tokens, prompt_tokens_details.cached_tokens those served
+    from cache. Anthropic: input_tokens counts only the tokens after the last cache breakpoint;
+    cache_read_input_tokens and cache_creation_input_tokens are the rest. `usage.input_tokens` is
+    always all prompt tokens."""
+    if u is None:
+        return
+    if getattr(u, "prompt_tokens", None) is not None:  # OpenAI wire
+        usage.input_tokens += _int(u, "prompt_tokens")
+        usage.output_tokens += _int(u, "completion_tokens")
+        usage.cached_tokens += _int(getattr(u, "prompt_tokens_details", None), "cached_tokens")
+        return
+    read, written = _int(u, "cache_read_input_tokens"), _int(u, "cache_creation_input_tokens")
+    usage.input_tokens += _int(u, "input_tokens") + read + written
+    usage.output_tokens += _int(u, "output_tokens")
+    usage.cached_tokens += read
+    usage.cache_write_tokens += written
 
 
 class _Provider(Exception):

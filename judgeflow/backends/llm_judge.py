@@ -56,8 +56,11 @@ TOKENS_PER_CLAIM = 60
 
 
 def max_claims(answer: str, cap: int = 40) -> int:
-    """How many claims an answer of this length may be split into (the schema's maxItems)."""
-    return max(3, min(cap, len(answer) // 30 + 2))
+    """How many claims an answer of this length may be split into (the schema's maxItems): a power
+    of two from 4 up, so answers of similar length get the same schema (a provider's prompt cache
+    holds the tool schema at the start of its prefix)."""
+    need = max(3, len(answer) // 30 + 2)
+    return min(cap, 1 << (need - 1).bit_length())
 
 
 class LLMJudge:
@@ -91,13 +94,39 @@ class LLMJudge:
 
     def _messages(self, criterion: Criterion, key: str, fields: dict[str, str]) -> list[dict[str, Any]]:
         return [
-            {"role": "system", "content": criterion.prompts.system.strip()},
+            {"role": "system", "content": criterion.system_for(key)},
             {"role": "user", "content": criterion.render(key, fields).strip()},
         ]
+
+    @staticmethod
+    def _shared_prefix(item: Item, criterion: Criterion, messages: list[dict[str, Any]],
+                       fields: dict[str, str]) -> int | None:
+        """Where the part of the user message that items sharing evidence have in common ends
+        (the instructions, then the source, reference or spec), or None if the item's own text
+        comes first. The provider seam may put a prompt-cache breakpoint there."""
+        user = messages[-1]["content"]
+        for name in criterion.evidence_fields:
+            if getattr(item, name, None):
+                block = fields[name]
+                start = user.find(block)
+                if start < 0:
+                    return None
+                end = start + len(block)
+                own = [user.find(fields[f]) for f in ("question", "answer", "claims") if f in fields]
+                return end if all(i < 0 or i >= end for i in own) else None
+        return None
 
     def _context(self, criterion: Criterion, **more: Any) -> dict[str, Any]:
         return {"verdicts": list(criterion.verdicts), "bases": list(criterion.bases),
                 "fact_kinds": criterion.fact_kinds, **more}
+
+    def _cache_hint(self, item: Item, criterion: Criterion, messages: list[dict[str, Any]],
+                    fields: dict[str, str]) -> dict[str, Any]:
+        """cache_prefix= for clients that take it (a prompt-cache breakpoint after the shared evidence)."""
+        if not getattr(self.client, "prompt_caching", False):
+            return {}
+        prefix = self._shared_prefix(item, criterion, messages, fields)
+        return {} if prefix is None else {"cache_prefix": prefix}
 
     async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
         kinds, _, _ = criterion_vocab(criterion)
@@ -118,10 +147,13 @@ class LLMJudge:
         for start in range(0, len(claims), n):  # very long claim lists are split
             chunk = claims[start : start + n]
             ids = tuple(c.id for c in chunk)
+            fields = prompt_fields(item, chunk)
+            messages = self._messages(criterion, "check", fields)
             result = await self.client.ask(
-                checks_reply(bases, verdicts, ids), self._messages(criterion, "check", prompt_fields(item, chunk)),
+                checks_reply(bases, verdicts, ids), messages,
                 context=self._context(criterion, claim_ids=list(ids)),
                 usage=usage, trace=trace, step="check", max_tokens=64 + len(chunk) * TOKENS_PER_VERDICT,
+                **self._cache_hint(item, criterion, messages, fields),
             )
             checks.extend(ClaimChecks(checks=result.to_checks()).checks)  # the validators, second line
         return checks
@@ -131,10 +163,13 @@ class LLMJudge:
     ) -> tuple[list[Claim], list[ClaimCheck]]:
         kinds, bases, verdicts = criterion_vocab(criterion)
         n = max_claims(item.answer)
+        fields = prompt_fields(item)
+        messages = self._messages(criterion, "single", fields)
         result = await self.client.ask(
-            single_reply(kinds, bases, verdicts, n), self._messages(criterion, "single", prompt_fields(item)),
+            single_reply(kinds, bases, verdicts, n), messages,
             context=self._context(criterion), usage=usage, trace=trace, step="single",
             max_tokens=64 + n * (TOKENS_PER_CLAIM + TOKENS_PER_VERDICT),
+            **self._cache_hint(item, criterion, messages, fields),
         )
         claims, checks = result.split()
         return claims, checks

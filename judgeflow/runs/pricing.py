@@ -1,6 +1,8 @@
 """Estimated cost of a run, from a maintained price database, which users can override.
 
-Prices are US dollars per million tokens (input, output), list prices for online calls;
+Prices are US dollars per million tokens (input, output, and where the provider caches prompts
+`cached_input` for tokens served from its cache and `cache_write` for Anthropic cache writes;
+`usage.cached_tokens` / `usage.cache_write_tokens` are priced so), list prices for online calls;
 provider batch APIs cost `BATCH_DISCOUNT` of that. A model's price comes from, in order:
 
 1. a TOML or JSON file passed as `--prices FILE` or named by $JUDGEFLOW_PRICES (the override);
@@ -49,25 +51,29 @@ class Price(BaseModel):
 
     input: float
     output: float
+    cached_input: float | None = None
+    """Prompt tokens served from the provider's prompt cache (None: priced as `input`)."""
+    cache_write: float | None = None
+    """Prompt tokens written to Anthropic's prompt cache (None: priced as `input`)."""
     source: str = "given"
     """"built-in table", "genai-prices <version>", the price file's path, or "given" (passed in code)."""
 
 
 #: list prices (USD per 1M tokens) checked in late 2025; override with --prices for yours
-PRICES: dict[str, Price] = {
-    "openai/gpt-4o-mini": Price(input=0.15, output=0.60, source=BUILTIN),
-    "openai/gpt-4o": Price(input=2.50, output=10.00, source=BUILTIN),
-    "openai/gpt-4.1": Price(input=2.00, output=8.00, source=BUILTIN),
-    "openai/gpt-4.1-mini": Price(input=0.40, output=1.60, source=BUILTIN),
-    "openai/gpt-4.1-nano": Price(input=0.10, output=0.40, source=BUILTIN),
-    "openai/gpt-5": Price(input=1.25, output=10.00, source=BUILTIN),
-    "openai/gpt-5-mini": Price(input=0.25, output=2.00, source=BUILTIN),
-    "openai/gpt-5-nano": Price(input=0.05, output=0.40, source=BUILTIN),
-    "anthropic/claude-opus-4-1": Price(input=15.00, output=75.00, source=BUILTIN),
-    "anthropic/claude-sonnet-4-5": Price(input=3.00, output=15.00, source=BUILTIN),
-    "anthropic/claude-sonnet-4": Price(input=3.00, output=15.00, source=BUILTIN),
-    "anthropic/claude-haiku-4-5": Price(input=1.00, output=5.00, source=BUILTIN),
-    "anthropic/claude-3-5-haiku": Price(input=0.80, output=4.00, source=BUILTIN),
+PRICES: dict[str, Price] = {  # cached_input: OpenAI cached input; Anthropic cache reads (0.1x), writes (1.25x, 5 min)
+    "openai/gpt-4o-mini": Price(input=0.15, output=0.60, cached_input=0.075, source=BUILTIN),
+    "openai/gpt-4o": Price(input=2.50, output=10.00, cached_input=1.25, source=BUILTIN),
+    "openai/gpt-4.1": Price(input=2.00, output=8.00, cached_input=0.50, source=BUILTIN),
+    "openai/gpt-4.1-mini": Price(input=0.40, output=1.60, cached_input=0.10, source=BUILTIN),
+    "openai/gpt-4.1-nano": Price(input=0.10, output=0.40, cached_input=0.025, source=BUILTIN),
+    "openai/gpt-5": Price(input=1.25, output=10.00, cached_input=0.125, source=BUILTIN),
+    "openai/gpt-5-mini": Price(input=0.25, output=2.00, cached_input=0.025, source=BUILTIN),
+    "openai/gpt-5-nano": Price(input=0.05, output=0.40, cached_input=0.005, source=BUILTIN),
+    "anthropic/claude-opus-4-1": Price(input=15.00, output=75.00, cached_input=1.50, cache_write=18.75, source=BUILTIN),
+    "anthropic/claude-sonnet-4-5": Price(input=3.00, output=15.00, cached_input=0.30, cache_write=3.75, source=BUILTIN),
+    "anthropic/claude-sonnet-4": Price(input=3.00, output=15.00, cached_input=0.30, cache_write=3.75, source=BUILTIN),
+    "anthropic/claude-haiku-4-5": Price(input=1.00, output=5.00, cached_input=0.10, cache_write=1.25, source=BUILTIN),
+    "anthropic/claude-3-5-haiku": Price(input=0.80, output=4.00, cached_input=0.08, cache_write=1.00, source=BUILTIN),
 }
 FREE_PROVIDERS = ("ollama", "baseline")
 
@@ -142,12 +148,17 @@ def maintained_price(model: str) -> Price | None:
         probe = 1000  # tokens: well under any long-context tier
         calc_in = genai_prices.calc_price(genai_prices.Usage(input_tokens=probe), name, provider_id=provider_id)
         calc_out = genai_prices.calc_price(genai_prices.Usage(output_tokens=probe), name, provider_id=provider_id)
+        calc_read = genai_prices.calc_price(genai_prices.Usage(input_tokens=probe, cache_read_tokens=probe), name,
+                                            provider_id=provider_id)
+        calc_write = genai_prices.calc_price(genai_prices.Usage(input_tokens=probe, cache_write_tokens=probe), name,
+                                             provider_id=provider_id)
     except LookupError:
         return None
     except Exception:  # a broken price database never breaks a run: no estimate instead
         return None
     scale = 1_000_000 / probe
     return Price(input=float(calc_in.input_price) * scale, output=float(calc_out.output_price) * scale,
+                 cached_input=float(calc_read.input_price) * scale, cache_write=float(calc_write.input_price) * scale,
                  source=f"{MAINTAINED} {getattr(genai_prices, '__version__', '')}".strip())
 
 
@@ -156,5 +167,12 @@ def estimate_cost(model: str, usage: Usage, *, prices: dict[str, Price] | None =
     price = price_for(model, prices)
     if price is None:
         return None
-    cost = (usage.input_tokens * price.input + usage.output_tokens * price.output) / 1_000_000
+    cached, written = usage.cached_tokens, usage.cache_write_tokens
+    fresh = max(usage.input_tokens - cached - written, 0)
+    cost = (fresh * price.input + cached * _or(price.cached_input, price.input)
+            + written * _or(price.cache_write, price.input) + usage.output_tokens * price.output) / 1_000_000
     return cost * BATCH_DISCOUNT if batch else cost
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value

@@ -8,7 +8,7 @@ digit, else `supported`. Token usage is estimated as characters / 4.
     python tests/fakes/provider.py --latency 0.05      # prints: READY http://127.0.0.1:PORT
     with FakeProvider(latency=0.0) as fake: ... fake.base_url, fake.requests
 
-Used by benchmarks/throughput.py (in a separate process, so the server does not compete with
+Used by benchmarks/cpu.py and panels.py (in a separate process, so the server does not compete with
 the judge for the interpreter) and by tests that need a server another process can reach.
 """
 
@@ -273,6 +273,21 @@ class FakeProvider:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def start_async_fake(latency: float) -> tuple[Any, str]:
+    """This file's --asyncio server in its own process (stops when the parent closes its stdin):
+    (process, base URL). For benchmarks: little CPU per request, so the rate measures the client."""
+    import subprocess
+    from pathlib import Path
+
+    proc = subprocess.Popen([sys.executable, str(Path(__file__)), "--latency", str(latency), "--asyncio"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("READY "):
+        proc.kill()
+        raise SystemExit(f"fake provider did not start: {line!r}")
+    return proc, line.split()[1]
 
 
 async def serve_async(latency: float, port: int = 0) -> None:

@@ -1,0 +1,226 @@
+"""Client CPU per item, where it goes, and the ratio to the latency-bound ideal.
+
+    python benchmarks/cpu.py                 # ~5 min on 2 shared cores
+    python benchmarks/cpu.py --items 100 --ideal-items 480
+
+Against ../shared/tools/fake_llm.py (a schema-following fake OpenAI/Anthropic server, started
+here as a subprocess on a free port), with the real openai SDK, Instructor, the LangGraph workflow
+and judgeflow's own code, all in this process. CPU is this process's `time.process_time()`: the
+fake server's CPU (another process) is not counted.
+
+1. CPU ms per item: graph and single strategies, factual_qa.jsonl and faithfulness.jsonl rows,
+   OpenAI wire, concurrency 16, no provider latency; the median of three passes. The first `concurrency` items of each case
+   are judged untimed (connections open, schemas built), as in any run of more than a few items.
+2. Where it goes: cProfile of the graph runs, own time grouped by package.
+3. Ratio to the ideal: `--ideal-items` (480) factual items, graph strategy, at C=16 and C=64 and
+   50 ms and 200 ms provider latency; ideal seconds = items / C * latency * calls per item. This
+   part uses tests/fakes/provider.py --asyncio (fixed replies, one asyncio loop): fake_llm.py
+   spends far more CPU per request than the client (printed in part 1), so against it the rate
+   measures the fake, not judgeflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import itertools
+import json
+import os
+import pstats
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST_FAKE = ROOT / "tests" / "fakes" / "provider.py"
+
+
+def start_async_fake(latency: float) -> tuple[subprocess.Popen[str], str]:
+    """tests/fakes/provider.py --asyncio in its own process (little CPU per request): (process, URL)."""
+    proc = subprocess.Popen([sys.executable, str(FAST_FAKE), "--latency", str(latency), "--asyncio"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("READY "):
+        proc.kill()
+        raise SystemExit(f"fake provider did not start: {line!r}")
+    return proc, line.split()[1]
+
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
+REPEAT = 3
+CASES = (("factual", "factual_qa.jsonl"), ("faithfulness", "faithfulness.jsonl"))
+#: package buckets for the profile, in the order a file path is tested (first match wins)
+BUCKETS = (("instructor", "/instructor/"), ("openai", "/openai/"), ("anthropic", "/anthropic/"),
+           ("http (httpx, httpcore, h11, anyio)", ("/httpx", "/httpcore/", "/h11/", "/anyio/", "/sniffio/")),
+           ("langgraph/langchain", ("/langgraph/", "/langchain_core/", "/langsmith/")),
+           ("pydantic", ("/pydantic/", "/pydantic_core/")), ("judgeflow", "/judgeflow/"),
+           ("asyncio/ssl/socket (stdlib)", ("/asyncio/", "selectors", "socket", "ssl")), ("json (stdlib)", "/json/"))
+
+
+def start_fake(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
+    """fake_llm.py on a free port; returns (process, base URL without /v1)."""
+    proc = subprocess.Popen([sys.executable, str(SHARED / "tools" / "fake_llm.py"), "--port", "0",
+                             "--latency-ms", str(latency_ms)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("PORT="):
+        proc.kill()
+        raise SystemExit(f"fake_llm.py did not start: {line!r}")
+    return proc, f"http://127.0.0.1:{int(line.strip().split('=')[1])}"
+
+
+def load(filename: str, n: int, tag: str) -> list[Any]:
+    from judgeflow import read_items
+    from judgeflow.items import Item
+
+    base = [it for it in read_items(SHARED / "data" / filename) if isinstance(it, Item)]
+    return [it.model_copy(update={"id": f"{tag}{k}:{it.id}"}) for k, it in zip(range(n), itertools.cycle(base))]
+
+
+async def judge_all(judge: Any, items: list[Any], concurrency: int) -> tuple[float, float, int, int]:
+    """(wall s, CPU s, judged, calls) for one pass."""
+    judged = calls = 0
+    start, cpu = time.perf_counter(), time.process_time()
+    async for j in judge.ajudge_many(items, concurrency=concurrency):
+        judged += j.status == "judged"
+        calls += j.usage.calls
+    return time.perf_counter() - start, time.process_time() - cpu, judged, calls
+
+
+def make_judge(url: str, strategy: str, mode: str, concurrency: int) -> Any:
+    from judgeflow import Judge
+
+    return Judge("openai/fake-judge", base_url=url + "/v1", api_key="bench", mode=mode, strategy=strategy,
+                 concurrency=concurrency, keep_trace=False)
+
+
+def bucket(filename: str) -> str:
+    for name, marks in BUCKETS:
+        if any(m in filename for m in ((marks,) if isinstance(marks, str) else marks)):
+            return name
+    return "other (stdlib, C builtins)"
+
+
+async def case(url: str, strategy: str, mode: str, filename: str, n: int,
+               profile: cProfile.Profile) -> tuple[float, float, int, int]:
+    """Warm up, time, then (graph only) a separate profiled pass; one event loop (the SDK's
+    connections belong to the loop that opened them)."""
+    judge = make_judge(url, strategy, mode, 16)
+    await judge_all(judge, load(filename, 16, "warm"), 16)
+    runs = []
+    for k in range(REPEAT):  # the machine is shared: the median of three passes
+        items = load(filename, n, f"r{k}-")
+        runs.append(await judge_all(judge, items, 16))
+    if strategy == "graph":  # profiling slows the code it watches: not a timed pass
+        items = load(filename, n // 2, "prof")
+        profile.enable()
+        await judge_all(judge, items, 16)
+        profile.disable()
+    return sorted(runs, key=lambda r: r[1])[len(runs) // 2]
+
+
+def cpu_per_item(url: str, n: int, profile: cProfile.Profile) -> list[dict[str, Any]]:
+    rows = []
+    for (mode, filename), strategy in itertools.product(CASES, ("graph", "single")):
+        wall, cpu, judged, calls = asyncio.run(case(url, strategy, mode, filename, n, profile))
+        rows.append({"mode": mode, "strategy": strategy, "items": n, "judged": judged, "calls": calls / n,
+                     "cpu_ms": cpu * 1000 / n, "wall_s": wall})
+        print(f"  {mode:13} {strategy:6}  judged {judged}/{n}  calls/item {calls / n:.2f}  "
+              f"CPU {cpu * 1000 / n:6.2f} ms/item  ({cpu * 1000 / max(calls, 1):.2f} ms/call)", flush=True)
+    return rows
+
+
+def where(profile: cProfile.Profile) -> None:
+    """Own time by package; a C builtin's own time goes to the packages that called it."""
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    total: dict[str, float] = defaultdict(float)
+    for (filename, _, _), (_, _, tottime, _, callers) in stats.items():
+        if filename != "~" or not callers:
+            total[bucket(filename)] += tottime
+            continue
+        weights = {caller: c[3] for caller, c in callers.items()}
+        whole = sum(weights.values()) or 1.0
+        for (caller_file, _, _), w in weights.items():
+            total[bucket(caller_file)] += tottime * w / whole
+    grand = sum(total.values()) or 1.0
+    for name, t in sorted(total.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:36} {t / grand:6.1%}")
+
+
+def server_cpu(proc: subprocess.Popen[str]) -> float:
+    """CPU seconds the fake server's process has used so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+async def ideal_case(url: str, c: int, n: int) -> tuple[float, float, int, int]:
+    judge = make_judge(url, "graph", "factual", c)
+    await judge_all(judge, load("factual_qa.jsonl", c, "warm"), c)
+    return await judge_all(judge, load("factual_qa.jsonl", n, ""), c)
+
+
+def ideal_ratios(n: int) -> list[dict[str, Any]]:
+    rows = []
+    for latency_ms in (50, 200):
+        proc, url = start_async_fake(latency_ms / 1000)
+        try:
+            for c in (16, 64):
+                before = server_cpu(proc)
+                wall, cpu, judged, calls = asyncio.run(ideal_case(url, c, n))
+                ideal = n / c * (latency_ms / 1000) * (calls / n)
+                rows.append({"latency_ms": latency_ms, "concurrency": c, "ratio": ideal / wall, "judged": judged})
+                print(f"  latency {latency_ms:3} ms  C={c:<3} {n} items  judged {judged}  calls/item {calls / n:.2f}  "
+                      f"wall {wall:6.2f} s  ideal {ideal:6.2f} s  ratio {ideal / wall:.2f}  "
+                      f"client CPU {cpu * 1000 / n:.2f} ms/item  (server {(server_cpu(proc) - before) * 1000 / n:.2f})",
+                      flush=True)
+        finally:
+            if proc.stdin:
+                proc.stdin.close()
+            proc.terminate()
+            proc.wait(timeout=10)
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--items", type=int, default=200, help="items per CPU case (default 200)")
+    ap.add_argument("--ideal-items", type=int, default=480, help="items per ratio-to-ideal case (default 480)")
+    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    import judgeflow  # noqa: F401 - imports are not part of the per-item figure
+
+    print(f"judgeflow imported in {time.perf_counter() - t0:.2f} s")
+    print("1. client CPU per item (fake_llm.py, no latency, concurrency 16, OpenAI wire):")
+    profile = cProfile.Profile()
+    proc, url = start_fake(0)
+    try:
+        before = server_cpu(proc)
+        cpu_rows = cpu_per_item(url, args.items, profile)
+        calls = sum(r["calls"] * (r["items"] * REPEAT + 16) for r in cpu_rows) + sum(
+            r["calls"] * (r["items"] // 2) for r in cpu_rows if r["strategy"] == "graph")
+        print(f"  (fake_llm.py itself: {(server_cpu(proc) - before) * 1000 / calls:.1f} ms CPU per request, "
+              "in its own process, not counted above)")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    print("2. where the graph runs' CPU goes (cProfile own time, by package; profiling inflates the total):")
+    where(profile)
+    print("3. ratio to the latency-bound ideal (graph, factual; tests/fakes/provider.py --asyncio):")
+    ideal_rows = ideal_ratios(args.ideal_items)
+    graph = [r["cpu_ms"] for r in cpu_rows if r["strategy"] == "graph"]
+    print(f"graph CPU ms/item: {' / '.join(f'{x:.2f}' for x in graph)} (factual / faithfulness); aim <= 5: "
+          f"ratio to aim {max(graph) / 5:.2f}")
+    if args.json:
+        print(json.dumps({"cpu": cpu_rows, "ideal": ideal_rows}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""Prompt and completion tokens per item beside the peers, and the share of prompt tokens a
+provider would serve from its prompt cache.
+
+    python benchmarks/tokens.py            # ~2 min
+
+Against ../shared/tools/fake_llm.py (schema-following; its replies are valid, so nothing is
+re-asked), OpenAI wire. Tokens = ceil(chars / 4) of what is actually sent: every message's text
+plus the JSON of the tool definitions (the fake's own count, which judgeflow reads as usage).
+
+1. Tokens per item on the first 20 rows of factual_qa.jsonl and faithfulness.jsonl, graph and
+   single, beside the peers' figures quoted in issue #12 (constants, measured there with the same
+   fake and the same rule; not re-measured here).
+2. Prompt-cache share on every row of faithfulness.jsonl (graph and single, concurrency 16, the
+   order judgeflow sends them in): from the logged request bodies, each request's common prefix
+   with the previous request carrying the same <source> (tools, then system, then the user
+   message), counted only if that request had finished before this one was sent.
+   OpenAI: cached when the common prefix is >= 1024 tokens, in steps of 128.
+   Anthropic: the cache_control breakpoint sits after the source; cached when the prefix up to it
+   is identical and at least the model's minimum (1024 for Sonnet 4.5/Opus 4.1, 4096 for Haiku 4.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
+
+#: quoted from issue #12 (same fake, same 20 rows, tokens = ceil(chars/4)); not measured here
+PEERS = [("RAGAS FactualCorrectness", "factual", 4, 3424, 145),
+         ("RAGAS Faithfulness", "faithfulness", 2, 2344, 76),
+         ("DeepEval Faithfulness", "faithfulness", 4, 2133, 80)]
+#: judgeflow before this change, quoted from issue #12 (same measurement)
+ISSUE_BEFORE = {("factual", "graph"): 1399, ("factual", "single"): 893,
+                ("faithfulness", "graph"): 1726, ("faithfulness", "single"): 1302}
+AIMS = {("factual", "graph"): 1000, ("faithfulness", "graph"): 1280}
+_SOURCE = re.compile(r"<source>.*?</source>", re.S)
+
+
+def start_fake(log: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, str(SHARED / "tools" / "fake_llm.py"), "--port", "0", "--log", str(log),
+                             "--log-bodies"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("PORT="):
+        proc.kill()
+        raise SystemExit(f"fake_llm.py did not start: {line!r}")
+    return proc, f"http://127.0.0.1:{int(line.strip().split('=')[1])}/v1"
+
+
+def judge(url: str, filename: str, mode: str, strategy: str, n: int | None, concurrency: int) -> list[Any]:
+    from judgeflow import Judge, read_items
+    from judgeflow.items import Item
+
+    items = [it for it in read_items(SHARED / "data" / filename) if isinstance(it, Item)][:n]
+    j = Judge("openai/fake-judge", base_url=url, api_key="bench", mode=mode, strategy=strategy,
+              concurrency=concurrency, keep_trace=False)
+    return j.judge_many(items)
+
+
+def per_item(tmp: Path) -> dict[tuple[str, str], float]:
+    proc, url = start_fake(tmp / "tokens.log")
+    out = {}
+    try:
+        print("1. tokens per item, first 20 rows (tokens = ceil(chars/4) of messages + tool JSON):")
+        print(f"   {'judge':34} {'calls':>5} {'prompt tok/item':>15} {'completion tok/item':>19}  ratio to issue's before / aim")
+        for mode, filename in (("factual", "factual_qa.jsonl"), ("faithfulness", "faithfulness.jsonl")):
+            for strategy in ("graph", "single"):
+                rows = judge(url, filename, mode, strategy, 20, 4)
+                n = len(rows)
+                prompt = sum(r.usage.input_tokens for r in rows) / n
+                completion = sum(r.usage.output_tokens for r in rows) / n
+                calls = sum(r.usage.calls for r in rows) / n
+                reasks = sum(r.usage.reasks for r in rows)
+                out[(mode, strategy)] = prompt
+                aim = AIMS.get((mode, strategy))
+                note = f"{prompt / ISSUE_BEFORE[(mode, strategy)]:.2f}x before" + (
+                    f", {prompt / aim:.2f} of the aim < {aim:,}" if aim else "")
+                print(f"   judgeflow {strategy} {mode:<17} {calls:>5.2f} {prompt:>15,.0f} {completion:>19,.0f}  {note}"
+                      f"{f'  ({reasks} re-asks)' if reasks else ''}")
+        print("   peers, quoted from issue #12 (not measured here):")
+        for name, mode, calls, prompt, completion in PEERS:
+            ours = out[(mode, "graph")]
+            print(f"   {name:34} {calls:>5} {prompt:>15,} {completion:>19,}  judgeflow graph = {ours / prompt:.2f}x")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    return out
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
+def _requests(log: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        e = json.loads(line)
+        req = e.get("request")
+        if not isinstance(req, dict) or "messages" not in req:
+            continue
+        tools = json.dumps(req.get("tools")) if req.get("tools") else ""
+        msgs = req["messages"]
+        system = "".join(_text(m.get("content")) for m in msgs if m.get("role") == "system")
+        user = "".join(_text(m.get("content")) for m in msgs if m.get("role") != "system")
+        source = _SOURCE.search(user)
+        end = e["ts"]
+        out.append({"start": end - e.get("elapsed_ms", 0) / 1000, "end": end, "text": tools + system + user,
+                    "key": source.group(0) if source else None,
+                    "breakpoint": len(tools) + len(system) + source.end() if source else None,
+                    "tokens": e.get("prompt_tokens") or math.ceil(len(tools + system + user) / 4)})
+    return sorted(out, key=lambda r: r["start"])
+
+
+def cache_share(requests: list[dict[str, Any]]) -> dict[str, float]:
+    total = sum(r["tokens"] for r in requests) or 1
+    openai = 0
+    anthropic = {1024: 0, 4096: 0}
+    last: dict[str, dict[str, Any]] = {}
+    for r in requests:
+        key = r["key"]
+        prev = last.get(key) if key is not None else None
+        if prev is not None and prev["end"] <= r["start"]:
+            common = len(os.path.commonprefix([prev["text"], r["text"]])) // 4
+            if common >= 1024:
+                openai += 1024 + 128 * ((common - 1024) // 128)
+            bp = r["breakpoint"]
+            if bp is not None and prev["breakpoint"] == bp and prev["text"][:bp] == r["text"][:bp]:
+                for minimum in anthropic:
+                    if bp / 4 >= minimum:
+                        anthropic[minimum] += bp // 4
+        if key is not None:
+            last[key] = r
+    return {"openai": openai / total, "anthropic_1024": anthropic[1024] / total,
+            "anthropic_4096": anthropic[4096] / total, "requests": len(requests), "prompt_tokens": total}
+
+
+def caching(tmp: Path) -> None:
+    print("2. prompt-cache share on faithfulness.jsonl (all rows, concurrency 16, judgeflow's send order):")
+    for strategy in ("graph", "single"):
+        log = tmp / f"cache-{strategy}.log"
+        proc, url = start_fake(log)
+        try:
+            judge(url, "faithfulness.jsonl", "faithfulness", strategy, None, 16)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+        s = cache_share(_requests(log))
+        print(f"   {strategy:6} {s['requests']} requests, {s['prompt_tokens']:,} prompt tokens: served from cache "
+              f"OpenAI {s['openai']:.1%}; Anthropic {s['anthropic_1024']:.1%} (1024-token minimum: Sonnet 4.5, "
+              f"Opus 4.1), {s['anthropic_4096']:.1%} (4096: Haiku 4.5)")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--no-cache-share", action="store_true", help="only the per-item token table")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        per_item(Path(d))
+        if not args.no_cache_share:
+            caching(Path(d))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
