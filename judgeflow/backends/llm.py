@@ -617,49 +617,67 @@ def make_client(
     if provider == "anthropic" and mode == "tools_strict":
         raise ConfigError("--structured tools_strict is for OpenAI-wire models; anthropic/ supports "
                           "tools, json_schema and json")
-    if provider in ("openai", "ollama"):
-        if provider == "ollama":
-            base_url = base_url or os.environ.get("OLLAMA_BASE_URL") or DEFAULT_OLLAMA_URL
-            api_key = api_key or "ollama"
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if base_url is None:
-                raise ConfigError(
-                    f"model {model!r} needs an API key: set OPENAI_API_KEY (or pass api_key=...), "
-                    "or use --model baseline/lexical to judge offline"
-                )
-            key = "not-needed"  # local OpenAI-compatible servers usually ignore the key
-        raw: Callable[[], Any] = partial(_sdk_client, "openai", "AsyncOpenAI", api_key=key, base_url=base_url, **kwargs)
-    elif provider == "azure":
-        endpoint = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
-        key = api_key or os.environ.get("AZURE_OPENAI_API_KEY")
-        if not endpoint or not key:
-            raise ConfigError(f"model {model!r} needs an Azure endpoint and key: set AZURE_OPENAI_ENDPOINT "
-                              "(or --base-url https://<resource>.openai.azure.com) and AZURE_OPENAI_API_KEY")
-        raw = partial(
-            _sdk_client, "openai", "AsyncAzureOpenAI", api_key=key, azure_endpoint=endpoint,
-            api_version=api_version or os.environ.get("OPENAI_API_VERSION") or "2024-10-21", **kwargs)
-        base_url = endpoint
-    elif provider == "anthropic":
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            if base_url is None:
-                raise ConfigError(
-                    f"model {model!r} needs an API key: set ANTHROPIC_API_KEY (or pass api_key=...), "
-                    "or use --model baseline/lexical to judge offline"
-                )
-            key = "not-needed"
-        raw = partial(_sdk_client, "anthropic", "AsyncAnthropic", api_key=key, base_url=base_url, **kwargs)
-        if base_url is None:
-            temperature = None
-    else:
+    sdk = _SDK_CLIENTS.get(provider)
+    if sdk is None:
         raise ConfigError(
             f"unknown provider {provider!r} in model {model!r}; use one of "
             f"{', '.join(PROVIDERS)} (any OpenAI-compatible server: openai/<model> with --base-url), "
             "or baseline/lexical, baseline/rouge-l for offline judges"
         )
+    raw, base_url = sdk(model, base_url, api_key, api_version=api_version, **kwargs)
+    if provider == "anthropic" and base_url is None:
+        temperature = None  # Anthropic's own API takes no sampling parameters for current models
     return LLMClient(raw=None, make_raw=raw, temperature=temperature, base_url=base_url, structured=mode,
                      auto=structured == "auto", **common)
+
+
+def _missing_key(model: str, env: str) -> ConfigError:
+    return ConfigError(f"model {model!r} needs an API key: set {env} (or pass api_key=...), "
+                       "or use --model baseline/lexical to judge offline")
+
+
+def _openai_sdk(model: str, base_url: str | None, api_key: str | None, *, api_version: str | None,
+                **kwargs: Any) -> tuple[Callable[[], Any], str | None]:
+    """openai/ and ollama/: AsyncOpenAI (a local server without a key gets a placeholder)."""
+    if parse_model(model)[0] == "ollama":
+        base_url = base_url or os.environ.get("OLLAMA_BASE_URL") or DEFAULT_OLLAMA_URL
+        api_key = api_key or "ollama"
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    if not key:
+        if base_url is None:
+            raise _missing_key(model, "OPENAI_API_KEY")
+        key = "not-needed"  # local OpenAI-compatible servers usually ignore the key
+    return partial(_sdk_client, "openai", "AsyncOpenAI", api_key=key, base_url=base_url, **kwargs), base_url
+
+
+def _azure_sdk(model: str, base_url: str | None, api_key: str | None, *, api_version: str | None,
+               **kwargs: Any) -> tuple[Callable[[], Any], str | None]:
+    """azure/: AsyncAzureOpenAI on the resource endpoint (--base-url or $AZURE_OPENAI_ENDPOINT)."""
+    endpoint = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
+    key = api_key or os.environ.get("AZURE_OPENAI_API_KEY")
+    if not endpoint or not key:
+        raise ConfigError(f"model {model!r} needs an Azure endpoint and key: set AZURE_OPENAI_ENDPOINT "
+                          "(or --base-url https://<resource>.openai.azure.com) and AZURE_OPENAI_API_KEY")
+    version = api_version or os.environ.get("OPENAI_API_VERSION") or "2024-10-21"
+    return partial(_sdk_client, "openai", "AsyncAzureOpenAI", api_key=key, azure_endpoint=endpoint,
+                   api_version=version, **kwargs), endpoint
+
+
+def _anthropic_sdk(model: str, base_url: str | None, api_key: str | None, *, api_version: str | None,
+                   **kwargs: Any) -> tuple[Callable[[], Any], str | None]:
+    """anthropic/: AsyncAnthropic (a custom base URL without a key gets a placeholder)."""
+    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        if base_url is None:
+            raise _missing_key(model, "ANTHROPIC_API_KEY")
+        key = "not-needed"
+    return partial(_sdk_client, "anthropic", "AsyncAnthropic", api_key=key, base_url=base_url, **kwargs), base_url
+
+
+#: provider -> (model, base_url, api_key, api_version=, **SDK kwargs) -> (SDK client factory, effective base URL)
+_SDK_CLIENTS: dict[str, Callable[..., tuple[Callable[[], Any], str | None]]] = {
+    "openai": _openai_sdk, "ollama": _openai_sdk, "azure": _azure_sdk, "anthropic": _anthropic_sdk,
+}
 
 
 def _from_provider(name: str, *, provider: str, structured: str, api_key: str | None,
