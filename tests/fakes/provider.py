@@ -27,6 +27,11 @@ from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+try:
+    from .wire import anthropic_body, openai_body
+except ImportError:  # run as a script: python tests/fakes/provider.py
+    from wire import anthropic_body, openai_body  # type: ignore[no-redef]
+
 _ANSWER = re.compile(r"<answer>\n(.*?)\n</answer>", re.S)
 _CLAIM = re.compile(r'<claim id="([^"]+)">(.*?)</claim>', re.S)
 _SENT = re.compile(r"(?<=[.!?])\s+")
@@ -61,32 +66,22 @@ def _text(content: Any) -> str:
     return " ".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
 
 
+def _prompt(body: dict[str, Any]) -> str:
+    system = body.get("system")
+    return "\n".join([_text(system) if system else "", *(_text(m.get("content")) for m in body.get("messages", []))])
+
+
 def openai_reply(body: dict[str, Any]) -> dict[str, Any]:
     tool = body["tools"][0]["function"]["name"]
     prompt = "\n".join(_text(m.get("content")) for m in body.get("messages", []))
-    args = json.dumps(answer_for(tool, prompt))
-    return {
-        "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body.get("model", "fake"),
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-            "role": "assistant", "content": None,
-            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": tool, "arguments": args}}],
-        }}],
-        "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(args) // 4,
-                  "total_tokens": len(prompt) // 4 + len(args) // 4},
-    }
+    data = answer_for(tool, prompt)
+    return openai_body(data, body, (len(prompt) // 4, len(json.dumps(data)) // 4))
 
 
 def anthropic_reply(body: dict[str, Any]) -> dict[str, Any]:
-    tool = body["tools"][0]["name"]
-    system = body.get("system")
-    prompt = "\n".join([_text(system) if system else "", *(_text(m.get("content")) for m in body.get("messages", []))])
-    data = answer_for(tool, prompt)
-    return {
-        "id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model", "fake"),
-        "content": [{"type": "tool_use", "id": "toolu_1", "name": tool, "input": data}],
-        "stop_reason": "tool_use", "stop_sequence": None,
-        "usage": {"input_tokens": len(prompt) // 4, "output_tokens": len(json.dumps(data)) // 4},
-    }
+    prompt = _prompt(body)
+    data = answer_for(body["tools"][0]["name"], prompt)
+    return anthropic_body(data, body, (len(prompt) // 4, len(json.dumps(data)) // 4))
 
 
 def _multipart_file(content_type: str, raw: bytes) -> bytes:

@@ -24,6 +24,8 @@ from pydantic import BaseModel
 from judgeflow.backends import LLMJudge
 from judgeflow.backends.llm import LLMClient, make_client
 
+from .wire import anthropic_body, openai_body
+
 Reply = BaseModel | dict | str | int | Callable[[dict], Any]
 
 
@@ -43,46 +45,6 @@ class Status(int):
         obj = super().__new__(cls, code)
         obj.message = message
         return obj
-
-
-def _tool_name(reply: BaseModel | dict, request: dict) -> str:
-    if isinstance(reply, BaseModel):
-        return type(reply).__name__
-    tools = request.get("tools") or []
-    if tools:
-        t = tools[0]
-        return t.get("function", {}).get("name") or t.get("name")
-    return "reply"
-
-
-def openai_body(reply: BaseModel | dict | str, request: dict, usage: tuple[int, int] = (100, 20)) -> dict:
-    message: dict[str, Any] = {"role": "assistant", "content": None}
-    if isinstance(reply, str):
-        message["content"] = reply
-    else:
-        args = reply.model_dump_json() if isinstance(reply, BaseModel) else json.dumps(reply)
-        message["tool_calls"] = [{
-            "id": "call_1", "type": "function",
-            "function": {"name": _tool_name(reply, request), "arguments": args},
-        }]
-    return {
-        "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": request.get("model", "m"),
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
-    }
-
-
-def anthropic_body(reply: BaseModel | dict | str, request: dict, usage: tuple[int, int] = (100, 20)) -> dict:
-    if isinstance(reply, str):
-        content = [{"type": "text", "text": reply}]
-    else:
-        data = json.loads(reply.model_dump_json()) if isinstance(reply, BaseModel) else reply
-        content = [{"type": "tool_use", "id": "toolu_1", "name": _tool_name(reply, request), "input": data}]
-    return {
-        "id": "msg_fake", "type": "message", "role": "assistant", "model": request.get("model", "m"),
-        "content": content, "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
-        "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
-    }
 
 
 class FakeLLM:
