@@ -97,7 +97,15 @@ class Criterion(BaseModel):
     path: str = ""
     """Where the criterion was loaded from."""
 
-    @model_validator(mode="after")
+    @model_validator(mode="wrap")
+    @classmethod
+    def _checked(cls, data: Any, handler: Any) -> Criterion:
+        """Check a criterion once, when it is made: a Criterion is frozen, so one passed on (into
+        each node's state, say) is taken as it is (an after-validator would re-run every time)."""
+        if isinstance(data, cls):
+            return data
+        return handler(data)._consistent()  # type: ignore[no-any-return]
+
     def _consistent(self) -> Criterion:
         for key in ("requires", "optional"):
             for f in getattr(self, key):

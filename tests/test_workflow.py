@@ -253,7 +253,9 @@ def test_nodes_return_only_what_they_add_and_the_reducers_sum_it() -> None:
     before = [TraceEntry(step="earlier")]
     state = JudgeState(item=Item(id="q", answer="Paris is in France.", reference="Paris is in France."),
                        criterion=load_criterion("reference_faithfulness"), usage=Usage(calls=5), trace=before)
-    update = asyncio.run(decompose(state, Runtime(context=JudgeContext(backend=llm.backend()))))
+    command = asyncio.run(decompose(state, Runtime(context=JudgeContext(backend=llm.backend()))))
+    update = command.update
+    assert command.goto == "check"  # the node names its next step (a LangGraph Command)
     assert update["usage"].calls == 1 and [t.step for t in update["trace"]] == ["decompose"]
     assert state.usage.calls == 5 and state.trace == before  # the state is not written to
     assert add_usage(Usage(calls=5, input_tokens=3), Usage(calls=1, input_tokens=2)) == Usage(calls=6, input_tokens=5)

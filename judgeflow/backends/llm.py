@@ -228,6 +228,15 @@ class LLMClient:
             self._clients[key] = wrap(raw, mode=mode)
         return self._clients[key]
 
+    async def _create(self, retries: int | None, response_model: type[T], **kwargs: Any) -> T:
+        """Instructor's typed create: a given client's own `create`; for a client built here,
+        `typed_request` (the same handlers and retry loop, with the reply model prepared once)."""
+        if self.client is not None:
+            return await self.client.create(response_model=response_model, **kwargs)  # type: ignore[no-any-return]
+        from .typed_request import typed_request
+
+        return await typed_request(self._instructor(retries), response_model, **kwargs)  # type: ignore[no-any-return]
+
     def _shape(self, response_model: type[BaseModel]) -> dict[str, Any]:
         """Request fields that Instructor's own request lacks for this mode (sent as extra_body)."""
         if self.provider == "anthropic" or self.client is not None:
@@ -374,7 +383,8 @@ class LLMClient:
         try:
             with using_validation_context(context), counting_repairs() as repairs:
                 # never Instructor's context=: it runs Jinja on messages
-                result = await self._instructor(retries).create(
+                result = await self._create(
+                    retries,
                     response_model=prepared(response_model),
                     messages=messages if send is None else send,  # send: with cache breakpoints
                     max_retries=self.max_retries,
