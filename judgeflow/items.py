@@ -34,15 +34,15 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "question": ("task", "query", "input", "prompt", "user_input", "instruction", "inputs"),
     "answer": (
         "response", "output", "prediction", "generation", "completion",
-        "actual_output", "model_answer", "outputs",
+        "actual_output", "model_answer", "outputs", "result",
     ),
     "reference": (
         "ground_truth", "gold", "gold_answer", "expected", "expected_output",
         "reference_answer", "target", "ideal", "reference_outputs",
     ),
     "source": (  # DeepEval: retrieval_context is what the answer was written from; context the ideal one
-        "retrieval_context", "context", "contexts", "documents", "docs", "retrieved_contexts", "passages",
-        "evidence", "knowledge",
+        "retrieval_context", "context", "contexts", "documents", "source_documents", "docs", "retrieved_contexts",
+        "passages", "evidence", "knowledge",
     ),
     "spec": ("requirements", "specification", "rubric"),
     "label": ("human_label", "is_hallucination", "hallucination"),
@@ -220,34 +220,42 @@ def _unpack(rec: dict[str, Any], aliases: dict[str, str]) -> None:
     "outputs": {"answer": a}, "reference_outputs": {"answer": r}}` -> question, source, answer, reference.
 
     A dict's keys are read through ALIASES; inside `reference_outputs` an answer-like key is the
-    reference. A dict with one entry is that field's value whatever its key. A field given at the
-    top level wins over one found inside a dict; what no field takes stays in the dict, carried through.
+    reference. A dict with one entry is that field's value whatever its key. Each dict's own field
+    is taken first (an answer in `outputs` wins over one left in `inputs`), then the other fields it
+    holds; a dict without its own field stays whole (an answer that is a JSON object). A field given
+    at the top level wins over one found inside a dict; what no field takes stays in the dict,
+    carried through.
     """
-    for field, container in _CONTAINERS.items():
-        inner = rec.get(container)
-        if not isinstance(inner, Mapping):
-            continue
-        found: dict[str, str] = {}  # canonical field -> the key holding it
-        for key, value in inner.items():
-            f = _field_of(str(key))
-            if f == "answer" and field == "reference":
-                f = field  # {"answer": ...} inside reference_outputs is the reference
-            if f is not None and f not in found and not _blank(value):
-                found[f] = key
-        if field not in found and len(inner) == 1:
-            found[field] = next(iter(inner))
-        if field not in found:
-            continue  # no recognisable entry: the dict stays whole (an answer that is a JSON object)
-        rest = dict(inner)
-        for f, key in found.items():
-            if any(n in rec and not _blank(rec[n]) for n in (f, *ALIASES.get(f, ())) if n != container):
-                continue  # given at the top level: that wins
-            rec[f] = rest.pop(key)
-            aliases[f] = f"{container}.{key}"
-        if rest:
-            rec[container] = rest
-        else:
-            rec.pop(container)
+    opened: set[str] = set()
+    for own in (True, False):
+        for field, container in _CONTAINERS.items():
+            inner = rec.get(container)
+            if not isinstance(inner, Mapping) or (not own and container not in opened):
+                continue
+            found: dict[str, str] = {}  # canonical field -> the key holding it
+            for key, value in inner.items():
+                f = _field_of(str(key))
+                if f == "answer" and field == "reference":
+                    f = field  # {"answer": ...} inside reference_outputs is the reference
+                if f is not None and f not in found and not _blank(value):
+                    found[f] = key
+            if own:
+                if field not in found and len(inner) == 1:
+                    found[field] = next(iter(inner))
+                if field not in found:
+                    continue
+                found = {field: found[field]}
+                opened.add(container)
+            rest = dict(inner)
+            for f, key in found.items():
+                if any(n in rec and not _blank(rec[n]) for n in (f, *ALIASES.get(f, ())) if n != container):
+                    continue  # given at the top level (or by another dict's own field): that wins
+                rec[f] = rest.pop(key)
+                aliases[f] = f"{container}.{key}"
+            if rest:
+                rec[container] = rest
+            else:
+                rec.pop(container)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -10,6 +10,7 @@ import pytest
 from fakes import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
+from judgeflow.items import Item
 from judgeflow.integrations.langsmith import alangsmith_evaluator, langsmith_evaluator, to_record
 
 langsmith_evaluator_mod = pytest.importorskip("langsmith.evaluation.evaluator")
@@ -46,10 +47,13 @@ def test_unscored_and_invalid_are_none_with_a_reason() -> None:
 
 
 def test_record_mapping_from_run_and_example() -> None:
+    """Read through the one item alias table: canonical fields, each dict's own field first."""
     rec = to_record({"input": "q", "context": ["doc"]}, "bare answer", {"output": "gold", "spec": "S"})
-    assert rec == {"input": "q", "context": ["doc"], "answer": "bare answer", "reference": "gold", "spec": "S"}
+    assert rec == {"question": "q", "source": ["doc"], "answer": "bare answer", "reference": "gold", "spec": "S"}
     rec = to_record({"question": "q", "answer": "leaked input answer"}, {"result": "a"}, None)
-    assert rec == {"question": "q", "result": "a"}
+    assert (rec["question"], rec["answer"]) == ("q", "a")  # the run's output, not an answer left in its inputs
+    assert rec["inputs"] == {"answer": "leaked input answer"}  # carried through, not judged
+    assert Item.from_record({**rec, "id": "r1"}).answer == "a"
 
 
 def test_async_evaluator_with_fake_llm_and_retrieved_context() -> None:

@@ -115,3 +115,20 @@ def test_pandas_list_column_is_read_back_as_a_list(tmp_path: Path, judge: Judge)
 @pytest.mark.parametrize("cell", ["['a', 1]", "['a'] + ['b']", "[__import__('os')]", "['a'"])
 def test_only_a_whole_list_of_strings_literal_is_a_list(cell: str) -> None:
     assert Item.from_record({"id": "c", "answer": "a", "source": cell}).source == [cell]
+
+
+def test_one_alias_table_for_files_and_integrations() -> None:
+    """A RetrievalQA output row reads the same from a file as through integrations.langchain.from_dict,
+    and a LangSmith run the same as through its evaluator's record: both use items.ALIASES."""
+    from judgeflow.integrations.langchain import from_dict
+    from judgeflow.integrations.langsmith import to_record
+
+    row = {"id": "qa", "query": QUESTION, "result": ANSWER, "source_documents": DOCS}
+    assert Item.from_record(row) == from_dict(row)
+    assert (from_dict(row).answer, from_dict(row).source) == (ANSWER, DOCS)
+    run = {"inputs": {"question": QUESTION, "answer": "stale"}, "outputs": {"result": ANSWER},
+           "reference_outputs": {"output": GOLD}}
+    item = Item.from_record({"id": "ls", **run})
+    assert (item.question, item.answer, item.reference) == (QUESTION, ANSWER, GOLD)
+    rec = to_record(run["inputs"], run["outputs"], run["reference_outputs"])
+    assert (rec["question"], rec["answer"], rec["reference"]) == (item.question, item.answer, item.reference)

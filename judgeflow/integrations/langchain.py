@@ -18,11 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import ConfigError, InvalidItemError
-from ..items import Item, normalize_source
-
-QUESTION_KEYS = ("question", "input", "query")
-ANSWER_KEYS = ("answer", "output", "result")
-SOURCE_KEYS = ("context", "source_documents", "documents")
+from ..items import Item, normalize_source, resolve_fields
 
 
 def _auto_id(*parts: Any) -> str:
@@ -82,16 +78,14 @@ def from_dict(record: Mapping[str, Any], *, id: str | None = None) -> Item:
     if not isinstance(record, Mapping):
         raise InvalidItemError(f"expected a dict of chain inputs/outputs, got {type(record).__name__}")
     rec = {k: _text(v) for k, v in record.items() if not _missing(v)}
-    out: dict[str, Any] = {}
-    for field, keys in (("question", QUESTION_KEYS), ("answer", ANSWER_KEYS), ("source", SOURCE_KEYS)):
-        for k in keys:
-            if k in rec:
-                out[field] = rec.pop(k)
-                break
-    if "source" in out and not isinstance(out["source"], str):
-        out["source"] = normalize_source(list(out["source"]))
-    item_id = id or rec.pop("id", None) or _auto_id(out.get("question"), out.get("answer"))
-    return Item.from_record({**rec, **out, "id": item_id})
+    values, aliases, _ = resolve_fields(rec)  # the item alias table: input/query, output/result, context/...
+    if "source" in values and not isinstance(values["source"], str):
+        rec[aliases.get("source", "source")] = normalize_source(list(values["source"]))  # Documents -> text
+    if id is not None:
+        rec["id"] = id
+    elif "id" not in values:
+        rec["id"] = _auto_id(values.get("question"), values.get("answer"))
+    return Item.from_record(rec)
 
 
 def _missing(v: Any) -> bool:

@@ -32,9 +32,9 @@ from ..errors import InvalidItemError
 from ..judge import Judge
 from ..languages import language_of
 from ..results import Judgment
+from ..items import resolve_fields
 from .runnable import to_item
 
-REFERENCE_KEYS = ("reference", "answer", "expected", "expected_output", "output", "ground_truth")
 EvaluatorResult = dict[str, Any]
 Direction = Literal["hallucination", "no_hallucination"]
 SCORE_MEANS = {"hallucination": "1 = hallucination found, 0 = none found",
@@ -45,25 +45,13 @@ def to_record(
     inputs: Mapping[str, Any] | None, outputs: Mapping[str, Any] | Any, reference_outputs: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """One item record from a LangSmith run's inputs, outputs and the example's reference outputs
-    (each may also be a plain string, as openevals allows: the question, the answer, the reference)."""
-    if inputs is not None and not isinstance(inputs, Mapping):
-        inputs = {"question": inputs}
-    rec: dict[str, Any] = {k: v for k, v in dict(inputs or {}).items() if k not in ("answer", "output", "result")}
-    if isinstance(outputs, Mapping):
-        rec.update(outputs)
-    else:
-        rec["answer"] = outputs  # a target that returns a bare string
-    if reference_outputs is not None and not isinstance(reference_outputs, Mapping):
-        reference_outputs = {"reference": reference_outputs}
-    ref = dict(reference_outputs or {})
-    for k in REFERENCE_KEYS:
-        if ref.get(k) not in (None, ""):
-            rec.setdefault("reference", ref[k])
-            break
-    for k in ("spec", "context", "source"):
-        if ref.get(k) not in (None, "") and k not in rec:
-            rec[k] = ref[k]
-    return rec
+    (each may also be a plain string, as openevals allows: the question, the answer, the reference),
+    read through the item alias table (`items.resolve_fields`): canonical fields plus whatever
+    no field took."""
+    rec = {k: v for k, v in (("inputs", inputs), ("outputs", outputs), ("reference_outputs", reference_outputs))
+           if v is not None and v != {}}
+    values, _, rest = resolve_fields(rec)
+    return {**rest, **values}
 
 
 def to_feedback(judgment: Judgment, *, key: str, direction: Direction = "hallucination") -> EvaluatorResult:
