@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import MOSCOW_RIGHT, MOSCOW_WRONG, moscow, moscow_by_whom
 from sklearn.metrics import cohen_kappa_score
 
 from judgeflow import ConfigError, Item, Judge, LexicalJudge, list_criteria, load_criterion
@@ -21,8 +22,7 @@ from judgeflow.routing import choose_criterion
 
 lexical = Judge("baseline/lexical")
 
-MOSCOW = {"id": "m", "question": "When was Moscow founded and by whom?",
-          "answer": "Moscow was founded in 1247 by Yuri Dolgorukiy.", "reference": "1147, by Yuri Dolgorukiy"}
+MOSCOW = moscow_by_whom(id="m")
 
 
 def test_wrong_year_is_caught() -> None:
@@ -38,9 +38,9 @@ def test_right_year_and_name_is_0() -> None:
 
 
 def test_number_only_reference_matching_the_answer_is_0() -> None:
-    item = {"id": "y", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1147.", "reference": "1147"}
+    item = moscow(id="y", answer=MOSCOW_RIGHT, reference="1147")
     assert lexical.judge(item).label == 0
-    assert lexical.judge(dict(item, answer="Moscow was founded in 1247.")).label == 1
+    assert lexical.judge(dict(item, answer=MOSCOW_WRONG)).label == 1
 
 
 def test_russian_wrong_year_is_caught() -> None:

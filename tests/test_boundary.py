@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import FakeLLM, RawArgs, Status
+from fakes import MOSCOW_RIGHT, FakeLLM, RawArgs, Status, moscow, moscow_checks, moscow_claims
 
 from judgeflow import Judge
 from judgeflow.backends import LLMJudge
@@ -30,8 +30,7 @@ from judgeflow.schemas import checks_reply, claims_reply, repair_json
 from conftest import SHARED
 
 FAKE_LLM = SHARED / "tools" / "fake_llm.py"
-MOSCOW = {"id": "moscow", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1247.",
-          "reference": "1147"}
+MOSCOW = moscow(reference="1147")
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +139,7 @@ def test_a_reply_with_a_raw_newline_and_a_fence_is_repaired_not_reasked() -> Non
 def test_an_invalid_reply_is_reasked_and_counted() -> None:
     bad = {"c1": {"basis": "reference", "verdict": "wrong"}}
     good = {"c1": {"basis": "reference", "verdict": "supported"}}
-    llm = FakeLLM("openai", [{"claims": [{"text": "Moscow was founded in 1147.", "kind": "date"}]}, bad, good])
+    llm = FakeLLM("openai", [moscow_claims(MOSCOW_RIGHT), bad, good])
     r = Judge(backend=llm.backend()).judge(MOSCOW)
     assert r.status == "judged" and r.usage.reasks == 1 and r.usage.calls == 3
     assert "verdict 'wrong' is not one of" in json.dumps(llm.requests[2]["messages"])
@@ -376,8 +375,7 @@ def test_run_help_documents_the_exit_codes(capsys: Any) -> None:
 
 def test_azure_openai_at_the_http_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "az-key")
-    llm = FakeLLM("openai", [{"claims": [{"text": "Moscow was founded in 1247.", "kind": "date"}]},
-                             {"c1": {"basis": "reference", "verdict": "contradicted"}}])
+    llm = FakeLLM("openai", [moscow_claims(), moscow_checks()])
     client = make_client("azure/my-deployment", base_url="https://res.openai.azure.com",
                          http_client=llm.http_client(), provider_retries=0)
     r = Judge(backend=LLMJudge(client)).judge(MOSCOW)

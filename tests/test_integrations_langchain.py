@@ -6,11 +6,11 @@ import builtins
 import math
 
 import pytest
-from fakes import FakeLLM
+from fakes import MOSCOW_QUESTION, MOSCOW_WRONG, FakeLLM, moscow_checks, moscow_claims
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 
-from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, ConfigError, InvalidItemError, Judge
+from judgeflow import ConfigError, InvalidItemError, Judge
 from judgeflow.integrations.langchain import from_dataframe, from_dict, from_langchain
 
 DOCS = [Document(page_content="Moscow was first mentioned in 1147.", metadata={"title": "Moscow"}),
@@ -18,12 +18,12 @@ DOCS = [Document(page_content="Moscow was first mentioned in 1147.", metadata={"
 
 
 def test_question_documents_and_answer() -> None:
-    item = from_langchain("When was Moscow founded?", DOCS, AIMessage(content="In 1147."), id="q1")
+    item = from_langchain(MOSCOW_QUESTION, DOCS, AIMessage(content="In 1147."), id="q1")
     assert item.id == "q1" and item.answer == "In 1147."
     assert item.source == ["Moscow\nMoscow was first mentioned in 1147.", "Yuri Dolgorukiy was prince of Suzdal."]
-    assert item.question == "When was Moscow founded?"
-    again = from_langchain("When was Moscow founded?", iter(DOCS), "In 1147.")
-    assert again.id.startswith("lc-") and again.id == from_langchain("When was Moscow founded?", DOCS, "In 1147.").id
+    assert item.question == MOSCOW_QUESTION
+    again = from_langchain(MOSCOW_QUESTION, iter(DOCS), "In 1147.")
+    assert again.id.startswith("lc-") and again.id == from_langchain(MOSCOW_QUESTION, DOCS, "In 1147.").id
 
 
 @pytest.mark.parametrize("record", [
@@ -79,11 +79,10 @@ def test_dataframe_without_pandas_says_how_to_install(monkeypatch: pytest.Monkey
 
 def test_retrieved_documents_reach_the_judge_as_numbered_documents() -> None:
     llm = FakeLLM("openai", [
-        Claims(claims=[Claim(id="c1", text="Moscow was founded in 1247.", kind="date")]),
-        ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="contradicted", basis="source",
-                                       evidence="first mentioned in 1147", reason="1147, not 1247")]),
+        moscow_claims(),
+        moscow_checks(basis="source", evidence="first mentioned in 1147", reason="1147, not 1247"),
     ])
-    item = from_dict({"input": "When was Moscow founded?", "context": DOCS, "answer": "Moscow was founded in 1247."})
+    item = from_dict({"input": MOSCOW_QUESTION, "context": DOCS, "answer": MOSCOW_WRONG})
     result = Judge(backend=llm.backend()).judge(item)
     assert result.label == 1 and result.criterion == "source_faithfulness"
     prompt = llm.user_prompts()[1]

@@ -7,16 +7,16 @@ import uuid
 from datetime import datetime, timezone
 
 import pytest
-from fakes import FakeLLM
+from fakes import MOSCOW_QUESTION, MOSCOW_RIGHT, MOSCOW_WRONG, FakeLLM, moscow_checks, moscow_claims
 
-from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
+from judgeflow import Judge
 from judgeflow.items import Item
 from judgeflow.integrations.langsmith import alangsmith_evaluator, langsmith_evaluator, to_record
 
 langsmith_evaluator_mod = pytest.importorskip("langsmith.evaluation.evaluator")
 schemas = pytest.importorskip("langsmith.schemas")
 
-INPUTS = {"question": "When was Moscow founded?"}
+INPUTS = {"question": MOSCOW_QUESTION}
 REFERENCE = {"answer": "Moscow was founded in 1147 by Yuri Dolgorukiy."}
 
 
@@ -29,11 +29,11 @@ def _run_and_example(outputs: dict) -> tuple:
 
 def test_langsmith_runs_it_as_a_dynamic_evaluator() -> None:
     evaluator = langsmith_evaluator_mod.DynamicRunEvaluator(langsmith_evaluator(model="baseline/lexical"))
-    wrong = evaluator.evaluate_run(*_run_and_example({"answer": "Moscow was founded in 1247."}))
+    wrong = evaluator.evaluate_run(*_run_and_example({"answer": MOSCOW_WRONG}))
     assert (wrong.key, wrong.score) == ("hallucination", 1)
     assert "c1 contradicted: Moscow was founded in 1247." in (wrong.comment or "")
     assert wrong.metadata and wrong.metadata["criterion"] == "factual_correctness"
-    right = evaluator.evaluate_run(*_run_and_example({"answer": "Moscow was founded in 1147."}))
+    right = evaluator.evaluate_run(*_run_and_example({"answer": MOSCOW_RIGHT}))
     assert right.score == 0
 
 
@@ -57,20 +57,15 @@ def test_record_mapping_from_run_and_example() -> None:
 
 
 def test_async_evaluator_with_fake_llm_and_retrieved_context() -> None:
-    llm = FakeLLM("openai", [
-        Claims(claims=[Claim(id="c1", text="Moscow was founded in 1247.", kind="date")]),
-        ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="contradicted", basis="source",
-                                       evidence="1147", reason="the source says 1147")]),
-    ])
+    llm = FakeLLM("openai", [moscow_claims(), moscow_checks(basis="source", reason="the source says 1147")])
     evaluator = alangsmith_evaluator(Judge(backend=llm.backend()))
-    out = asyncio.run(evaluator(INPUTS, {"answer": "Moscow was founded in 1247.",
-                                         "context": ["Moscow was founded in 1147."]}, REFERENCE))
+    out = asyncio.run(evaluator(INPUTS, {"answer": MOSCOW_WRONG, "context": [MOSCOW_RIGHT]}, REFERENCE))
     assert out["score"] == 1 and out["metadata"]["criterion"] == "source_faithfulness"
     assert "the source says 1147" in out["comment"]
 
 
 def test_score_direction_is_explicit_in_the_key() -> None:
-    wrong = {"answer": "Moscow was founded in 1247."}
+    wrong = {"answer": MOSCOW_WRONG}
     default = langsmith_evaluator(model="baseline/lexical")(INPUTS, wrong, REFERENCE)
     assert (default["key"], default["score"]) == ("hallucination", 1)
     assert default["metadata"]["score_means"] == "1 = hallucination found, 0 = none found"
@@ -79,7 +74,7 @@ def test_score_direction_is_explicit_in_the_key() -> None:
     out = flipped(INPUTS, wrong, REFERENCE)
     assert (out["key"], out["score"]) == ("no_hallucination", 0)
     assert out["metadata"]["score_means"].startswith("1 = no hallucination found")
-    assert flipped(INPUTS, {"answer": "Moscow was founded in 1147."}, REFERENCE)["score"] == 1
+    assert flipped(INPUTS, {"answer": MOSCOW_RIGHT}, REFERENCE)["score"] == 1
     # openevals' key and direction together, on request only
     same_chart = langsmith_evaluator(model="baseline/lexical", direction="no_hallucination", key="hallucination")
     assert same_chart(INPUTS, wrong, REFERENCE) == {**out, "key": "hallucination"}
@@ -95,7 +90,7 @@ def test_openevals_style_keyword_calls() -> None:
     out = evaluator(inputs="What did the report say about revenue?", outputs="Revenue rose 21% in 2023.",
                     reference_outputs="", context=docs)
     assert (out["score"], out["metadata"]["criterion"]) == (1, "source_faithfulness")
-    out = evaluator(inputs={"question": "When was Moscow founded?"}, outputs={"answer": "Moscow was founded in 1247."},
+    out = evaluator(inputs=INPUTS, outputs={"answer": MOSCOW_WRONG},
                     reference_outputs={"answer": "In 1147."})
     assert (out["score"], out["metadata"]["criterion"]) == (1, "factual_correctness")
     aout = asyncio.run(alangsmith_evaluator(model="baseline/lexical", direction="no_hallucination")(
@@ -103,5 +98,5 @@ def test_openevals_style_keyword_calls() -> None:
     assert (aout["key"], aout["score"]) == ("no_hallucination", 1)
     # LangSmith still accepts the signature (context has a default)
     dyn = langsmith_evaluator_mod.DynamicRunEvaluator(evaluator)
-    res = dyn.evaluate_run(*_run_and_example({"answer": "Moscow was founded in 1247."}))
+    res = dyn.evaluate_run(*_run_and_example({"answer": MOSCOW_WRONG}))
     assert (res.key, res.score) == ("hallucination", 1)

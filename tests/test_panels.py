@@ -12,7 +12,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from fakes import anthropic_body, openai_body
+from fakes import anthropic_body, moscow, openai_body
 from judgeflow import Judge
 from judgeflow.backends import LLMJudge
 from judgeflow.cascade import Cascade, audit_draw, cascade_estimate, wilson
@@ -229,8 +229,7 @@ async def _collect(p: Panel, items: list[dict[str, str]], store: RunStore, run: 
 
 def test_run_cli_refuses_batch_and_cold_samples_and_writes_member_votes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "items.jsonl"
-    src.write_text("".join(json.dumps({"id": f"q{i}", "question": "When was Moscow founded?",
-                                       "answer": a, "reference": "1147, by Yuri Dolgorukiy"}) + "\n"
+    src.write_text("".join(json.dumps(moscow(id=f"q{i}", answer=a)) + "\n"
                            for i, a in enumerate(["In 1147.", "In 1247.", "Yuri Dolgorukiy founded it in 1147."])))
     out, store = tmp_path / "out.jsonl", str(tmp_path / "s.sqlite")
     base = ["run", str(src), "-o", str(out), "--store", store, "--no-progress"]

@@ -6,6 +6,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from fakes import MOSCOW_QUESTION, MOSCOW_RIGHT, MOSCOW_WRONG
 
 from judgeflow.calibration.agreement import Confusion, calibrate
 from judgeflow.calibration.comparison import compare
@@ -99,9 +100,9 @@ def _moscow_files(tmp_path, answer: str, source: str):
     import json as _json
 
     items = tmp_path / "items.jsonl"
-    items.write_text(_json.dumps({"id": "m1", "question": "When was Moscow founded?", "answer": answer,
+    items.write_text(_json.dumps({"id": "m1", "question": MOSCOW_QUESTION, "answer": answer,
                                   "source": source, "label": 0}) + "\n", encoding="utf-8")
-    claim = ClaimResult(id="c1", text="Moscow was founded in 1247.", verdict="contradicted", error=True,
+    claim = ClaimResult(id="c1", text=MOSCOW_WRONG, verdict="contradicted", error=True,
                         evidence="founded  in 1147", reason="the source says 1147")
     results = tmp_path / "results.jsonl"
     results.write_text(Judgment(id="m1", label=1, human_label=0, criterion="source_faithfulness",
@@ -110,15 +111,15 @@ def _moscow_files(tmp_path, answer: str, source: str):
 
 
 def test_disagreements_show_question_evidence_and_answer_escaped(tmp_path) -> None:
-    evil_answer = '<script>alert("x")</script> Moscow was founded in 1247.'
+    evil_answer = f'<script>alert("x")</script> {MOSCOW_WRONG}'
     source = "Chronicles: Moscow was Founded in\n1147 by Yuri Dolgorukiy. " + "Filler about the city. " * 60
     items, results = _moscow_files(tmp_path, evil_answer, source)
     bare = calibration_html(calibrate(results))  # the results file alone lacks the texts: said so
-    assert "not in the results file" in bare and "When was Moscow founded?" not in bare
+    assert "not in the results file" in bare and MOSCOW_QUESTION not in bare
     page = calibration_html(calibrate(results, labels=items))  # the labelled file has them
     tags = parse(page)
     assert not [t for t, _ in tags.tags if t == "script"] and "&lt;script&gt;alert(&quot;x&quot;)" in page
-    assert "When was Moscow founded?" in page
+    assert MOSCOW_QUESTION in page
     # the long source is folded, and the evidence quote is marked where it occurs (case and spacing aside)
     assert re.search(r"<details><summary>source: [\d,]+ characters, 1 evidence quote\(s\) marked", page)
     assert '<mark class="decides">Founded in\n1147</mark>' in page
@@ -133,7 +134,7 @@ def test_disagreements_show_question_evidence_and_answer_escaped(tmp_path) -> No
 def test_calibrate_cli_reads_texts_from_the_items_file(tmp_path) -> None:
     from judgeflow.cli import main
 
-    items, results = _moscow_files(tmp_path, "Moscow was founded in 1247.", "Moscow was founded in 1147.")
+    items, results = _moscow_files(tmp_path, MOSCOW_WRONG, MOSCOW_RIGHT)
     out = tmp_path / "report.html"
     assert main(["calibrate", str(results), "--items", str(items), "--html", str(out)]) == 0
     page = out.read_text(encoding="utf-8")

@@ -9,16 +9,16 @@ import time
 
 import httpx2
 import pytest
-from fakes import FakeLLM
+from fakes import MOSCOW_RIGHT, FakeLLM, moscow, moscow_checks, moscow_claims
 
-from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge, Judgment
+from judgeflow import Judge, Judgment
 from judgeflow.runs.summary import summarize
 from judgeflow.runs.pricing import Price, estimate_cost, load_prices, price_for
 from judgeflow.results import Usage
 
-ITEM = {"id": "moscow", "answer": "Moscow was founded in 1147.", "reference": "1147"}
-CLAIMS = Claims(claims=[Claim(id="c1", text="Moscow was founded in 1147.", kind="date")])
-CHECKS = ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="supported", basis="reference", evidence="1147")])
+ITEM = moscow(answer=MOSCOW_RIGHT, reference="1147")
+CLAIMS = moscow_claims(MOSCOW_RIGHT)
+CHECKS = moscow_checks("supported")
 
 
 class RetryAfterLLM(FakeLLM):

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import asyncio
 
-from fakes import FakeLLM
+from fakes import (MOSCOW_QUESTION, MOSCOW_RIGHT, MOSCOW_SOURCE, MOSCOW_WRONG, FakeLLM, moscow_checks,
+                   moscow_claims)
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
 
-from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Item, Judge, Judgment
+from judgeflow import Item, Judge, Judgment
 from judgeflow.integrations.runnable import as_runnable, judge_graph
 
-SOURCE = [Document(page_content="Moscow was founded in 1147 by Yuri Dolgorukiy.")]
-WRONG = {"input": "When was Moscow founded?", "context": SOURCE, "answer": "Moscow was founded in 1247."}
-RIGHT = {**WRONG, "answer": "Moscow was founded in 1147."}
+SOURCE = [Document(page_content=text) for text in MOSCOW_SOURCE]
+WRONG = {"input": MOSCOW_QUESTION, "context": SOURCE, "answer": MOSCOW_WRONG}
+RIGHT = {**WRONG, "answer": MOSCOW_RIGHT}
 
 
 def test_invoke_and_batch_offline() -> None:
@@ -36,15 +37,11 @@ def test_abatch_with_bad_input_gives_invalid_judgments() -> None:
 def test_in_an_lcel_chain_after_a_rag_step() -> None:
     rag = RunnableLambda(lambda q: {"input": q, "context": SOURCE, "answer": "It was founded in 1247."})
     chain = rag | as_runnable(model="baseline/lexical")
-    assert chain.invoke("When was Moscow founded?").label == 1
+    assert chain.invoke(MOSCOW_QUESTION).label == 1
 
 
 def test_fake_llm_behind_the_runnable() -> None:
-    replies = [
-        Claims(claims=[Claim(id="c1", text="Moscow was founded in 1247.", kind="date")]),
-        ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="contradicted", basis="source",
-                                       evidence="founded in 1147", reason="1147, not 1247")]),
-    ]
+    replies = [moscow_claims(), moscow_checks(basis="source", evidence="founded in 1147", reason="1147, not 1247")]
     llm = FakeLLM("anthropic", replies * 2)
     judge = as_runnable(Judge(backend=llm.backend()))
     assert judge.invoke(WRONG).label == 1
@@ -54,7 +51,7 @@ def test_fake_llm_behind_the_runnable() -> None:
 
 def test_compiled_graph_bound_to_the_context() -> None:
     graph = judge_graph(Judge("baseline/lexical"))
-    item = Item(id="m", answer="Moscow was founded in 1247.", source=["Moscow was founded in 1147."])
+    item = Item(id="m", answer=MOSCOW_WRONG, source=[MOSCOW_RIGHT])
     state = asyncio.run(graph.ainvoke({"item": item}))
     assert state["label"] == 1 and state["criterion"].name == "source_faithfulness"
     states = asyncio.run(graph.abatch([{"item": item}, {"item": item.model_copy(update={"answer": "Founded in 1147."})}]))

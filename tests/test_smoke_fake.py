@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from fakes import FakeLLM
+from fakes import FakeLLM, moscow_by_whom, moscow_checks, moscow_claims
 
-from judgeflow import ClaimCheck, ClaimChecks, Claim, Claims, Judge
+from judgeflow import Judge
 
-ITEM = {"id": "moscow", "question": "When was Moscow founded and by whom?",
-        "answer": "Moscow was founded in 1247 by Yuri Dolgorukiy.", "reference": "1147, by Yuri Dolgorukiy"}
+ITEM = moscow_by_whom()
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_wrong_date_with_right_name_is_caught(provider: str) -> None:
-    llm = FakeLLM(provider, [
-        Claims(claims=[Claim(id="c1", text="Moscow was founded in 1247.", kind="date"),
-                       Claim(id="c2", text="Moscow was founded by Yuri Dolgorukiy.", kind="name")]),
-        ClaimChecks(checks=[
-            ClaimCheck(claim_id="c1", verdict="contradicted", basis="reference", evidence="1147", reason="year differs"),
-            ClaimCheck(claim_id="c2", verdict="supported", basis="reference", evidence="by Yuri Dolgorukiy", reason="same"),
-        ]),
-    ])
+    llm = FakeLLM(provider, [moscow_claims(founder=True), moscow_checks(reason="year differs", founder=True)])
     result = Judge(backend=llm.backend()).judge(ITEM)
     assert result.label == 1
     assert result.criterion == "factual_correctness"

@@ -11,9 +11,9 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from fakes import FakeLLM
+from fakes import MOSCOW_RIGHT, MOSCOW_WRONG, FakeLLM, moscow_checks, moscow_claims
 
-from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge, testing
+from judgeflow import Judge, testing
 from judgeflow.testing import CachedJudge, JudgmentCache, assert_no_hallucination
 
 REF = "Yuri Dolgorukiy founded Moscow in 1147."
@@ -53,23 +53,19 @@ def test_no_evidence_is_unscored_and_fails_unless_allowed() -> None:
 
 
 def test_the_second_call_is_served_from_the_cache_without_a_model_call(tmp_path: Path) -> None:
-    replies = [
-        Claims(claims=[Claim(id="c1", text="Moscow was founded in 1247.", kind="date")]),
-        ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="contradicted", basis="reference",
-                                       evidence="1147", reason="the reference says 1147")]),
-    ]
+    replies = [moscow_claims(), moscow_checks(reason="the reference says 1147")]
     llm = FakeLLM("openai", replies)
     cache = JudgmentCache(tmp_path / "c")
     judge = CachedJudge(Judge(backend=llm.backend(), keep_trace=False), cache)
     for attempt in range(2):
         with pytest.raises(AssertionError) as err:
-            judge.assert_no_hallucination("Moscow was founded in 1247.", reference="1147")
+            judge.assert_no_hallucination(MOSCOW_WRONG, reference="1147")
         assert "reason: the reference says 1147" in str(err.value)
         assert ("cached" in str(err.value)) == (attempt == 1)
     assert len(llm.requests) == 2  # decompose + check, once
     # a different model or criterion is a different key
     other = Judge(backend=FakeLLM("anthropic").backend())
-    item = testing.make_item("Moscow was founded in 1247.", reference="1147")
+    item = testing.make_item(MOSCOW_WRONG, reference="1147")
     assert cache.key(other, item) != cache.key(judge.judge, item)
     assert cache.key(Judge("baseline/lexical", criterion="reference_faithfulness"), item) != cache.key(
         Judge("baseline/lexical"), item)
@@ -85,7 +81,7 @@ def test_unscored_results_are_not_cached(tmp_path: Path) -> None:
 def test_a_torn_cache_file_is_judged_again(tmp_path: Path) -> None:
     cache = JudgmentCache(tmp_path)
     judge = CachedJudge(Judge("baseline/lexical"), cache)
-    item = testing.make_item("Moscow was founded in 1147.", reference=REF)
+    item = testing.make_item(MOSCOW_RIGHT, reference=REF)
     key = cache.key(judge.judge, item)
     assert key is not None
     (tmp_path / f"{key}.json").write_text("{not json")
@@ -122,10 +118,10 @@ def test_plugin_fixture_and_failure_message_in_a_real_pytest_run(tmp_path: Path)
 def test_the_model_follows_judgeflow_model_between_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     from judgeflow import ConfigError
 
-    assert assert_no_hallucination("Moscow was founded in 1147.", reference=REF).model == "baseline/lexical"
+    assert assert_no_hallucination(MOSCOW_RIGHT, reference=REF).model == "baseline/lexical"
     monkeypatch.setenv("JUDGEFLOW_MODEL", "openai/gpt-4o-mini")
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
-        assert_no_hallucination("Moscow was founded in 1147.", reference=REF)
+        assert_no_hallucination(MOSCOW_RIGHT, reference=REF)
 
 
 def test_default_cache_is_under_the_pytest_rootdir(monkeypatch: pytest.MonkeyPatch) -> None:

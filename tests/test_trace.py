@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from fakes import FakeLLM
+from fakes import MOSCOW_WRONG, FakeLLM, moscow_checks
 
-from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
+from judgeflow import Claim, Claims, Judge
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_rejected_replies_are_kept_in_the_trace(provider: str) -> None:
     llm = FakeLLM(provider, [
-        Claims(claims=[Claim(id="c1", text="Moscow was founded in 1247.")]),
+        Claims(claims=[Claim(id="c1", text=MOSCOW_WRONG)]),
         {"checks": [{"claim_id": "c1", "verdict": "maybe", "basis": "reference"}]},  # outside the vocabulary
-        ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="contradicted", basis="reference", evidence="1147")]),
+        moscow_checks(),
     ])
-    r = Judge(backend=llm.backend()).judge({"id": "m", "answer": "Moscow was founded in 1247.", "reference": "1147"})
+    r = Judge(backend=llm.backend()).judge({"id": "m", "answer": MOSCOW_WRONG, "reference": "1147"})
     assert r.label == 1 and r.usage.calls == 3
     decompose, check = r.trace
     assert decompose.step == "decompose" and decompose.rejected == []
