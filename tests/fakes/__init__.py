@@ -7,20 +7,9 @@ batch tests, and the benchmarks' provider (`python tests/fakes/provider.py`).
 items.py holds the Moscow example most tests judge (`moscow()`, `moscow_claims()`, `moscow_checks()`).
 """
 
-from .items import (
-    MOSCOW_FOUNDER,
-    MOSCOW_QUESTION,
-    MOSCOW_REFERENCE,
-    MOSCOW_RIGHT,
-    MOSCOW_SOURCE,
-    MOSCOW_WHO_QUESTION,
-    MOSCOW_WHO_WRONG,
-    MOSCOW_WRONG,
-    moscow,
-    moscow_by_whom,
-    moscow_checks,
-    moscow_claims,
-)
+from .items import (MOSCOW_FOUNDER, MOSCOW_QUESTION, MOSCOW_REFERENCE, MOSCOW_RIGHT, MOSCOW_SOURCE,
+                    MOSCOW_WHO_QUESTION, MOSCOW_WHO_WRONG, MOSCOW_WRONG, moscow, moscow_by_whom, moscow_checks,
+                    moscow_claims)
 from .provider import FakeProvider
 from .scripted import FakeLLM, RawArgs, Status, anthropic_body, openai_body
 
