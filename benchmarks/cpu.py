@@ -119,6 +119,7 @@ async def case(url: str, strategy: str, mode: str, filename: str, n: int,
         profile.enable()
         await judge_all(judge, items, 16)
         profile.disable()
+    await judge.aclose()  # its connections belong to this event loop
     return sorted(runs, key=lambda r: r[1])[len(runs) // 2]
 
 
@@ -161,8 +162,9 @@ def server_cpu(proc: subprocess.Popen[str]) -> float:
 
 async def ideal_case(url: str, c: int, n: int) -> tuple[float, float, int, int]:
     judge = make_judge(url, "graph", "factual", c)
-    await judge_all(judge, load("factual_qa.jsonl", c, "warm"), c)
-    return await judge_all(judge, load("factual_qa.jsonl", n, ""), c)
+    async with judge:  # its connections belong to this event loop
+        await judge_all(judge, load("factual_qa.jsonl", c, "warm"), c)
+        return await judge_all(judge, load("factual_qa.jsonl", n, ""), c)
 
 
 def ideal_ratios(n: int) -> list[dict[str, Any]]:

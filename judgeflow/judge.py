@@ -117,6 +117,25 @@ class Judge:
         return JudgeContext(backend=self.backend, strategy=self.strategy, criterion=self.criterion, mode=self.mode,
                             coverage=self.coverage)
 
+    async def aclose(self) -> None:
+        """Close the provider's HTTP connections before the event loop that judged ends (they
+        belong to it); the Judge stays usable and reconnects on its next call. `async with
+        Judge(...) as judge:` does this on exit. The offline judges hold nothing to close."""
+        backend, seen = self.backend, set()
+        while backend is not None and id(backend) not in seen:  # through wrappers (passages) to the model
+            seen.add(id(backend))
+            close = getattr(backend, "aclose", None)
+            if close is not None:
+                await close()
+                return
+            backend = getattr(backend, "inner", None)
+
+    async def __aenter__(self) -> Judge:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     async def ajudge(self, item: ItemLike) -> Judgment:
         """Judge one item. Bad input gives an `invalid` judgment; judge failures an `unscored` one."""
         it = as_item(item)

@@ -51,3 +51,43 @@ def test_runnable_batch_uses_the_shared_loop() -> None:
 
     r = as_runnable(Judge("baseline/lexical"))
     assert [j.label for j in r.batch([ITEM] * n)] == [0] * n
+
+
+CLOSING = """
+import asyncio, gc, sys
+from judgeflow import Judge
+url, close = sys.argv[1], sys.argv[2] == "close"
+item = {"id": "m", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1247.", "reference": "1147"}
+judge = Judge("openai/fake", base_url=url, api_key="k", provider_retries=0)
+
+async def once():
+    if close:
+        async with judge:
+            return (await judge.ajudge(item)).label
+    return (await judge.ajudge(item)).label
+
+print(asyncio.run(once()), asyncio.run(once()))  # two event loops, one Judge
+del judge
+gc.collect()
+"""
+
+
+def test_one_judge_across_event_loops_with_or_without_closing(tmp_path) -> None:
+    """The SDK's connections belong to the loop that opened them. `async with Judge(...)` (or
+    `await judge.aclose()`) closes them before the loop ends; without it, the next loop's first call
+    starts a new client (the second asyncio.run's items were unscored before). Either way both
+    loops judge, and nothing is printed about tasks or closed loops."""
+    import subprocess
+    import sys
+
+    from fakes import FakeProvider
+
+    script = tmp_path / "closing.py"
+    script.write_text(CLOSING)
+    with FakeProvider() as fake:
+        for how in ("close", "keep"):
+            run = subprocess.run([sys.executable, str(script), fake.base_url + "/v1", how],
+                                 capture_output=True, text=True, timeout=120)
+            assert run.returncode == 0, run.stderr
+            assert run.stdout.split() == ["1", "1"], (how, run.stdout, run.stderr)
+            assert "Event loop is closed" not in run.stderr and "never retrieved" not in run.stderr, run.stderr

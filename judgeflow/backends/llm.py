@@ -32,6 +32,7 @@ SDKs' own; schema re-asks are Instructor's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -39,6 +40,7 @@ import logging
 import os
 import re
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -198,6 +200,7 @@ class LLMClient:
     make_raw: Callable[[], Any] | None = field(default=None, repr=False)
     """Builds `raw` (importing its SDK) on the first request."""
     _clients: dict[tuple[str, int | None], Any] = field(default_factory=dict, repr=False)
+    _loop: weakref.ref[asyncio.AbstractEventLoop] | None = field(default=None, repr=False)
     _healthy: bool = field(default=False, repr=False)
     _gates: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
     _streak: tuple[str, int] = field(default=("", 0), repr=False)
@@ -228,11 +231,37 @@ class LLMClient:
             self._clients[key] = wrap(raw, mode=mode)
         return self._clients[key]
 
+    async def aclose(self) -> None:
+        """Close the SDK client this LLMClient built (its HTTP connections belong to the running
+        event loop); the next call builds a new one. A client given by the caller is left open."""
+        raw = self.raw
+        if raw is None or self.make_raw is None or self.client is not None:
+            return
+        self.raw = None
+        self._clients.clear()
+        await raw.close()
+
+    async def _renew_if_loop_ended(self) -> None:
+        """The SDK client's connections belong to the event loop that opened them: once that loop
+        has ended (a second `asyncio.run`), start a new client here; closing the dead one marks it
+        closed (its transports died with their loop), so nothing tries to close it again later."""
+        loop = asyncio.get_running_loop()
+        opened_in = self._loop() if self._loop is not None else None
+        if self.raw is not None and self.make_raw is not None and opened_in is not loop \
+                and (opened_in is None or opened_in.is_closed()):
+            stale, self.raw = self.raw, None
+            self._clients.clear()
+            with contextlib.suppress(Exception):
+                await stale.close()
+        if opened_in is not loop and (opened_in is None or opened_in.is_closed()):
+            self._loop = weakref.ref(loop)
+
     async def _create(self, retries: int | None, response_model: type[T], **kwargs: Any) -> T:
         """Instructor's typed create: a given client's own `create`; for a client built here,
         `typed_request` (the same handlers and retry loop, with the reply model prepared once)."""
         if self.client is not None:
             return await self.client.create(response_model=response_model, **kwargs)  # type: ignore[no-any-return]
+        await self._renew_if_loop_ended()
         from .typed_request import typed_request
 
         return await typed_request(self._instructor(retries), response_model, **kwargs)  # type: ignore[no-any-return]

@@ -76,6 +76,12 @@ class LLMJudge:
         self.model: str = client.model
         self.max_claims_per_check = max_claims_per_check
 
+    async def aclose(self) -> None:
+        """Close the model client's connections (see `LLMClient.aclose`)."""
+        close = getattr(self.client, "aclose", None)
+        if close is not None:
+            await close()
+
     @property
     def structured(self) -> str | None:
         """The structured-output mode in use (after any fallback)."""

@@ -384,13 +384,18 @@ async def _judge_all(judge: Judge, rows: Iterable[Any], total: int, store: RunSt
     with Progress(*columns, console=con, disable=args.no_progress, refresh_per_second=4) as progress:
         task = progress.add_task("judge", total=total, completed=already, rate="", calls=0, tokens=0,
                                  cached=0, errors=0)
-        async for j in runner.ajudge_many(judge, rows, concurrency=args.concurrency, store=store, run=run_id,
-                                          cache=not args.no_cache):
-            session.add(j.usage)
-            stats["items"] += 1
-            stats["cached"] += j.cached
-            stats["errors"] += j.status == "unscored"
-            rate = stats["items"] / max(time.monotonic() - start, 1e-9)
-            progress.update(task, advance=1, rate=f"{rate:.1f} items/s", calls=session.calls,
-                            tokens=f"{session.input_tokens + session.output_tokens:,}",
-                            cached=stats["cached"], errors=stats["errors"])
+        try:
+            async for j in runner.ajudge_many(judge, rows, concurrency=args.concurrency, store=store, run=run_id,
+                                              cache=not args.no_cache):
+                session.add(j.usage)
+                stats["items"] += 1
+                stats["cached"] += j.cached
+                stats["errors"] += j.status == "unscored"
+                rate = stats["items"] / max(time.monotonic() - start, 1e-9)
+                progress.update(task, advance=1, rate=f"{rate:.1f} items/s", calls=session.calls,
+                                tokens=f"{session.input_tokens + session.output_tokens:,}",
+                                cached=stats["cached"], errors=stats["errors"])
+        finally:
+            aclose = getattr(judge, "aclose", None)  # connections close in the loop that opened them
+            if aclose is not None:
+                await aclose()
