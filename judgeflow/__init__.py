@@ -14,9 +14,7 @@ _moved.install(_sys.modules[__name__])  # old module paths (judgeflow.llm, ...) 
 
 from .backends import Backend, LLMJudge, make_backend
 from .backends.lexical import LexicalJudge
-from .calibration.agreement import CalibrationReport, calibrate
 from .schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
-from .calibration.comparison import ComparisonReport, compare
 from .criteria import Criterion, list_criteria, load_criterion
 from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
 from .items import Item, load_items, read_items
@@ -32,12 +30,17 @@ __version__ = "0.1.0"
 
 if _TYPE_CHECKING:
     from .backends.llm import LLMClient, make_client
+    from .calibration.agreement import CalibrationReport, calibrate
+    from .calibration.comparison import ComparisonReport, compare
     from .workflow import JudgeContext, JudgeState, build_graph
 
 # The provider SDKs (openai, anthropic, instructor) take seconds to import; offline judging,
 # calibration and `judgeflow criteria` never need them, so they load on first use. So does the
-# workflow (LangGraph, about a second): a run served from the response cache never builds it.
+# workflow (LangGraph, about a second): a run served from the response cache never builds it;
+# and calibration (numpy, a third of a second): judging never needs it.
 _LAZY = {"LLMClient": "backends.llm", "make_client": "backends.llm",
+         "CalibrationReport": "calibration.agreement", "calibrate": "calibration.agreement",
+         "ComparisonReport": "calibration.comparison", "compare": "calibration.comparison",
          "JudgeContext": "workflow", "JudgeState": "workflow", "build_graph": "workflow"}
 
 

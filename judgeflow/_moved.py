@@ -84,7 +84,8 @@ class _Package(types.ModuleType):
     name (`judgeflow.calibrate`, `judgeflow.compare`) with the module."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and f"{self.__name__}.{name}" in MOVED and name in self.__dict__:
+        public = name in self.__dict__ or name in self.__dict__.get("_LAZY", {})  # bound, or loaded on first use
+        if isinstance(value, types.ModuleType) and f"{self.__name__}.{name}" in MOVED and public:
             return
         super().__setattr__(name, value)
 

@@ -9,6 +9,7 @@ name (`factual_correctness`) or a path to a user's own file.
 from __future__ import annotations
 
 import hashlib
+import os
 import string
 try:
     import tomllib
@@ -275,18 +276,40 @@ def load_criterion(name_or_path: str | Path) -> Criterion:
     """
     text = str(name_or_path)
     p = Path(text)
+    shipped = None if p.suffix == ".toml" or "/" in text or os.sep in text else _shipped_path(text)
+    if shipped is not None:  # one stat per call (is it edited?), not one per criteria directory
+        try:
+            key: tuple[str, int, int] | None = _file_key(shipped)
+        except OSError:  # removed since it was found: look again, once
+            _SHIPPED.pop(text, None)
+            shipped = _shipped_path(text)
+            key = _file_key(shipped) if shipped is not None else None
+        if key is not None:
+            return _load_file(*key)
     if p.suffix == ".toml" or p.exists() or "/" in text:
         if not p.is_file():
             raise CriterionError("no such criterion file", path=text)
         return _load_file(*_file_key(p.resolve()))
-    for d in criteria_dirs():
-        candidate = d / f"{text}.toml"
-        if candidate.is_file():
-            return _load_file(*_file_key(candidate))
     raise CriterionError(
         f"unknown criterion {text!r}; shipped criteria: {', '.join(list_criteria())} "
         "(or give the path to your own .toml file)"
     )
+
+
+_SHIPPED: dict[str, Path] = {}
+
+
+def _shipped_path(name: str) -> Path | None:
+    """The file of a shipped criterion name. Found files are remembered; an unknown name is looked
+    up again next time, so a criterion file added while the process runs is found."""
+    found = _SHIPPED.get(name)
+    if found is None:
+        for d in criteria_dirs():
+            candidate = d / f"{name}.toml"
+            if candidate.is_file():
+                found = _SHIPPED[name] = candidate
+                break
+    return found
 
 
 def _file_key(path: Path) -> tuple[str, int, int]:

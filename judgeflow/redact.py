@@ -31,7 +31,8 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 #: per pattern, substrings (lower case) without which it cannot match: a long text with none of
 #: them skips that pattern's scan (a cached judgment's JSON is redacted on every write)
 _HINTS: tuple[tuple[str, ...], ...] = (
-    ("://",), ("bearer", "basic"), ("api-", "api_", "apikey", "token", "authorization"),
+    ("://",), ("bearer", "basic"),
+    ("api-key", "api_key", "apikey", "access-token", "access_token", "accesstoken", "authorization"),
     ("sk-", "sk_", "xai-", "xai_", "pk-", "pk_"),
 )
 

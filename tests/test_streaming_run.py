@@ -175,12 +175,12 @@ CACHED_RUN = """
 import json, sys
 from judgeflow.cli import main
 code = main(sys.argv[1:])
-print(json.dumps({"code": code, "loaded": sorted(m for m in ("openai", "anthropic", "instructor", "langgraph")
+print(json.dumps({"code": code, "loaded": sorted(m for m in ("openai", "anthropic", "instructor", "langgraph", "numpy")
                                                   if m in sys.modules)}))
 """
 
 
-def test_a_run_served_from_the_cache_imports_no_provider_sdk_and_no_langgraph(tmp_path: Path) -> None:
+def test_a_run_served_from_the_cache_imports_no_provider_sdk_no_langgraph_no_numpy(tmp_path: Path) -> None:
     inp = tmp_path / "in.jsonl"
     ids = mixed_items(inp, 12)
     with FakeProvider() as fake:

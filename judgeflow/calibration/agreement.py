@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from . import DEFAULT_BOOT
 from ..errors import InvalidItemError
 from ..items import Item, read_records
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
@@ -28,7 +29,6 @@ from ..results import ClaimResult, JudgeVote, Judgment
 Direction = Literal["false_alarm", "miss"]
 #: below this many items the bootstrap interval is too wide to rank judges or criteria
 SMALL_SAMPLE = 30
-DEFAULT_BOOT = 2000
 #: share of the disagreements in one direction that makes it "the" direction
 DOMINANT = 0.7
 #: what to try when a criterion's disagreements are mostly false alarms

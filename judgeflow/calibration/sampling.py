@@ -22,7 +22,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .agreement import deciding_claim
 from ..errors import ConfigError, InvalidItemError
 from ..files import write_jsonl_atomic
 from ..items import Item, read_records
@@ -145,6 +144,8 @@ def stratified_sample(
 
 def judge_summary(j: Judgment) -> dict[str, Any]:
     """What the labeller reveals after the person has labelled an item."""
+    from .agreement import deciding_claim  # numpy: not when the CLI only builds its parser
+
     claim = deciding_claim(j)
     return {"label": j.label, "status": j.status, "criterion": j.criterion, "model": j.model, "reason": j.reason,
             "claim": {"id": claim.id, "text": claim.text, "verdict": claim.verdict} if claim else None}

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
 from .render import console, fit
-from ..calibration.agreement import DEFAULT_BOOT, Agreement, CalibrationReport, calibrate
+from ..calibration import DEFAULT_BOOT
+
+if TYPE_CHECKING:
+    from ..calibration.agreement import Agreement, CalibrationReport
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -53,6 +56,8 @@ def emit(args: argparse.Namespace, report: BaseModel, render_fn: Callable[[Any, 
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..calibration.agreement import calibrate  # numpy: only for this command
+
     from ..calibration.report_html import write_calibration_html
 
     report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot, items=args.items)

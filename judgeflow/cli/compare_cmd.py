@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
-from ..calibration.comparison import ComparisonReport, Decision, compare
 from .render import fit
 from .calibrate_cmd import add_report_args, emit, fmt, kappa_text
+
+if TYPE_CHECKING:
+    from ..calibration.comparison import ComparisonReport, Decision
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -23,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from ..calibration.comparison import compare  # numpy: only for this command
+
     from ..calibration.report_html import write_comparison_html
 
     report = compare(args.a, args.b, args.labels, seed=args.seed, n_boot=args.n_boot)
