@@ -18,7 +18,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -34,7 +33,7 @@ from judgeflow.coverage import Requirement, RequirementCheck, RequirementChecks,
 from judgeflow.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
-from fakes import FakeProvider  # noqa: E402
+from fakes import FakeProvider, start_cli, wait_for_results  # noqa: E402
 
 MODEL = "openai/fake-judge"
 
@@ -458,16 +457,14 @@ def test_a_cache_entry_without_a_trace_says_so() -> None:
 
 # 16. SIGTERM behaves like Ctrl-C ----------------------------------------------------------------------
 
-def test_sigterm_writes_the_partial_output_and_the_resume_command(tmp_path) -> None:
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_sigterm_writes_the_partial_output_and_the_resume_command(tmp_path, sigint) -> None:
+    """Also when SIGINT is ignored, as in a job a shell started in the background (`cmd &`):
+    SIGTERM used to be re-raised as SIGINT, so such a run went on to the end and exited 0."""
     inp = write_jsonl(tmp_path / "in.jsonl", items(30))
     with FakeProvider(latency=0.05) as fake:
-        proc = subprocess.Popen([sys.executable, "-m", "judgeflow", *online(tmp_path, fake.base_url + "/v1", inp,
-                                 "--concurrency", "2")], cwd=tmp_path, text=True, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
-        while _stored(tmp_path / "runs.sqlite") < 4:
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.05)
+        proc = start_cli(online(tmp_path, fake.base_url + "/v1", inp, "--concurrency", "2"), tmp_path, sigint=sigint)
+        wait_for_results(tmp_path / "runs.sqlite", 4, proc)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -475,17 +472,6 @@ def test_sigterm_writes_the_partial_output_and_the_resume_command(tmp_path) -> N
     assert 4 <= len(saved) < 30 and "Traceback" not in err
     command = err.split("Resume with:")[1].strip().splitlines()[0]
     assert shlex.split(command)[-1] == "--resume"
-
-
-def _stored(store: Path) -> int:
-    try:
-        db = sqlite3.connect(store, timeout=5)
-        try:
-            return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
 
 
 def test_sdk_debug_logs_are_redacted(caplog) -> None:

@@ -13,7 +13,6 @@ import os
 import re
 import shlex
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ from judgeflow.runs import runner
 from judgeflow.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
-from fakes import FakeProvider  # noqa: E402
+from fakes import FakeProvider, start_cli, wait_for_results  # noqa: E402
 
 MODEL = "openai/fake-judge"
 _TOKEN = re.compile(r"Item-(\d{3})")
@@ -64,30 +63,6 @@ def run_args(tmp_path: Path, fake: FakeProvider, inp: Path, *extra: str, model: 
 
 def out_rows(tmp_path: Path) -> list[dict]:
     return [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
-
-
-def stored_count(store: Path) -> int:
-    try:
-        db = sqlite3.connect(store, timeout=5)
-        try:
-            return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
-
-
-def start_cli(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "judgeflow", *args], cwd=cwd, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def wait_for_results(store: Path, n: int, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 120
-    while stored_count(store) < n:
-        assert proc.poll() is None, f"the run ended early: {proc.communicate()}"
-        assert time.monotonic() < deadline, "the run recorded nothing"
-        time.sleep(0.05)
 
 
 def test_resume_after_a_kill_judges_only_what_was_left(tmp_path: Path) -> None:

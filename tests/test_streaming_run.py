@@ -24,7 +24,7 @@ from judgeflow.results import Judgment, Usage
 from judgeflow.runs.store import RunStore
 from judgeflow.runs.summary import Tally, summarize
 
-from fakes import FakeProvider
+from fakes import FakeProvider, start_cli
 
 COUNTS = ("rows", "label_1", "label_0", "unscored", "invalid", "calls", "input_tokens", "output_tokens")
 
@@ -154,8 +154,7 @@ def test_resume_after_ctrl_c_gives_every_row_once_in_input_order(tmp_path: Path)
     with FakeProvider(latency=0.05) as fake:
         args = ["run", str(inp), "-o", str(out), "--model", "openai/fake-judge", "--base-url", fake.base_url + "/v1",
                 "--store", str(tmp_path / "s.sqlite"), "--no-progress", "--concurrency", "2"]
-        proc = subprocess.Popen([sys.executable, "-m", "judgeflow", *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+        proc = start_cli(args, tmp_path)  # SIGINT as in a terminal, however pytest was started
         while len(fake.requests) < 12 and proc.poll() is None:
             subprocess.run(["sleep", "0.05"])
         proc.send_signal(signal.SIGINT)

@@ -21,7 +21,6 @@ import contextlib
 import itertools
 import json
 import signal
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -258,9 +257,8 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
         stats = Counter[str]()
         start = time.monotonic()
         try:
-            with sigterm_as_sigint():
-                asyncio.run(_judge_all(judge, rows(), total, store, run_id, args, con, session, stats, already))
-        except KeyboardInterrupt:  # Ctrl-C or SIGTERM
+            asyncio.run(_judge_all(judge, rows(), total, store, run_id, args, con, session, stats, already))
+        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (it cancels the run's task)
             store.set_status(run_id, "interrupted")
             n = write_output(store, run_id, args.output, trace=args.trace)
             con.print(f"[yellow]interrupted:[/yellow] {n} of {total} rows are saved (in {args.store} and "
@@ -323,16 +321,21 @@ def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str
 
 
 @contextlib.contextmanager
-def sigterm_as_sigint() -> Any:
-    """SIGTERM (a container stop, `kill`) stops the run as Ctrl-C does: results saved, resume hint."""
-    if threading.current_thread() is not threading.main_thread():
+def sigterm_stops(task: asyncio.Task[Any]) -> Any:
+    """SIGTERM (a container stop, `kill`) stops the run as Ctrl-C does: the run's task is cancelled,
+    results are saved, the resume command printed. It is handled in the event loop itself, not by
+    re-raising SIGINT: a process started in the background by a shell ignores SIGINT, and SIGTERM
+    must still stop it."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
         yield
         return
-    previous = signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def client_notes(judge: Judge) -> list[str]:
@@ -381,7 +384,10 @@ async def _judge_all(judge: Judge, rows: Iterable[Any], total: int, store: RunSt
                    "errors {task.fields[errors]}"),
     )
     start = time.monotonic()
-    with Progress(*columns, console=con, disable=args.no_progress, refresh_per_second=4) as progress:
+    task = asyncio.current_task()
+    assert task is not None
+    with sigterm_stops(task), Progress(*columns, console=con, disable=args.no_progress,
+                                       refresh_per_second=4) as progress:
         task = progress.add_task("judge", total=total, completed=already, rate="", calls=0, tokens=0,
                                  cached=0, errors=0)
         try:

@@ -1,0 +1,46 @@
+"""`judgeflow` as a child process for the signal tests (Ctrl-C, SIGTERM, kill), and the store's
+row count to wait on.
+
+A child inherits its parent's signal dispositions: when pytest itself was started in the
+background by a shell, SIGINT is ignored and so it is in every child, and a Ctrl-C test would
+test nothing. `start_cli` sets the child's SIGINT disposition explicitly: `default` (a terminal's
+foreground process, where Ctrl-C works) or `ignored` (a background job, `cmd &`).
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Literal
+
+
+def start_cli(args: list[str], cwd: Path, *, sigint: Literal["default", "ignored"] = "default") -> subprocess.Popen[str]:
+    disposition = signal.SIG_DFL if sigint == "default" else signal.SIG_IGN
+    return subprocess.Popen([sys.executable, "-m", "judgeflow", *args], cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, disposition))
+
+
+def stored_count(store: Path) -> int:
+    """Results recorded in a run store so far (0 while it does not exist yet)."""
+    try:
+        db = sqlite3.connect(store, timeout=5)
+        try:
+            return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0
+
+
+def wait_for_results(store: Path, n: int, proc: subprocess.Popen[str], timeout: float = 120) -> None:
+    """Wait until the running `proc` has recorded `n` results."""
+    deadline = time.monotonic() + timeout
+    while stored_count(store) < n:
+        assert proc.poll() is None, f"the run ended early: {proc.communicate()}"
+        assert time.monotonic() < deadline, "the run recorded nothing"
+        time.sleep(0.05)
