@@ -277,7 +277,7 @@ def lone_surrogate(record: Mapping[str, Any]) -> tuple[str, str] | None:
         elif isinstance(v, (list, tuple)):
             stack.extend((field, x) for x in v)
     for k in record:
-        if isinstance(k, str) and any("\ud800" <= ch <= "\udfff" for ch in k):
+        if isinstance(k, str) and not k.isascii() and _SURROGATE.search(k):
             return k.encode("utf-8", "backslashreplace").decode(), "in its name"
     return None
 
