@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import importlib
+import importlib.util
 import itertools
 import json
 import os
@@ -36,18 +38,24 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-FAST_FAKE = ROOT / "tests" / "fakes" / "provider.py"
+
+
+def _fakes() -> Any:
+    """The tests' fakes package (tests/fakes/), loaded from its path: its provider module starts
+    the --asyncio fake server (`start_async_fake`)."""
+    if "fakes" not in sys.modules:
+        init = ROOT / "tests" / "fakes" / "__init__.py"
+        spec = importlib.util.spec_from_file_location("fakes", init, submodule_search_locations=[str(init.parent)])
+        assert spec is not None and spec.loader is not None
+        sys.modules["fakes"] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return importlib.import_module("fakes.provider")
 
 
 def start_async_fake(latency: float) -> tuple[subprocess.Popen[str], str]:
     """tests/fakes/provider.py --asyncio in its own process (little CPU per request): (process, URL)."""
-    proc = subprocess.Popen([sys.executable, str(FAST_FAKE), "--latency", str(latency), "--asyncio"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline() if proc.stdout else ""
-    if not line.startswith("READY "):
-        proc.kill()
-        raise SystemExit(f"fake provider did not start: {line!r}")
-    return proc, line.split()[1]
+    return _fakes().start_async_fake(latency)  # type: ignore[no-any-return]
+
 
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
 REPEAT = 3
