@@ -1,7 +1,9 @@
 """The `judgeflow` command line: thin subcommands over the Python API.
 
 Each subcommand lives in its own module with `register(subparsers)` that adds its parser and
-sets `func`. A JudgeflowError prints one red line to stderr and exits 2; anything else keeps
+sets `func`. Only the named subcommand's module is imported (`judgeflow run ...` does not load
+calibration, review or batch code); `judgeflow --help`, a misspelt command and `build_parser()`
+without arguments register them all. A JudgeflowError prints one red line to stderr and exits 2; anything else keeps
 its traceback. The exit codes are listed once, in `EXIT_CODES` (shown by `judgeflow --help`).
 A misspelt option gets a "did you mean" (argparse has it only from Python 3.14), and a reader
 that closes the pipe early (`| head`) ends the output quietly.
@@ -23,6 +25,9 @@ from ..errors import JudgeflowError
 #: modules under judgeflow.cli that define a subcommand, in help order
 COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "sample_cmd", "label_cmd", "batch_cmd",
             "review_cmd")
+#: the subcommand each module registers (its first word on the command line)
+COMMAND_NAMES = {"run": "run", "criteria": "criteria_cmd", "calibrate": "calibrate_cmd", "compare": "compare_cmd",
+                 "sample": "sample_cmd", "label": "label_cmd", "batch": "batch_cmd", "review": "review_cmd"}
 
 err_console = Console(stderr=True, highlight=False)
 
@@ -65,7 +70,8 @@ def _suggest(parser: argparse.ArgumentParser, arg: str) -> str | None:
     return close[0] if close else None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given `argv` that starts with a known subcommand, with that subcommand only."""
     from .. import __version__
 
     parser = Parser(
@@ -75,13 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"judgeflow {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    chosen = COMMAND_NAMES.get(argv[0]) if argv else None
+    for name in (chosen,) if chosen else COMMANDS:
         importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     try:
         code = args.func(args)
         sys.stdout.flush()

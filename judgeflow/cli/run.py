@@ -249,10 +249,11 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
             again = store.count(run_id) - already
             con.print(f"resuming run {run_id}: {already} of {total} rows already done"
                       + (f"; {again} unscored rows are judged again" if again else ""))
-        from .batch_cmd import open_batches_note
+        if args.resume:  # only a resumed run can have batches (a new run id has none): batch code loads only then
+            from .batch_cmd import open_batches_note
 
-        if note := open_batches_note(store, run_id):
-            con.print(note, soft_wrap=True)
+            if note := open_batches_note(store, run_id):
+                con.print(note, soft_wrap=True)
         session = Usage()
         stats = Counter[str]()
         start = time.monotonic()
@@ -281,9 +282,10 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
         write_output(store, run_id, args.output, trace=args.trace, tally=results)
         lines = summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
                           session_items=stats["items"])
-        from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
+        if args.resume:
+            from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
 
-        lines[-1] = cost_line(store, run_id, judge.model, prices) or lines[-1]
+            lines[-1] = cost_line(store, run_id, judge.model, prices) or lines[-1]
     failed = run_failure(results, args.max_unscored)
     if args.json:
         summary = summary_json(results, run_id=run_id, model=judge.model, output=args.output,
