@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Iterable, Iterator
 import warnings
 
 import pytest
@@ -69,3 +70,102 @@ def test_one_cache_key_for_the_store_and_the_pytest_file_cache(tmp_path):
     assert cache_key(judge, item) == cache_key(judge, item.model_copy(update={"id": "z", "extra": {"k": 1}}))
     assert cache_key(judge, item) != cache_key(Judge("baseline/lexical", strategy="single"), item)
     assert cache_key(judge, Item(id="x", answer="a")) is None  # cannot be routed
+
+
+def _factual(n: int, start: int = 0) -> list[dict[str, str]]:
+    return [{"id": f"i{k}", "question": f"Capital number {k}?", "answer": f"The capital is city {k}.",
+             "reference": f"City {k} is the capital."} for k in range(start, start + n)]
+
+
+def _committed(store: RunStore, run: str) -> set[str]:
+    return {j.id for j in store.results(run)}
+
+
+def test_cache_hits_are_committed_in_batches_and_before_they_are_yielded(tmp_path, monkeypatch):
+    """A re-run served from the cache commits its rows HIT_BATCH at a time (not one transaction per
+    row), and every row the caller sees is already in the store; a judged row is committed at once,
+    with the hits waiting before it."""
+    judge = Judge("baseline/lexical")
+    monkeypatch.setattr(runner, "HIT_BATCH", 4)
+    items = _factual(10)
+    with RunStore(tmp_path / "s.db") as store:
+        first = store.start_run(settings={})
+        runner.judge_many(judge, items, store=store)  # fills the cache (no run)
+        commits: list[list[str]] = []
+        record_many = store.record_many
+
+        def counted(run_id, rows):
+            commits.append([j.id for _, j, _ in rows])
+            record_many(run_id, rows)
+
+        monkeypatch.setattr(store, "record_many", counted)
+
+        async def go(run_id: str, its: list[dict[str, str]]) -> list[str]:
+            seen = []
+            async for _, j in runner.judge_indexed(judge, its, store=store, run=run_id):
+                assert j.id in _committed(store, run_id), f"{j.id} yielded before it was committed"
+                seen.append(j.id)
+            return seen
+
+        assert sorted(asyncio.run(go(first, items))) == sorted(it["id"] for it in items)
+        assert [len(c) for c in commits] == [4, 4, 2]  # full batches, then the rest when the input ended
+        commits.clear()
+        second = store.start_run(settings={})
+        mixed = [*items[:3], *_factual(1, start=50), *items[3:5]]  # i50 is not in the cache: judged
+        asyncio.run(go(second, mixed))
+        # the judged row is committed as soon as it is done, with the hits waiting then: 2 or 3 commits, not 6
+        assert sorted(sum(commits, [])) == sorted(it["id"] for it in mixed)
+        assert all(len(c) <= 4 for c in commits) and len(commits) <= 3
+        assert _committed(store, second) == {it["id"] for it in mixed}
+
+
+def test_hits_served_but_not_yet_committed_are_kept_when_the_run_stops(tmp_path):
+    """A run that stops with cache hits waiting for their batch (here the input fails to read; Ctrl-C
+    and SIGTERM leave through the same `finally`) commits them; a resume then judges nothing twice."""
+    judge = Judge("baseline/lexical")
+    items = _factual(20)
+
+    def failing() -> Iterator[dict[str, str]]:
+        yield from items[:5]
+        raise OSError("the input broke off")
+
+    with RunStore(tmp_path / "s.db") as store:
+        runner.judge_many(judge, items, store=store)
+        run = store.start_run(settings={})
+
+        async def collect(its: Iterable[dict[str, str]]) -> list[object]:
+            return [j async for _, j in runner.judge_indexed(judge, its, store=store, run=run)]
+
+        with pytest.raises(OSError, match="broke off"):
+            asyncio.run(collect(failing()))
+        assert _committed(store, run) == {f"i{k}" for k in range(5)}  # fewer than HIT_BATCH: kept all the same
+        again = asyncio.run(collect(items))
+        assert {j.id for j in again} == {f"i{k}" for k in range(5, 20)}  # resume: only what was left
+        assert all(j.cached for j in again)
+
+
+def test_an_async_input_gets_its_hits_one_by_one(tmp_path):
+    """An async iterable may wait between items: a hit is yielded (and committed) without waiting
+    for a batch to fill."""
+    judge = Judge("baseline/lexical")
+    items = _factual(3)
+    with RunStore(tmp_path / "s.db") as store:
+        runner.judge_many(judge, items, store=store)
+        run = store.start_run(settings={})
+        more = asyncio.Event()
+
+        async def slow() -> AsyncIterator[dict[str, str]]:
+            yield items[0]
+            await more.wait()  # nothing more until the first result is out
+            for it in items[1:]:
+                yield it
+
+        async def go() -> list[str]:
+            seen = []
+            async for _, j in runner.judge_indexed(judge, slow(), store=store, run=run):
+                assert j.id in _committed(store, run)
+                seen.append(j.id)
+                more.set()
+            return seen
+
+        assert asyncio.run(asyncio.wait_for(go(), 10)) == ["i0", "i1", "i2"]

@@ -6,6 +6,19 @@
 Items already recorded under `run` are skipped (resume); cache hits are served from the store
 without calls (`cached=True`); the misses go to the pure `Judge.ajudge_indexed`, and each
 result is committed to the store as soon as it is done. The Judge itself knows no store.
+
+Commits under a run (the contract resume and the CLI rely on):
+* every result is committed before it is yielded: whatever the caller has seen (a progress
+  count, a summary) is durably in the store;
+* a judged result (paid for) is committed the moment it arrives, in its own transaction;
+* results served from the cache are committed in batches of up to `HIT_BATCH` in one transaction
+  (one commit per row made a cached re-run of 1,000 items 0.1-0.2 s slower; an async iterable of
+  items may wait between items, so its hits are committed one by one); a batch is committed
+  when it is full, together with the next judged result, when the input ends, and, on a way out
+  (Ctrl-C, SIGTERM, an error elsewhere), when the iterator is closed. So a hard kill (SIGKILL, a
+  power loss) loses at most the last `HIT_BATCH` rows served from the cache, never yielded yet,
+  and a resume serves them from the cache again (their cache entries were committed when they
+  were judged): no judged result is lost and nothing is judged, or paid for, twice.
 """
 
 from __future__ import annotations
@@ -13,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
-from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
@@ -21,11 +33,12 @@ from ..judge import ItemLike, Judge, _aenumerate, _run, as_item, invalid_judgmen
 from ..results import Judgment
 from .cache import cache_key, from_cache
 
-if TYPE_CHECKING:
-    from .store import RunStore
+from .store import RunStore, StoreError
 
 #: finished results waiting for the consumer at most (cache hits are produced faster than they are written)
 OUT_QUEUE = 256
+#: results served from the cache committed in one transaction at most (see the module docstring)
+HIT_BATCH = 256
 
 
 async def judge_indexed(
@@ -63,13 +76,34 @@ async def judge_indexed(
     # bounded: a run served from the cache must not queue every result ahead of the consumer
     out: asyncio.Queue[tuple[int, Judgment] | None] = asyncio.Queue(maxsize=OUT_QUEUE)
     pending: dict[int, tuple[int, str | None]] = {}  # miss number -> (input position, cache key)
+    hits: list[tuple[int, Judgment, str | None]] = []  # served from the cache, not committed (nor yielded) yet
+    # an async input may wait between items (a queue, a socket): its hits are not held back
+    batch = 1 if isinstance(items, AsyncIterable) else HIT_BATCH
 
-    def finish(seq: int, j: Judgment, key: str | None) -> tuple[int, Judgment]:
-        if run is not None:
-            store.record(run, seq, j, cache_key=key)
-        elif key is not None and j.status == "judged" and not j.cached:
+    def commit(also: list[tuple[int, Judgment, str | None]]) -> list[tuple[int, Judgment, str | None]]:
+        """Commit the waiting cache hits and `also` in one transaction; returns what was committed."""
+        rows = [*hits, *also]
+        hits.clear()
+        if rows and run is not None:
+            store.record_many(run, rows)
+        return rows
+
+    async def publish(rows: list[tuple[int, Judgment, str | None]]) -> None:
+        for seq, j, _ in rows:
+            await out.put((seq, j))
+
+    async def finish(seq: int, j: Judgment, key: str | None) -> None:
+        if run is None and key is not None and j.status == "judged" and not j.cached:
             store.put_cache(key, j)
-        return seq, j
+        await publish(commit([(seq, j, key)]))
+
+    async def served(seq: int, j: Judgment, key: str | None) -> None:
+        if run is None:  # nothing to commit
+            await out.put((seq, j))
+            return
+        hits.append((seq, j, key))
+        if len(hits) >= batch:
+            await publish(commit([]))
 
     async def misses() -> AsyncIterator[Item | InvalidItemError]:
         n = 0
@@ -81,12 +115,13 @@ async def judge_indexed(
             key = cache_key(judge, it) if isinstance(it, Item) else None
             hit = store.cached(key) if cache and key is not None else None
             if hit is not None and isinstance(it, Item):
-                await out.put(finish(seq, from_cache(hit, it, model=judge.model, strategy=judge.strategy,
-                                                     keep_trace=judge.keep_trace), key))
+                await served(seq, from_cache(hit, it, model=judge.model, strategy=judge.strategy,
+                                             keep_trace=judge.keep_trace), key)
                 continue
             pending[n] = (seq, key)
             n += 1
             yield it
+        await publish(commit([]))  # the input ended: the last cache hits
 
     async def drive() -> None:
         # The first failed commit (e.g. a full disk) ends the run: closing `judged` stops the feed,
@@ -98,7 +133,7 @@ async def judge_indexed(
             async with contextlib.aclosing(judged):
                 async for n, j in judged:
                     seq, key = pending.pop(n)
-                    await out.put(finish(seq, j, key))
+                    await finish(seq, j, key)
         except asyncio.CancelledError:
             raise
         except BaseException:
@@ -116,6 +151,9 @@ async def judge_indexed(
             driver.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await driver
+        if hits:  # stopped early (Ctrl-C, SIGTERM, the caller broke off, an error): keep the hits served
+            with contextlib.suppress(StoreError):  # the store failing already is the error being raised
+                commit([])
 
 
 async def ajudge_many(

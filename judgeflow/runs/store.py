@@ -2,11 +2,12 @@
 
     store = RunStore(".judgeflow/runs.sqlite")
     run_id = store.start_run(settings={...}, input_path="items.jsonl", input_sha=..., output_path=...)
-    store.record(run_id, seq, judgment, cache_key=key)   # one atomic commit per item
+    store.record(run_id, seq, judgment, cache_key=key)   # one atomic commit per judged item
     store.results(run_id)                                # in input order, for writing the output
 
-Each finished item is committed on its own, so a kill, a crash or a power loss loses at most the
-items in flight, never a finished one, and never leaves a half-written row. The cache maps a key
+Each judged item is committed on its own, so a kill, a crash or a power loss loses at most the
+items in flight, never a finished one, and never leaves a half-written row. (Results served from
+the cache are committed in batches, `record_many`; see `runs.runner` for what that may lose.) The cache maps a key
 (see `runs.cache.cache_key`) to a judged result; it is shared by every run in the file. API keys are
 never written here: runs keep only the settings the CLI chose to record.
 """
@@ -197,16 +198,20 @@ class RunStore:
 
         Credentials (a key echoed in a provider error, a URL with a password) are redacted first.
         """
-        data = _redacted(judgment)
+        self.record_many(run_id, [(seq, judgment, cache_key)])
+
+    def record_many(self, run_id: str, rows: list[tuple[int, Judgment, str | None]]) -> None:
+        """Commit several items' results, each (seq, judgment, cache key), in ONE transaction:
+        all of them or none (a crash during the commit leaves none of them half-written)."""
+        data = [(seq, j, key, _redacted(j)) for seq, j, key in rows]
         try:
             with self._lock, self._db:  # BEGIN ... COMMIT, or ROLLBACK on error
                 self._db.execute("BEGIN")
-                self._db.execute(
-                    "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
-                    (run_id, judgment.id, seq, judgment.status, data),
-                )
-                if cache_key is not None and judgment.status == "judged" and not judgment.cached:
-                    self._db.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (cache_key, data, time.time()))
+                for seq, judgment, key, text in data:
+                    self._db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
+                                     (run_id, judgment.id, seq, judgment.status, text))
+                    if key is not None and judgment.status == "judged" and not judgment.cached:
+                        self._db.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, text, time.time()))
         except sqlite3.Error as e:
             raise self._error(e, "save a result in") from None
 
