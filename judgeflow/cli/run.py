@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, InvalidItemError, ProviderUnavailable
@@ -379,19 +378,10 @@ def note_aliases(used: Counter[tuple[str, str]], con: Console) -> None:
 
 async def _judge_all(judge: Judge, rows: Iterable[Any], total: int, store: RunStore, run_id: str,
                      args: argparse.Namespace, con: Console, session: Usage, stats: Counter[str], already: int) -> None:
-    columns = (
-        TextColumn("[bold]judging[/bold]"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
-        TextColumn("calls {task.fields[calls]} · tokens {task.fields[tokens]} · cached {task.fields[cached]} · "
-                   "errors {task.fields[errors]}"),
-    )
     start = time.monotonic()
     task = asyncio.current_task()
     assert task is not None
-    with sigterm_stops(task), Progress(*columns, console=con, disable=args.no_progress,
-                                       refresh_per_second=4) as progress:
-        task = progress.add_task("judge", total=total, completed=already, rate="", calls=0, tokens=0,
-                                 cached=0, errors=0)
+    with sigterm_stops(task), progress_bar(con, total=total, completed=already, disable=args.no_progress) as advance:
         try:
             async for j in runner.ajudge_many(judge, rows, concurrency=args.concurrency, store=store, run=run_id,
                                               cache=not args.no_cache):
@@ -400,10 +390,34 @@ async def _judge_all(judge: Judge, rows: Iterable[Any], total: int, store: RunSt
                 stats["cached"] += j.cached
                 stats["errors"] += j.status == "unscored"
                 rate = stats["items"] / max(time.monotonic() - start, 1e-9)
-                progress.update(task, advance=1, rate=f"{rate:.1f} items/s", calls=session.calls,
-                                tokens=f"{session.input_tokens + session.output_tokens:,}",
-                                cached=stats["cached"], errors=stats["errors"])
+                advance(rate=f"{rate:.1f} items/s", calls=session.calls,
+                        tokens=f"{session.input_tokens + session.output_tokens:,}",
+                        cached=stats["cached"], errors=stats["errors"])
         finally:
             aclose = getattr(judge, "aclose", None)  # connections close in the loop that opened them
             if aclose is not None:
                 await aclose()
+
+
+def progress_bar(con: Console, *, total: int, completed: int, disable: bool) -> contextlib.AbstractContextManager[Any]:
+    """The judging progress bar, as a context that gives `advance(**fields)` (one item done).
+    With --no-progress it is a no-op, and rich.progress is not even imported."""
+    if disable:
+        return contextlib.nullcontext(lambda **fields: None)
+    return _rich_bar(con, total=total, completed=completed)
+
+
+@contextlib.contextmanager
+def _rich_bar(con: Console, *, total: int, completed: int) -> Iterator[Any]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (
+        TextColumn("[bold]judging[/bold]"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
+        TextColumn("calls {task.fields[calls]} · tokens {task.fields[tokens]} · cached {task.fields[cached]} · "
+                   "errors {task.fields[errors]}"),
+    )
+    with Progress(*columns, console=con, refresh_per_second=4) as progress:
+        task = progress.add_task("judge", total=total, completed=completed, rate="", calls=0, tokens=0,
+                                 cached=0, errors=0)
+        yield lambda **fields: progress.update(task, advance=1, **fields)

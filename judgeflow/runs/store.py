@@ -258,9 +258,9 @@ class RunStore:
 
     def cached(self, key: str) -> Judgment | None:
         """The cached judged result for `key`; never an unscored one (a failure is not an answer)."""
-        rows = self._read("SELECT judgment FROM cache WHERE key=? AND json_extract(judgment, '$.status')='judged'",
-                          (key,))
-        return Judgment.model_validate_json(rows[0][0]) if rows else None
+        rows = self._read("SELECT judgment FROM cache WHERE key=?", (key,))
+        hit = Judgment.model_validate_json(rows[0][0]) if rows else None
+        return hit if hit is not None and hit.status == "judged" else None
 
 
 def _redacted(judgment: Judgment) -> str:
