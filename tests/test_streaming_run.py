@@ -174,8 +174,9 @@ CACHED_RUN = """
 import json, sys
 from judgeflow.cli import main
 code = main(sys.argv[1:])
-print(json.dumps({"code": code, "loaded": sorted(m for m in ("openai", "anthropic", "instructor", "langgraph", "numpy")
-                                                  if m in sys.modules)}))
+HEAVY = ("openai", "anthropic", "instructor", "langgraph", "numpy", "genai_prices", "rich.progress", "httpx2",
+         "judgeflow.runs.batch", "judgeflow.calibration", "judgeflow.cli.calibrate_cmd", "judgeflow.cli.review_cmd")
+print(json.dumps({"code": code, "loaded": sorted(m for m in HEAVY if m in sys.modules)}))
 """
 
 
@@ -195,6 +196,8 @@ def test_a_run_served_from_the_cache_imports_no_provider_sdk_no_langgraph_no_num
         again = subprocess.run([sys.executable, "-c", CACHED_RUN, *args], capture_output=True, text=True, timeout=300)
         assert again.returncode == 0, again.stderr
         assert len(fake.requests) == asked
+    # nor the other subcommands' code (batch, calibration, review), the price library or the progress bar
+    assert json.loads(again.stdout.strip().splitlines()[-1]) == {"code": 0, "loaded": []}
     summary = json.loads(again.stdout.strip().splitlines()[-2])
     judged_rows = [r for r in out_rows(tmp_path / "out.jsonl") if r["status"] == "judged"]
     assert summary["cached"] == len(judged_rows) == len(ids) - 1  # all but the broken line-8
