@@ -3,7 +3,8 @@
 Every input row ends as exactly one output row: judged (label 1/0), unscored (label null,
 the judge could not decide) or invalid (label null, the input row is unusable).
 
-Each finished item is committed to the run store (`--store`, SQLite) at once; the output file
+Each judged item is committed to the run store (`--store`, SQLite) at once (rows served from the
+cache in batches: `runs.runner` says what a kill may lose, nothing paid for); the output file
 is (re)written from the store at the end, or when the run is interrupted, through a temporary
 file and an atomic rename, so it never holds a duplicate or a torn row. `--resume` continues the
 last run that wrote OUTPUT; the store's response cache makes an unchanged item free on any re-run.
