@@ -3,8 +3,8 @@
 Each subcommand lives in its own module with `register(subparsers)` that adds its parser and
 sets `func`. Only the named subcommand's module is imported (`judgeflow run ...` does not load
 calibration, review or batch code); `judgeflow --help`, a misspelt command and `build_parser()`
-without arguments register them all. A JudgeflowError prints one red line to stderr and exits 2; anything else keeps
-its traceback. The exit codes are listed once, in `EXIT_CODES` (shown by `judgeflow --help`).
+without arguments register them all. A JudgeflowError prints one red line to stderr and exits 2;
+anything else keeps its traceback. The exit codes are listed once, in `EXIT_CODES` (shown by `judgeflow --help`).
 A misspelt option gets a "did you mean" (argparse has it only from Python 3.14), and a reader
 that closes the pipe early (`| head`) ends the output quietly.
 """

@@ -32,7 +32,6 @@ from ..items import Item
 from ..judge import ItemLike, Judge, _aenumerate, _run, as_item, invalid_judgment
 from ..results import Judgment
 from .cache import cache_key, from_cache
-
 from .store import RunStore, StoreError
 
 #: finished results waiting for the consumer at most (cache hits are produced faster than they are written)
