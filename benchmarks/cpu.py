@@ -11,6 +11,10 @@ fake server's CPU (another process) is not counted.
 1. CPU ms per item: graph and single strategies, factual_qa.jsonl and faithfulness.jsonl rows,
    OpenAI wire, concurrency 16, no provider latency; the median of three passes. The first `concurrency` items of each case
    are judged untimed (connections open, schemas built), as in any run of more than a few items.
+   Each case runs twice: with the garbage collector as `judgeflow run` sets it for a run
+   (`judgeflow.runs.gc_tuning.tuned_gc`), and with Python's defaults (the Python API leaves the
+   collector alone). `--http-transport httpx` measures the SDKs' default HTTP stack instead of
+   aiohttp (`auto`).
 2. Where it goes: cProfile of the graph runs, own time grouped by package.
 3. Ratio to the ideal: `--ideal-items` (480) factual items, graph strategy, at C=16 and C=64 and
    50 ms and 200 ms provider latency; ideal seconds = items / C * latency * calls per item. This
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import importlib
 import importlib.util
@@ -61,8 +66,9 @@ SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_
 REPEAT = 3
 CASES = (("factual", "factual_qa.jsonl"), ("faithfulness", "faithfulness.jsonl"))
 #: package buckets for the profile, in the order a file path is tested (first match wins)
-BUCKETS = (("instructor", "/instructor/"), ("openai", "/openai/"), ("anthropic", "/anthropic/"),
-           ("http (httpx, httpcore, h11, anyio)", ("/httpx", "/httpcore/", "/h11/", "/anyio/", "/sniffio/")),
+BUCKETS = (("http (httpx, httpcore, h11, anyio, aiohttp)", ("/httpx", "/httpcore", "/h11/", "/anyio/", "/sniffio/",
+                                                              "/aiohttp/", "/multidict/", "/yarl/", "/propcache/")),
+           ("instructor", "/instructor/"), ("openai", "/openai/"), ("anthropic", "/anthropic/"),
            ("langgraph/langchain", ("/langgraph/", "/langchain_core/", "/langsmith/")),
            ("pydantic", ("/pydantic/", "/pydantic_core/")), ("judgeflow", "/judgeflow/"),
            ("asyncio/ssl/socket (stdlib)", ("/asyncio/", "selectors", "socket", "ssl")), ("json (stdlib)", "/json/"))
@@ -98,11 +104,28 @@ async def judge_all(judge: Any, items: list[Any], concurrency: int) -> tuple[flo
     return time.perf_counter() - start, time.process_time() - cpu, judged, calls
 
 
+TRANSPORT = "auto"
+
+
 def make_judge(url: str, strategy: str, mode: str, concurrency: int) -> Any:
     from judgeflow import Judge
 
+    # only a non-default transport is passed: a judgeflow from before the option (a before/after
+    # figure measured with PYTHONPATH) does not know it
+    extra = {"http_transport": TRANSPORT} if TRANSPORT != "auto" else {}
     return Judge("openai/fake-judge", base_url=url + "/v1", api_key="bench", mode=mode, strategy=strategy,
-                 concurrency=concurrency, keep_trace=False)
+                 concurrency=concurrency, keep_trace=False, **extra)
+
+
+def run_gc(tuned: bool) -> Any:
+    """The collector as `judgeflow run` sets it (tuned), or Python's defaults; a judgeflow from
+    before gc_tuning has only the defaults."""
+    if tuned:
+        with contextlib.suppress(ImportError):
+            from judgeflow.runs.gc_tuning import tuned_gc
+
+            return tuned_gc()
+    return contextlib.nullcontext()
 
 
 async def close(judge: Any) -> None:
@@ -121,7 +144,7 @@ def bucket(filename: str) -> str:
 
 
 async def case(url: str, strategy: str, mode: str, filename: str, n: int,
-               profile: cProfile.Profile) -> tuple[float, float, int, int]:
+               profile: cProfile.Profile | None) -> tuple[float, float, int, int]:
     """Warm up, time, then (graph only) a separate profiled pass; one event loop (the SDK's
     connections belong to the loop that opened them)."""
     judge = make_judge(url, strategy, mode, 16)
@@ -130,7 +153,7 @@ async def case(url: str, strategy: str, mode: str, filename: str, n: int,
     for k in range(REPEAT):  # the machine is shared: the median of three passes
         items = load(filename, n, f"r{k}-")
         runs.append(await judge_all(judge, items, 16))
-    if strategy == "graph":  # profiling slows the code it watches: not a timed pass
+    if strategy == "graph" and profile is not None:  # profiling slows the code it watches: not a timed pass
         items = load(filename, n // 2, "prof")
         profile.enable()
         await judge_all(judge, items, 16)
@@ -141,11 +164,13 @@ async def case(url: str, strategy: str, mode: str, filename: str, n: int,
 
 def cpu_per_item(url: str, n: int, profile: cProfile.Profile) -> list[dict[str, Any]]:
     rows = []
-    for (mode, filename), strategy in itertools.product(CASES, ("graph", "single")):
-        wall, cpu, judged, calls = asyncio.run(case(url, strategy, mode, filename, n, profile))
-        rows.append({"mode": mode, "strategy": strategy, "items": n, "judged": judged, "calls": calls / n,
-                     "cpu_ms": cpu * 1000 / n, "wall_s": wall})
-        print(f"  {mode:13} {strategy:6}  judged {judged}/{n}  calls/item {calls / n:.2f}  "
+    for (mode, filename), strategy, tuned in itertools.product(CASES, ("graph", "single"), (True, False)):
+        with run_gc(tuned):
+            wall, cpu, judged, calls = asyncio.run(case(url, strategy, mode, filename, n, profile if tuned else None))
+        gc_name = "run" if tuned else "default"
+        rows.append({"mode": mode, "strategy": strategy, "gc": gc_name, "items": n, "judged": judged,
+                     "calls": calls / n, "cpu_ms": cpu * 1000 / n, "wall_s": wall})
+        print(f"  {mode:13} {strategy:6} gc {gc_name:7}  judged {judged}/{n}  calls/item {calls / n:.2f}  "
               f"CPU {cpu * 1000 / n:6.2f} ms/item  ({cpu * 1000 / max(calls, 1):.2f} ms/call)", flush=True)
     return rows
 
@@ -192,7 +217,8 @@ def ideal_ratios(n: int) -> list[dict[str, Any]]:
         try:
             for c in (16, 64):
                 before = server_cpu(proc)
-                wall, cpu, judged, calls = asyncio.run(ideal_case(url, c, n))
+                with run_gc(True):
+                    wall, cpu, judged, calls = asyncio.run(ideal_case(url, c, n))
                 ideal = n / c * (latency_ms / 1000) * (calls / n)
                 rows.append({"latency_ms": latency_ms, "concurrency": c, "ratio": ideal / wall, "judged": judged})
                 print(f"  latency {latency_ms:3} ms  C={c:<3} {n} items  judged {judged}  calls/item {calls / n:.2f}  "
@@ -212,19 +238,23 @@ def main() -> int:
     ap.add_argument("--items", type=int, default=200, help="items per CPU case (default 200)")
     ap.add_argument("--ideal-items", type=int, default=480, help="items per ratio-to-ideal case (default 480)")
     ap.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
+    ap.add_argument("--http-transport", default="auto", choices=["auto", "aiohttp", "httpx"],
+                    help="the SDK's HTTP stack (default auto: aiohttp when installed)")
     args = ap.parse_args()
+    globals()["TRANSPORT"] = args.http_transport
     t0 = time.perf_counter()
     import judgeflow  # noqa: F401 - imports are not part of the per-item figure
 
     print(f"judgeflow imported in {time.perf_counter() - t0:.2f} s")
-    print("1. client CPU per item (fake_llm.py, no latency, concurrency 16, OpenAI wire):")
+    print(f"1. client CPU per item (fake_llm.py, no latency, concurrency 16, OpenAI wire, "
+          f"--http-transport {args.http_transport}):")
     profile = cProfile.Profile()
     proc, url = start_fake(0)
     try:
         before = server_cpu(proc)
         cpu_rows = cpu_per_item(url, args.items, profile)
         calls = sum(r["calls"] * (r["items"] * REPEAT + 16) for r in cpu_rows) + sum(
-            r["calls"] * (r["items"] // 2) for r in cpu_rows if r["strategy"] == "graph")
+            r["calls"] * (r["items"] // 2) for r in cpu_rows if r["strategy"] == "graph" and r["gc"] == "run")
         print(f"  (fake_llm.py itself: {(server_cpu(proc) - before) * 1000 / calls:.1f} ms CPU per request, "
               "in its own process, not counted above)")
     finally:
@@ -232,11 +262,12 @@ def main() -> int:
         proc.wait(timeout=10)
     print("2. where the graph runs' CPU goes (cProfile own time, by package; profiling inflates the total):")
     where(profile)
-    print("3. ratio to the latency-bound ideal (graph, factual; tests/fakes/provider.py --asyncio):")
+    print("3. ratio to the latency-bound ideal (graph, factual; tests/fakes/provider.py --asyncio; gc as judgeflow run):")
     ideal_rows = ideal_ratios(args.ideal_items)
-    graph = [r["cpu_ms"] for r in cpu_rows if r["strategy"] == "graph"]
-    print(f"graph CPU ms/item: {' / '.join(f'{x:.2f}' for x in graph)} (factual / faithfulness); aim <= 5: "
-          f"ratio to aim {max(graph) / 5:.2f}")
+    for gc_name in ("run", "default"):
+        graph = [r["cpu_ms"] for r in cpu_rows if r["strategy"] == "graph" and r["gc"] == gc_name]
+        print(f"graph CPU ms/item, gc {gc_name}: {' / '.join(f'{x:.2f}' for x in graph)} (factual / faithfulness); "
+              f"aim <= 5: ratio to aim {max(graph) / 5:.2f}")
     if args.json:
         print(json.dumps({"cpu": cpu_rows, "ideal": ideal_rows}))
     return 0

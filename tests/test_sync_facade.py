@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx2
+import pytest
 from fakes import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
@@ -56,27 +57,38 @@ def test_runnable_batch_uses_the_shared_loop() -> None:
 CLOSING = """
 import asyncio, gc, sys
 from judgeflow import Judge
-url, close = sys.argv[1], sys.argv[2] == "close"
+url, how, transport = sys.argv[1:4]
 item = {"id": "m", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1247.", "reference": "1147"}
-judge = Judge("openai/fake", base_url=url, api_key="k", provider_retries=0)
+judge = Judge("openai/fake", base_url=url, api_key="k", provider_retries=0, http_transport=transport)
 
 async def once():
-    if close:
+    if how == "close":
         async with judge:
             return (await judge.ajudge(item)).label
     return (await judge.ajudge(item)).label
 
-print(asyncio.run(once()), asyncio.run(once()))  # two event loops, one Judge
+def handmade():  # a loop closed by hand, without finalising its async generators
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(once())
+    finally:
+        loop.close()
+
+run = handmade if how == "handmade" else lambda: asyncio.run(once())
+print(run(), run())  # two event loops, one Judge
 del judge
 gc.collect()
 """
 
 
-def test_one_judge_across_event_loops_with_or_without_closing(tmp_path) -> None:
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_one_judge_across_event_loops_with_or_without_closing(tmp_path, transport: str) -> None:
     """The SDK's connections belong to the loop that opened them. `async with Judge(...)` (or
-    `await judge.aclose()`) closes them before the loop ends; without it, the next loop's first call
-    starts a new client (the second asyncio.run's items were unscored before). Either way both
-    loops judge, and nothing is printed about tasks or closed loops."""
+    `await judge.aclose()`) closes them before the loop ends; without it, asyncio.run's end closes
+    them (judgeflow's finaliser), and a loop closed by hand leaves them to the next loop's first
+    call (the second asyncio.run's items were unscored before). Every way both loops judge, and
+    nothing is printed about tasks, closed loops or unclosed aiohttp sessions (with aiohttp, an
+    unclosed session prints "Unclosed client session" at exit)."""
     import subprocess
     import sys
 
@@ -85,9 +97,10 @@ def test_one_judge_across_event_loops_with_or_without_closing(tmp_path) -> None:
     script = tmp_path / "closing.py"
     script.write_text(CLOSING)
     with FakeProvider() as fake:
-        for how in ("close", "keep"):
-            run = subprocess.run([sys.executable, str(script), fake.base_url + "/v1", how],
+        for how in ("close", "keep", "handmade"):
+            run = subprocess.run([sys.executable, str(script), fake.base_url + "/v1", how, transport],
                                  capture_output=True, text=True, timeout=120)
             assert run.returncode == 0, run.stderr
             assert run.stdout.split() == ["1", "1"], (how, run.stdout, run.stderr)
-            assert "Event loop is closed" not in run.stderr and "never retrieved" not in run.stderr, run.stderr
+            for noise in ("Event loop is closed", "never retrieved", "Unclosed", "Traceback"):
+                assert noise not in run.stderr, (how, run.stderr)

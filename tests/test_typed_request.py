@@ -50,7 +50,7 @@ def _send(provider: str, structured: str, fast: bool, model, replies):
         if provider == "anthropic" and client.temperature is not None:
             kwargs["extra_body"] = {**kwargs.get("extra_body", {}), "temperature": client.temperature}
         with using_validation_context(CONTEXT):
-            return await client._instructor(None).create(
+            return await client._instructor(await client.sdk.get(), None).create(
                 response_model=prepared(model), messages=MESSAGES, max_retries=client.max_retries, hooks=Hooks(),
                 model=client.model.partition("/")[2], max_tokens=300, **kwargs)
 

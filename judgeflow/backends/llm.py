@@ -32,15 +32,12 @@ SDKs' own; schema re-asks are Instructor's.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
 import importlib.util
 import json
 import logging
 import os
 import re
 import sys
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -54,6 +51,7 @@ from ..redact import install_log_filter, redact, redact_data
 from ..results import TraceEntry, Usage
 from ..schemas import counting_repairs
 from ..validation import using_validation_context
+from .connections import LoopClient, check_transport, sdk_client
 
 T = TypeVar("T", bound=BaseModel)
 PROVIDERS = ("openai", "anthropic", "ollama", "azure", "google", "bedrock", "mistral")
@@ -132,11 +130,6 @@ def _sdk_errors(name: str) -> tuple[type[BaseException], ...]:
     return tuple(getattr(m, name) for m in (sys.modules.get("openai"), sys.modules.get("anthropic")) if m is not None)
 
 
-def _sdk_client(module: str, cls: str, **kwargs: Any) -> Any:
-    """The provider SDK's client, imported on first use (`LLMClient.make_raw`)."""
-    return getattr(importlib.import_module(module), cls)(**kwargs)
-
-
 def _instructor_mode(provider: str, structured: str) -> Any:
     import instructor
 
@@ -149,10 +142,25 @@ def _status(e: BaseException) -> int | None:
     return getattr(e, "status_code", None)
 
 
+def _could_not_connect(e: BaseException) -> bool:
+    """True when a timeout is really a failed connect (refused, no such host): the SDKs' aiohttp
+    transport reports aiohttp's ClientConnectorError as a connect timeout."""
+    aiohttp = sys.modules.get("aiohttp")
+    seen: set[int] = set()
+    cause: BaseException | None = e
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError) or (
+                aiohttp is not None and isinstance(cause, aiohttp.ClientConnectorError)):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def classify(e: BaseException) -> tuple[str, str] | None:
     """(kind, what to do) for a systemic provider error that will fail every call alike, else None."""
     status = _status(e)
-    if isinstance(e, _sdk_errors("APITimeoutError")):
+    if isinstance(e, _sdk_errors("APITimeoutError")) and not _could_not_connect(e):
         return None  # slow, not broken: the SDK's retries handle it
     if isinstance(e, _sdk_errors("APIConnectionError")):
         return ("connection", "cannot connect: check --base-url (host, port, scheme) and that the server is running")
@@ -169,9 +177,6 @@ def classify(e: BaseException) -> tuple[str, str] | None:
 class LLMClient:
     """Instructor clients bound to one model, with the settings every call uses."""
 
-    raw: Any
-    """The provider SDK's async client (openai.AsyncOpenAI, anthropic.AsyncAnthropic, ...); None
-    until the first request when `make_raw` builds it."""
     model: str
     """The full "provider/model" string."""
     provider: str
@@ -197,10 +202,11 @@ class LLMClient:
     """Things the user should know about this client's run (a fallback taken)."""
     stopped: str | None = None
     """Why the provider is considered unavailable (set after SYSTEMIC_LIMIT identical failures)."""
-    make_raw: Callable[[], Any] | None = field(default=None, repr=False)
-    """Builds `raw` (importing its SDK) on the first request."""
+    sdk: LoopClient | None = field(default=None, repr=False)
+    """The provider SDK's async client (openai.AsyncOpenAI, anthropic.AsyncAnthropic, ...) of the
+    running event loop, built on the first request; None when `client` is given."""
     _clients: dict[tuple[str, int | None], Any] = field(default_factory=dict, repr=False)
-    _loop: weakref.ref[asyncio.AbstractEventLoop] | None = field(default=None, repr=False)
+    _clients_of: Any = field(default=None, repr=False)
     _healthy: bool = field(default=False, repr=False)
     _gates: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
     _streak: tuple[str, int] = field(default=("", 0), repr=False)
@@ -215,56 +221,36 @@ class LLMClient:
         name = self.model.partition("/")[2]
         return next((n for prefix, n in ANTHROPIC_CACHE_MINIMUM if name.startswith(prefix)), 1024)
 
-    def _instructor(self, retries: int | None) -> Any:
-        """The Instructor client for the current mode; `retries` overrides the SDK's retries."""
-        if self.client is not None:
-            return self.client
+    def _instructor(self, raw: Any, retries: int | None) -> Any:
+        """The Instructor client over `raw` for the current mode; `retries` overrides the SDK's retries."""
+        if self._clients_of is not raw:
+            self._clients.clear()
+            self._clients_of = raw
         key = (self.structured, retries)
         if key not in self._clients:
             import instructor
 
-            if self.raw is None and self.make_raw is not None:
-                self.raw = self.make_raw()
-            raw = self.raw if retries is None else self.raw.with_options(max_retries=retries)
+            sdk = raw if retries is None else raw.with_options(max_retries=retries)
             mode = _instructor_mode(self.provider, self.structured)
             wrap = instructor.from_anthropic if self.provider == "anthropic" else instructor.from_openai
-            self._clients[key] = wrap(raw, mode=mode)
+            self._clients[key] = wrap(sdk, mode=mode)
         return self._clients[key]
 
     async def aclose(self) -> None:
         """Close the SDK client this LLMClient built (its HTTP connections belong to the running
         event loop); the next call builds a new one. A client given by the caller is left open."""
-        raw = self.raw
-        if raw is None or self.make_raw is None or self.client is not None:
-            return
-        self.raw = None
-        self._clients.clear()
-        await raw.close()
-
-    async def _renew_if_loop_ended(self) -> None:
-        """The SDK client's connections belong to the event loop that opened them: once that loop
-        has ended (a second `asyncio.run`), start a new client here; closing the dead one marks it
-        closed (its transports died with their loop), so nothing tries to close it again later."""
-        loop = asyncio.get_running_loop()
-        opened_in = self._loop() if self._loop is not None else None
-        if self.raw is not None and self.make_raw is not None and opened_in is not loop \
-                and (opened_in is None or opened_in.is_closed()):
-            stale, self.raw = self.raw, None
-            self._clients.clear()
-            with contextlib.suppress(Exception):
-                await stale.close()
-        if opened_in is not loop and (opened_in is None or opened_in.is_closed()):
-            self._loop = weakref.ref(loop)
+        if self.sdk is not None:
+            await self.sdk.aclose()
 
     async def _create(self, retries: int | None, response_model: type[T], **kwargs: Any) -> T:
         """Instructor's typed create: a given client's own `create`; for a client built here,
         `typed_request` (the same handlers and retry loop, with the reply model prepared once)."""
-        if self.client is not None:
+        if self.client is not None or self.sdk is None:
             return await self.client.create(response_model=response_model, **kwargs)  # type: ignore[no-any-return]
-        await self._renew_if_loop_ended()
         from .typed_request import typed_request
 
-        return await typed_request(self._instructor(retries), response_model, **kwargs)  # type: ignore[no-any-return]
+        raw = await self.sdk.get()
+        return await typed_request(self._instructor(raw, retries), response_model, **kwargs)  # type: ignore[no-any-return]
 
     def _shape(self, response_model: type[BaseModel]) -> dict[str, Any]:
         """Request fields that Instructor's own request lacks for this mode (sent as extra_body)."""
@@ -611,6 +597,7 @@ def make_client(
     max_tokens: int | None = None,
     max_tokens_cap: int = DEFAULT_MAX_TOKENS_CAP,
     api_version: str | None = None,
+    http_transport: str = "auto",
 ) -> LLMClient:
     """Build an LLMClient for "provider/model".
 
@@ -631,6 +618,8 @@ def make_client(
         max_tokens: a fixed max_tokens for every call; None sizes each call to its step.
         max_tokens_cap: the largest max_tokens a sized call asks for.
         api_version: Azure OpenAI API version (else $OPENAI_API_VERSION, else a recent GA one).
+        http_transport: auto | aiohttp | httpx: the SDK's HTTP stack (see `connections`); auto
+            takes aiohttp when installed (less client CPU per request). Ignored with http_client.
     """
     provider, name = parse_model(model)
     if structured not in STRUCTURED:
@@ -640,7 +629,8 @@ def make_client(
         check_base_url(base_url)
     if max_tokens is not None and max_tokens < 16:
         raise ConfigError(f"--max-tokens must be at least 16, got {max_tokens}")
-    kwargs: dict[str, Any] = {"max_retries": provider_retries, "timeout": timeout}
+    kwargs: dict[str, Any] = {"max_retries": provider_retries, "timeout": timeout,
+                              "transport": check_transport(http_transport)}
     if http_client is not None:
         kwargs["http_client"] = http_client
     common: dict[str, Any] = {"model": model, "provider": provider, "max_retries": max_retries,
@@ -666,7 +656,7 @@ def make_client(
     raw, base_url = sdk(model, base_url, api_key, api_version=api_version, **kwargs)
     if provider == "anthropic" and base_url is None:
         temperature = None  # Anthropic's own API takes no sampling parameters for current models
-    return LLMClient(raw=None, make_raw=raw, temperature=temperature, base_url=base_url, structured=mode,
+    return LLMClient(sdk=LoopClient(raw), temperature=temperature, base_url=base_url, structured=mode,
                      auto=structured == "auto", **common)
 
 
@@ -686,7 +676,7 @@ def _openai_sdk(model: str, base_url: str | None, api_key: str | None, *, api_ve
         if base_url is None:
             raise _missing_key(model, "OPENAI_API_KEY")
         key = "not-needed"  # local OpenAI-compatible servers usually ignore the key
-    return partial(_sdk_client, "openai", "AsyncOpenAI", api_key=key, base_url=base_url, **kwargs), base_url
+    return partial(sdk_client, "openai", "AsyncOpenAI", api_key=key, base_url=base_url, **kwargs), base_url
 
 
 def _azure_sdk(model: str, base_url: str | None, api_key: str | None, *, api_version: str | None,
@@ -698,7 +688,7 @@ def _azure_sdk(model: str, base_url: str | None, api_key: str | None, *, api_ver
         raise ConfigError(f"model {model!r} needs an Azure endpoint and key: set AZURE_OPENAI_ENDPOINT "
                           "(or --base-url https://<resource>.openai.azure.com) and AZURE_OPENAI_API_KEY")
     version = api_version or os.environ.get("OPENAI_API_VERSION") or "2024-10-21"
-    return partial(_sdk_client, "openai", "AsyncAzureOpenAI", api_key=key, azure_endpoint=endpoint,
+    return partial(sdk_client, "openai", "AsyncAzureOpenAI", api_key=key, azure_endpoint=endpoint,
                    api_version=version, **kwargs), endpoint
 
 
@@ -710,7 +700,7 @@ def _anthropic_sdk(model: str, base_url: str | None, api_key: str | None, *, api
         if base_url is None:
             raise _missing_key(model, "ANTHROPIC_API_KEY")
         key = "not-needed"
-    return partial(_sdk_client, "anthropic", "AsyncAnthropic", api_key=key, base_url=base_url, **kwargs), base_url
+    return partial(sdk_client, "anthropic", "AsyncAnthropic", api_key=key, base_url=base_url, **kwargs), base_url
 
 
 #: provider -> (model, base_url, api_key, api_version=, **SDK kwargs) -> (SDK client factory, effective base URL)
@@ -746,5 +736,5 @@ def _from_provider(name: str, *, provider: str, structured: str, api_key: str | 
         client = instructor.from_provider(f"{provider}/{name}", async_client=True, **mode_arg)
     except Exception as e:  # noqa: BLE001 - the SDK's own configuration errors (credentials, region)
         raise ConfigError(f"cannot set up {provider}/{name}: {_short(e, 200)}") from None
-    return LLMClient(raw=None, client=client, provider=provider, temperature=temperature,
+    return LLMClient(client=client, provider=provider, temperature=temperature,
                      structured="tools" if structured == "auto" else structured, **common)

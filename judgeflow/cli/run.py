@@ -40,6 +40,7 @@ from ..results import Judgment, Usage
 from ..runs import runner
 from ..runs.output import OutputError, check_output, check_output_writable, file_sha, spool, write_output  # noqa: F401 (old paths)
 from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RESULT_SETTINGS, RunSettings  # noqa: F401
+from ..runs.gc_tuning import tuned_gc
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from .argtypes import non_negative_int, positive_int, positive_seconds, share, temperature  # noqa: F401
 from .render import console
@@ -86,6 +87,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--reasks", type=non_negative_int, default=2,
                    help="re-asks after an invalid structured reply (default 2)")
     p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per request (default 120)")
+    p.add_argument("--http-transport", default="auto", choices=["auto", "aiohttp", "httpx"],
+                   help="the provider SDK's HTTP stack (default auto: aiohttp when installed, which spends less "
+                        "client CPU per request; httpx is the SDKs' default)")
     p.add_argument("--structured", default="auto", choices=["auto", "tools", "tools_strict", "json_schema", "json"],
                    help="how the model is asked for structured output (default auto: OpenAI tools_strict, "
                         "Anthropic tools, Ollama json_schema, other --base-url servers tools; falls back once "
@@ -258,7 +262,8 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
         stats = Counter[str]()
         start = time.monotonic()
         try:
-            asyncio.run(_judge_all(judge, rows(), total, store, run_id, args, con, session, stats, already))
+            with tuned_gc():
+                asyncio.run(_judge_all(judge, rows(), total, store, run_id, args, con, session, stats, already))
         except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (it cancels the run's task)
             store.set_status(run_id, "interrupted")
             n = write_output(store, run_id, args.output, trace=args.trace)

@@ -61,6 +61,7 @@ class RunSettings(BaseModel):
     retries: int = 4
     reasks: int = 2
     timeout: float = 120.0
+    http_transport: str = "auto"
     concurrency: int = DEFAULT_CONCURRENCY
     input: str | None = None
     output: str | None = None
@@ -86,7 +87,8 @@ class RunSettings(BaseModel):
             max_tokens=getattr(args, "max_tokens", None),
             max_input_chars=getattr(args, "max_input_chars", DEFAULT_MAX_INPUT_CHARS), batch=args.batch,
             ensemble=ensemble, threshold=getattr(args, "threshold", None), retries=args.retries, reasks=args.reasks,
-            timeout=args.timeout, concurrency=args.concurrency, input=str(args.input), output=str(args.output),
+            timeout=args.timeout, http_transport=getattr(args, "http_transport", "auto"),
+            concurrency=args.concurrency, input=str(args.input), output=str(args.output),
             store=str(args.store), prices=str(args.prices) if args.prices else None,
             max_unscored=getattr(args, "max_unscored", DEFAULT_MAX_UNSCORED), no_cache=args.no_cache,
             ensemble_flags=ensemble_flags or [],
@@ -109,7 +111,7 @@ class RunSettings(BaseModel):
         kwargs: dict[str, Any] = {}
         if not model.startswith("baseline/"):
             kwargs.update(provider_retries=self.retries, max_retries=self.reasks, timeout=self.timeout,
-                          structured=self.structured)
+                          structured=self.structured, http_transport=self.http_transport)
             if self.max_tokens:
                 kwargs["max_tokens"] = self.max_tokens
         if self.base_url:
@@ -156,6 +158,7 @@ class RunSettings(BaseModel):
             ("--concurrency", self.concurrency, DEFAULT_CONCURRENCY), ("--temperature", self.temperature, 0.0),
             ("--store", self.store, str(DEFAULT_STORE)), ("--retries", self.retries, 4),
             ("--reasks", self.reasks, 2), ("--timeout", self.timeout, 120.0), ("--prices", self.prices, None),
+            ("--http-transport", self.http_transport, "auto"),
             ("--structured", self.structured, "auto"), ("--max-tokens", self.max_tokens, None),
             ("--max-input-chars", self.max_input_chars, DEFAULT_MAX_INPUT_CHARS),
             ("--max-unscored", self.max_unscored, DEFAULT_MAX_UNSCORED),
