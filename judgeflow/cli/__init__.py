@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import gc
 import importlib
 import os
 import sys
@@ -89,15 +88,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    as_program = argv is None  # the `judgeflow` command or `python -m judgeflow`, not a call from Python code
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
-    if as_program:
-        # The objects made by the imports (modules, pydantic models, criteria) live as long as the
-        # process: keep the garbage collector from scanning them again at every collection (~5% of
-        # a cached re-run). Not for in-process callers (tests, notebooks): garbage not yet collected
-        # would stay for good there.
-        gc.freeze()
     try:
         code = args.func(args)
         sys.stdout.flush()
