@@ -242,15 +242,22 @@ class LLMClient:
         if self.sdk is not None:
             await self.sdk.aclose()
 
-    async def _create(self, retries: int | None, response_model: type[T], **kwargs: Any) -> T:
-        """Instructor's typed create: a given client's own `create`; for a client built here,
-        `typed_request` (the same handlers and retry loop, with the reply model prepared once)."""
+    async def _create(self, retries: int | None, response_model: type[T], on_response: Callable[[Any], None],
+                      **kwargs: Any) -> T:
+        """Instructor's typed create: a given client's own `create` (`on_response` as a hook); for a
+        client built here, `typed_request` (the same handlers and retry loop, with the reply model
+        prepared once)."""
         if self.client is not None or self.sdk is None:
-            return await self.client.create(response_model=response_model, **kwargs)  # type: ignore[no-any-return]
+            from instructor.core.hooks import Hooks
+
+            hooks = Hooks()
+            hooks.on("completion:response", on_response)
+            return await self.client.create(response_model=response_model, hooks=hooks, **kwargs)  # type: ignore[no-any-return]
         from .typed_request import typed_request
 
         raw = await self.sdk.get()
-        return await typed_request(self._instructor(raw, retries), response_model, **kwargs)  # type: ignore[no-any-return]
+        return await typed_request(self._instructor(raw, retries), response_model,  # type: ignore[no-any-return]
+                                   on_response=on_response, **kwargs)
 
     def _shape(self, response_model: type[BaseModel]) -> dict[str, Any]:
         """Request fields that Instructor's own request lacks for this mode (sent as extra_body)."""
@@ -374,9 +381,7 @@ class LLMClient:
                     usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int,
                     retries: int | None, *, send: list[dict[str, Any]] | None = None) -> T:
         from instructor.core.exceptions import IncompleteOutputException, InstructorError, InstructorRetryException
-        from instructor.core.hooks import Hooks
 
-        hooks = Hooks()
         replies: list[Any] = []
 
         def on_response(response: Any) -> None:
@@ -385,7 +390,6 @@ class LLMClient:
                 usage.calls += 1
                 count_usage(usage, getattr(response, "usage", None))
 
-        hooks.on("completion:response", on_response)
         kwargs = dict(self.extra_kwargs)
         if self.temperature is not None:
             if self.provider == "anthropic":
@@ -401,9 +405,9 @@ class LLMClient:
                 result = await self._create(
                     retries,
                     response_model=prepared(response_model),
+                    on_response=on_response,
                     messages=messages if send is None else send,  # send: with cache breakpoints
                     max_retries=self.max_retries,
-                    hooks=hooks,
                     model=self.model.partition("/")[2],
                     max_tokens=budget,
                     **kwargs,
