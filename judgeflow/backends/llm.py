@@ -142,9 +142,9 @@ def _status(e: BaseException) -> int | None:
     return getattr(e, "status_code", None)
 
 
-def _could_not_connect(e: BaseException) -> bool:
-    """True when a timeout is really a failed connect (refused, no such host): the SDKs' aiohttp
-    transport reports aiohttp's ClientConnectorError as a connect timeout."""
+def _connect_failure(e: BaseException) -> BaseException | None:
+    """The failed connect (refused, no such host) behind `e`, if any: the SDKs' aiohttp transport
+    reports aiohttp's ClientConnectorError as a connect timeout."""
     aiohttp = sys.modules.get("aiohttp")
     seen: set[int] = set()
     cause: BaseException | None = e
@@ -152,15 +152,15 @@ def _could_not_connect(e: BaseException) -> bool:
         seen.add(id(cause))
         if isinstance(cause, ConnectionRefusedError) or (
                 aiohttp is not None and isinstance(cause, aiohttp.ClientConnectorError)):
-            return True
+            return cause
         cause = cause.__cause__ or cause.__context__
-    return False
+    return None
 
 
 def classify(e: BaseException) -> tuple[str, str] | None:
     """(kind, what to do) for a systemic provider error that will fail every call alike, else None."""
     status = _status(e)
-    if isinstance(e, _sdk_errors("APITimeoutError")) and not _could_not_connect(e):
+    if isinstance(e, _sdk_errors("APITimeoutError")) and _connect_failure(e) is None:
         return None  # slow, not broken: the SDK's retries handle it
     if isinstance(e, _sdk_errors("APIConnectionError")):
         return ("connection", "cannot connect: check --base-url (host, port, scheme) and that the server is running")
@@ -371,7 +371,7 @@ class LLMClient:
         n = self._streak[1] + 1 if self._streak[0] == kind else 1
         self._streak = (kind, n)
         where = self.base_url or f"{self.provider}'s API"
-        line = f"{fix} ({kind} from {where} for {self.model}: {_short(e, 160)})"
+        line = f"{fix} ({kind} from {where} for {self.model}: {_short(_connect_failure(e) or e, 160)})"
         if n >= SYSTEMIC_LIMIT:
             self.stopped = f"stopped after {n} identical provider failures in a row: {line}"
             return ProviderUnavailable(self.stopped)
