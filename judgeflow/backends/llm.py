@@ -142,9 +142,9 @@ def _status(e: BaseException) -> int | None:
     return getattr(e, "status_code", None)
 
 
-def _could_not_connect(e: BaseException) -> bool:
-    """True when a timeout is really a failed connect (refused, no such host): the SDKs' aiohttp
-    transport reports aiohttp's ClientConnectorError as a connect timeout."""
+def _connect_failure(e: BaseException) -> BaseException | None:
+    """The failed connect (refused, no such host) behind `e`, if any: the SDKs' aiohttp transport
+    reports aiohttp's ClientConnectorError as a connect timeout."""
     aiohttp = sys.modules.get("aiohttp")
     seen: set[int] = set()
     cause: BaseException | None = e
@@ -152,15 +152,15 @@ def _could_not_connect(e: BaseException) -> bool:
         seen.add(id(cause))
         if isinstance(cause, ConnectionRefusedError) or (
                 aiohttp is not None and isinstance(cause, aiohttp.ClientConnectorError)):
-            return True
+            return cause
         cause = cause.__cause__ or cause.__context__
-    return False
+    return None
 
 
 def classify(e: BaseException) -> tuple[str, str] | None:
     """(kind, what to do) for a systemic provider error that will fail every call alike, else None."""
     status = _status(e)
-    if isinstance(e, _sdk_errors("APITimeoutError")) and not _could_not_connect(e):
+    if isinstance(e, _sdk_errors("APITimeoutError")) and _connect_failure(e) is None:
         return None  # slow, not broken: the SDK's retries handle it
     if isinstance(e, _sdk_errors("APIConnectionError")):
         return ("connection", "cannot connect: check --base-url (host, port, scheme) and that the server is running")
@@ -242,15 +242,22 @@ class LLMClient:
         if self.sdk is not None:
             await self.sdk.aclose()
 
-    async def _create(self, retries: int | None, response_model: type[T], **kwargs: Any) -> T:
-        """Instructor's typed create: a given client's own `create`; for a client built here,
-        `typed_request` (the same handlers and retry loop, with the reply model prepared once)."""
+    async def _create(self, retries: int | None, response_model: type[T], on_response: Callable[[Any], None],
+                      **kwargs: Any) -> T:
+        """Instructor's typed create: a given client's own `create` (`on_response` as a hook); for a
+        client built here, `typed_request` (the same handlers and retry loop, with the reply model
+        prepared once)."""
         if self.client is not None or self.sdk is None:
-            return await self.client.create(response_model=response_model, **kwargs)  # type: ignore[no-any-return]
+            from instructor.core.hooks import Hooks
+
+            hooks = Hooks()
+            hooks.on("completion:response", on_response)
+            return await self.client.create(response_model=response_model, hooks=hooks, **kwargs)  # type: ignore[no-any-return]
         from .typed_request import typed_request
 
         raw = await self.sdk.get()
-        return await typed_request(self._instructor(raw, retries), response_model, **kwargs)  # type: ignore[no-any-return]
+        return await typed_request(self._instructor(raw, retries), response_model,  # type: ignore[no-any-return]
+                                   on_response=on_response, **kwargs)
 
     def _shape(self, response_model: type[BaseModel]) -> dict[str, Any]:
         """Request fields that Instructor's own request lacks for this mode (sent as extra_body)."""
@@ -364,7 +371,7 @@ class LLMClient:
         n = self._streak[1] + 1 if self._streak[0] == kind else 1
         self._streak = (kind, n)
         where = self.base_url or f"{self.provider}'s API"
-        line = f"{fix} ({kind} from {where} for {self.model}: {_short(e, 160)})"
+        line = f"{fix} ({kind} from {where} for {self.model}: {_short(_connect_failure(e) or e, 160)})"
         if n >= SYSTEMIC_LIMIT:
             self.stopped = f"stopped after {n} identical provider failures in a row: {line}"
             return ProviderUnavailable(self.stopped)
@@ -374,9 +381,7 @@ class LLMClient:
                     usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int,
                     retries: int | None, *, send: list[dict[str, Any]] | None = None) -> T:
         from instructor.core.exceptions import IncompleteOutputException, InstructorError, InstructorRetryException
-        from instructor.core.hooks import Hooks
 
-        hooks = Hooks()
         replies: list[Any] = []
 
         def on_response(response: Any) -> None:
@@ -385,7 +390,6 @@ class LLMClient:
                 usage.calls += 1
                 count_usage(usage, getattr(response, "usage", None))
 
-        hooks.on("completion:response", on_response)
         kwargs = dict(self.extra_kwargs)
         if self.temperature is not None:
             if self.provider == "anthropic":
@@ -401,9 +405,9 @@ class LLMClient:
                 result = await self._create(
                     retries,
                     response_model=prepared(response_model),
+                    on_response=on_response,
                     messages=messages if send is None else send,  # send: with cache breakpoints
                     max_retries=self.max_retries,
-                    hooks=hooks,
                     model=self.model.partition("/")[2],
                     max_tokens=budget,
                     **kwargs,

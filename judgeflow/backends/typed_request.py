@@ -9,7 +9,7 @@ the same few reply models thousands of times, that was over half of the client's
 once per class (`_ready`), and an OpenAI TOOLS request's tool fields once per class (by
 Instructor's own request handler, `_tool_fields`); other modes run the mode's request handler
 on every call (they rewrite the messages). Then Instructor's message converter and its
-retry loop (`retry_async`: parsing, validation re-asks with the mode's reask handler, hooks,
+retry loop (`retry_async`: parsing, validation re-asks with the mode's reask handler,
 `InstructorRetryException`, `IncompleteOutputException`), exactly as `create` would. An OpenAI
 request body is then posted as is through the SDK's own `post` (headers, retries, error
 classes and response parsing are the SDK's), skipping only its re-walk of a body that is already
@@ -18,6 +18,7 @@ plain JSON. Anthropic requests go through the SDK's `messages.create` unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any
 
@@ -64,10 +65,14 @@ def _openai_post(raw: Any) -> Any:
 
 
 async def typed_request(instructor_client: Any, response_model: type[BaseModel], *,
-                        messages: list[dict[str, Any]], max_retries: int, hooks: Any = None,
-                        **kwargs: Any) -> Any:
+                        messages: list[dict[str, Any]], max_retries: int,
+                        on_response: Callable[[Any], None] | None = None, **kwargs: Any) -> Any:
     """What `instructor_client.create(response_model=..., messages=..., ...)` returns, for a
-    client made by `instructor.from_openai` / `from_anthropic` (mode TOOLS, JSON or JSON_SCHEMA)."""
+    client made by `instructor.from_openai` / `from_anthropic` (mode TOOLS, JSON or JSON_SCHEMA).
+
+    on_response: called with each provider response, valid or not, before it is parsed (what an
+    Instructor `completion:response` hook receives). A callback rather than Instructor hooks: with
+    hooks, its retry loop also deep-copies the running token usage after every response."""
     from instructor import Mode
     from instructor.utils.providers import Provider
     from instructor.v2.core.registry import mode_registry
@@ -84,9 +89,17 @@ async def typed_request(instructor_client: Any, response_model: type[BaseModel],
     if handlers.message_converter and "messages" in request:
         request["messages"] = handlers.message_converter(request["messages"], autodetect_images=False)
     raw = ic.client
-    if ic.provider == Provider.ANTHROPIC:
-        send = raw.messages.create
-    else:
-        send = _openai_post(raw)
+    send = raw.messages.create if ic.provider == Provider.ANTHROPIC else _openai_post(raw)
+    if on_response is not None:
+        send = _observed(send, on_response)
     return await retry_async(func=send, response_model=model, args=(), kwargs=request, max_retries=max_retries,
-                             strict=True, mode=ic.mode, provider=ic.provider, hooks=hooks)
+                             strict=True, mode=ic.mode, provider=ic.provider)
+
+
+def _observed(send: Callable[..., Awaitable[Any]], on_response: Callable[[Any], None]) -> Callable[..., Awaitable[Any]]:
+    async def observed(**request: Any) -> Any:
+        response = await send(**request)
+        on_response(response)
+        return response
+
+    return observed
