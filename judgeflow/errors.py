@@ -68,3 +68,7 @@ class ProviderUnavailable(JudgeflowError):
     connection, an unknown model or path, a rejected request shape): the run stops rather than
     spending on items that cannot succeed. Not an LLMError, so no node turns it into an
     unscored row: it ends the run (exit code 3 from `judgeflow run`)."""
+
+
+class StoreError(JudgeflowError):
+    """The run store cannot be opened, read or written (corrupted file, full disk, read-only)."""

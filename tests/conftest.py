@@ -42,6 +42,16 @@ def _no_keys(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) ->
         monkeypatch.delenv(var, raising=False)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """judgeflow's user cache (remembered price lookups) goes to a temporary directory, not ~/.cache;
+    child processes inherit it."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    yield
+    mp.undo()
+
+
 @pytest.fixture
 def shared_data() -> Path:
     if not (SHARED_DATA / "factual_qa.jsonl").exists():

@@ -71,7 +71,7 @@ def error_lines(err: str) -> list[str]:
 def test_a_full_store_stops_the_run_after_the_calls_in_flight(tmp_path, monkeypatch, capsys, caplog) -> None:
     """SQLITE_FULL (a page limit on the store) on the 6th commit: one line, exit 2, the resume command,
     at most the calls in flight spent, no 'Task exception was never retrieved'."""
-    record = RunStore.record
+    record = RunStore.record_many  # every commit of results goes through it
     limited_dbs: set[int] = set()
 
     def limited(self: RunStore, *args: object, **kw: object) -> None:
@@ -81,7 +81,7 @@ def test_a_full_store_stops_the_run_after_the_calls_in_flight(tmp_path, monkeypa
             self._db.execute(f"PRAGMA max_page_count = {pages + 2}")
         record(self, *args, **kw)
 
-    monkeypatch.setattr(RunStore, "record", limited)
+    monkeypatch.setattr(RunStore, "record_many", limited)
     inp = write_jsonl(tmp_path / "in.jsonl", [dict(r, source=["x" * 3000]) for r in items(60)])
     with FakeProvider() as fake:
         code = main(online(tmp_path, fake.base_url + "/v1", inp, "--concurrency", "4"))

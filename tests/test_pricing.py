@@ -45,6 +45,31 @@ def test_the_maintained_database_prices_models_the_table_lacks() -> None:
     assert price_for("openai/my-finetune-xyz") is None
 
 
+def test_a_lookup_is_remembered_per_installed_database(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The summary of a re-run need not import genai-prices (0.4 s): a lookup is remembered on
+    disk under the installed database's identity, and made again for another database."""
+    pytest.importorskip("genai_prices")
+    from judgeflow.runs import price_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = pricing.maintained_price("openai/gpt-4o-mini")
+    assert first is not None and price_cache.cache_file().is_relative_to(tmp_path)
+    assert pricing.maintained_price("openai/my-finetune-xyz") is None
+    pricing.maintained_price.cache_clear()
+    looked_up: list[str] = []
+    real = pricing._look_up
+    monkeypatch.setattr(pricing, "_look_up", lambda m: looked_up.append(m) or real(m))
+    assert pricing.maintained_price("openai/gpt-4o-mini") == first  # from the file
+    assert pricing.maintained_price("openai/my-finetune-xyz") is None  # "not in the database" is remembered too
+    assert looked_up == []
+    pricing.maintained_price.cache_clear()
+    monkeypatch.setattr(price_cache, "installed", lambda: "another version")
+    assert pricing.maintained_price("openai/gpt-4o-mini") == first and looked_up == ["openai/gpt-4o-mini"]
+    price_cache.cache_file().write_text("{not json")  # a damaged cache is no error
+    pricing.maintained_price.cache_clear()
+    assert pricing.maintained_price("openai/gpt-4o-mini") == first
+
+
 def test_the_price_file_overrides_the_database(tmp_path: Path) -> None:
     f = tmp_path / "prices.json"
     f.write_text(json.dumps({"openai/gpt-4o-mini": {"input": 1.0, "output": 2.0}}))

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from ..results import Usage
+from . import price_cache
 
 PRICES_ENV = "JUDGEFLOW_PRICES"
 BATCH_DISCOUNT = 0.5
@@ -135,7 +136,20 @@ _PROVIDER_IDS = {"openai": "openai", "anthropic": "anthropic", "azure": "azure",
 def maintained_price(model: str) -> Price | None:
     """`model`'s list price from the genai-prices database (offline, bundled), or None when the
     package is not installed or does not know the model. The base tier is used (priced per call,
-    as judge calls are small), not the long-context tier."""
+    as judge calls are small), not the long-context tier. Remembered on disk per installed
+    database (`price_cache`): the package is imported only for a model not looked up before."""
+    database = price_cache.installed()
+    if database is None:
+        return None
+    known = price_cache.recall(database, model)
+    if known is not price_cache.MISSING:
+        return Price.model_validate(known) if known is not None else None
+    price = _look_up(model)
+    price_cache.remember(database, model, price.model_dump() if price is not None else None)
+    return price
+
+
+def _look_up(model: str) -> Price | None:
     provider, _, name = model.partition("/")
     provider_id = _PROVIDER_IDS.get(provider.lower())
     if provider_id is None or not name:

@@ -10,7 +10,7 @@ result is committed to the store as soon as it is done. The Judge itself knows n
 Commits under a run (the contract resume and the CLI rely on):
 * every result is committed before it is yielded: whatever the caller has seen (a progress
   count, a summary) is durably in the store;
-* a judged result (paid for) is committed the moment it arrives, in its own transaction;
+* a judged result (paid for) is committed the moment it arrives (with any cache hits waiting);
 * results served from the cache are committed in batches of up to `HIT_BATCH` in one transaction
   (one commit per row made a cached re-run of 1,000 items 0.1-0.2 s slower; an async iterable of
   items may wait between items, so its hits are committed one by one); a batch is committed
@@ -26,13 +26,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from typing import TYPE_CHECKING
 
-from ..errors import ConfigError, InvalidItemError
+from ..errors import ConfigError, InvalidItemError, StoreError
 from ..items import Item
 from ..judge import ItemLike, Judge, _aenumerate, _run, as_item, invalid_judgment
 from ..results import Judgment
 from .cache import cache_key, from_cache
-from .store import RunStore, StoreError
+
+if TYPE_CHECKING:  # store.py imports this module
+    from .store import RunStore
 
 #: finished results waiting for the consumer at most (cache hits are produced faster than they are written)
 OUT_QUEUE = 256

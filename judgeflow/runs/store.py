@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import JudgeflowError
+from ..errors import StoreError
 from ..redact import redact
 from ..results import Judgment
 
@@ -56,10 +56,6 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE INDEX IF NOT EXISTS results_seq ON results (run_id, seq);
 CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, judgment TEXT NOT NULL, created REAL NOT NULL);
 """
-
-
-class StoreError(JudgeflowError):
-    """The run store cannot be opened, read or written (corrupted file, full disk, read-only)."""
 
 
 class RunInfo(BaseModel):
