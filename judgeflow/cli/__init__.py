@@ -25,9 +25,8 @@ from ..errors import JudgeflowError
 #: modules under judgeflow.cli that define a subcommand, in help order
 COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "sample_cmd", "label_cmd", "batch_cmd",
             "review_cmd")
-#: the subcommand each module registers (its first word on the command line)
-COMMAND_NAMES = {"run": "run", "criteria": "criteria_cmd", "calibrate": "calibrate_cmd", "compare": "compare_cmd",
-                 "sample": "sample_cmd", "label": "label_cmd", "batch": "batch_cmd", "review": "review_cmd"}
+#: subcommand (its first word on the command line) -> the module that registers it
+COMMAND_NAMES = {module.removesuffix("_cmd"): module for module in COMMANDS}
 
 err_console = Console(stderr=True, highlight=False)
 
