@@ -99,3 +99,81 @@ def test_tool_fields_are_built_once_per_reply_model():
         _send("openai", "tools", True, CLAIMS, [_claims_reply()])
     info = typed_request._tool_fields.cache_info()
     assert (info.misses, info.hits) == (1, 2)
+
+
+def _raw_client(handler):
+    """An LLMClient whose HTTP replies come from `handler` (the real SDK and Instructor run)."""
+    import httpx2
+
+    from judgeflow.backends.llm import make_client
+
+    return make_client("openai/gpt-fake", api_key="test-key", base_url="http://llm.test/v1", provider_retries=0,
+                       http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+
+
+def test_a_reply_that_does_not_validate_is_read_leniently_as_the_sdk_reads_it():
+    """A local server's reply that is not a valid ChatCompletion (no id/created, an odd `object`,
+    usage without total_tokens, an extra field) is still read: the SDK's
+    lenient construction, not a rejection."""
+    import httpx2
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletion
+    from pydantic import ValidationError
+
+    from judgeflow.backends.typed_request import _chat_completion
+    from judgeflow.results import Usage
+    from tests.fakes import openai_body
+
+    def body_for(request_body):
+        out = openai_body(_claims_reply(), request_body, (321, 45))
+        del out["id"], out["created"], out["usage"]["total_tokens"]
+        out["object"] = "text_completion"  # not the Literal the SDK's model declares
+        out["timings"] = {"predicted_ms": 12.5}  # llama.cpp adds this
+        return out
+
+    raw = json.dumps(body_for({"model": "m"})).encode()
+    with pytest.raises(ValidationError):
+        ChatCompletion.model_validate_json(raw)  # the fast path cannot take it ...
+    lenient = _chat_completion(raw)  # ... so it is built as the SDK builds it
+    assert lenient.model_dump() == construct_type(type_=ChatCompletion, value=json.loads(raw)).model_dump()
+
+    client = _raw_client(lambda r: httpx2.Response(200, json=body_for(json.loads(r.content))))
+    usage = Usage()
+    reply = asyncio.run(client.ask(CLAIMS, MESSAGES, context=CONTEXT, max_tokens=300, usage=usage))
+    assert reply.model_dump() == _claims_reply().model_dump()
+    assert (usage.calls, usage.input_tokens, usage.output_tokens) == (1, 321, 45)
+
+
+def test_a_conforming_reply_is_the_object_the_sdk_builds():
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletion
+
+    from judgeflow.backends.typed_request import _chat_completion
+    from tests.fakes import openai_body
+
+    body = openai_body(_claims_reply(), {"model": "m"})
+    body["usage"]["prompt_tokens_details"] = {"cached_tokens": 64}
+    raw = json.dumps(body).encode()
+    fast = _chat_completion(raw)
+    assert fast == construct_type(type_=ChatCompletion, value=json.loads(raw))
+    assert fast.usage.prompt_tokens_details.cached_tokens == 64
+
+
+def test_a_body_that_is_not_json_is_re_asked_then_unscored():
+    """An HTML error page with status 200 (a proxy in front of a local server) is not a crash and
+    not a provider error: every attempt is a reply the parser rejects, then the judge gives up."""
+    import httpx2
+
+    from judgeflow.errors import LLMError
+
+    sent = []
+
+    def handler(request):
+        sent.append(request)
+        return httpx2.Response(200, text="<html><body>502 Bad Gateway</body></html>",
+                               headers={"content-type": "text/html"})
+
+    client = _raw_client(handler)
+    with pytest.raises(LLMError, match="unparseable judge output after 3 attempt"):
+        asyncio.run(client.ask(CLAIMS, MESSAGES, context=CONTEXT, max_tokens=300))
+    assert len(sent) == client.max_retries + 1 == 3

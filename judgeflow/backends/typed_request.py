@@ -8,16 +8,20 @@ the same few reply models thousands of times, that was over half of the client's
 `typed_request` takes the same steps with what repeats done once: the reply model is prepared
 once per class (`_ready`), and an OpenAI TOOLS request's tool fields once per class (by
 Instructor's own request handler, `_tool_fields`); other modes run the mode's request handler
-on every call (they rewrite the messages). Then Instructor's message converter and its
-retry loop (`retry_async`: parsing, validation re-asks with the mode's reask handler,
-`InstructorRetryException`, `IncompleteOutputException`), exactly as `create` would. An OpenAI
-request body is then posted as is through the SDK's own `post` (headers, retries, error
-classes and response parsing are the SDK's), skipping only its re-walk of a body that is already
-plain JSON. Anthropic requests go through the SDK's `messages.create` unchanged.
+on every call (they rewrite the messages). Then Instructor's message converter, and
+Instructor's retry loop run by `_attempts` with Instructor's own steps (the mode's response
+parser, validation re-asks with its reask handler, `InstructorRetryException`,
+`IncompleteOutputException`), as `create` would, without the loop's per-call walks and copies.
+An OpenAI request body is posted as is through the SDK's own `post` (headers, retries and error
+classes are the SDK's), skipping its re-walk of a body that is already plain JSON; the reply is
+validated by pydantic in one pass (`_chat_completion`) instead of the SDK's field-by-field
+construction. Anthropic requests go through the SDK's `messages.create` unchanged.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any
@@ -48,8 +52,8 @@ def _tool_fields(provider: Any, response_model: type[BaseModel]) -> tuple[Any, d
 
 
 def _openai_post(raw: Any) -> Any:
-    """The SDK's chat-completions call for a body that is already plain JSON."""
-    from openai.types.chat import ChatCompletion
+    """The SDK's chat-completions call for a body that is already plain JSON; the reply is read by
+    `_chat_completion`."""
 
     async def send(**request: Any) -> Any:
         extra = request.pop("extra_body", None) or {}
@@ -58,10 +62,30 @@ def _openai_post(raw: Any) -> Any:
             options["headers"] = request.pop("extra_headers")
         if "timeout" in request:
             options["timeout"] = request.pop("timeout")
-        return await raw.post("/chat/completions", body={**request, **extra}, cast_to=ChatCompletion,
-                              options=options)
+        body = await raw.post("/chat/completions", body={**request, **extra}, cast_to=bytes, options=options)
+        return _chat_completion(body)
 
     return send
+
+
+def _chat_completion(body: bytes) -> Any:
+    """A reply body as the SDK's `ChatCompletion`, validated by pydantic in one pass (about a
+    tenth of the CPU of the SDK's field-by-field `construct`, the same object for a conforming
+    reply). A reply that does not validate (a local server's missing or extra-typed fields) is
+    built leniently as the SDK does (`construct`), and a body that is not JSON is returned as
+    text, as the SDK returns it; Instructor's parser then rejects or re-asks it."""
+    from openai.types.chat import ChatCompletion
+    from pydantic import ValidationError
+
+    try:
+        return ChatCompletion.model_validate_json(body)
+    except ValidationError:
+        pass
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", errors="replace")
+    return ChatCompletion.construct(**data) if isinstance(data, dict) else data
 
 
 async def typed_request(instructor_client: Any, response_model: type[BaseModel], *,
@@ -76,7 +100,6 @@ async def typed_request(instructor_client: Any, response_model: type[BaseModel],
     from instructor import Mode
     from instructor.utils.providers import Provider
     from instructor.v2.core.registry import mode_registry
-    from instructor.v2.core.retry import retry_async
 
     ic = instructor_client
     handlers = mode_registry.get_handlers(ic.provider, ic.mode)
@@ -92,8 +115,71 @@ async def typed_request(instructor_client: Any, response_model: type[BaseModel],
     send = raw.messages.create if ic.provider == Provider.ANTHROPIC else _openai_post(raw)
     if on_response is not None:
         send = _observed(send, on_response)
-    return await retry_async(func=send, response_model=model, args=(), kwargs=request, max_retries=max_retries,
-                             strict=True, mode=ic.mode, provider=ic.provider)
+    return await _attempts(send, handlers, model, request, max_retries, ic.provider)
+
+
+async def _attempts(send: Callable[..., Awaitable[Any]], handlers: Any, model: Any, request: dict[str, Any],
+                    max_retries: int, provider: Any) -> Any:
+    """Instructor's retry loop (`retry_async_v2`) for a prepared reply model, without its per-call
+    overhead: the reply model was checked for async validators once (`_ready`), and the running
+    token usage is summed only for the exception that needs it (Instructor deep-copies it after
+    every response, successful ones included). The steps are Instructor's own: the mode's
+    response parser, its re-ask handler on a parse error, `IncompleteOutputException` raised as is,
+    everything else (provider errors included) wrapped in `InstructorRetryException` with the
+    failed attempts, as `retry_async_v2` does; re-asks stop after `timeout` seconds when the
+    request has one, as its `stop_after_delay` does."""
+    from instructor.v2.core.errors import FailedAttempt, IncompleteOutputException, InstructorRetryException
+    from instructor.v2.core.messages import extract_messages
+    from instructor.v2.core.retry import _RETRYABLE_PARSE_ERRORS, _finalize_parsed_response
+
+    attempts = max(max_retries, 0) + 1
+    timeout = request.get("timeout")
+    deadline = time.monotonic() + timeout if isinstance(timeout, (int, float)) else None
+    failed: list[FailedAttempt] = []
+    responses: list[Any] = []
+    number = 0
+    try:
+        while True:
+            number += 1
+            try:
+                response = await send(**request)
+            except _RETRYABLE_PARSE_ERRORS:
+                # raised by the call itself: Instructor's loop repeats the same request
+                if number >= attempts or (deadline is not None and time.monotonic() >= deadline):
+                    raise
+                continue
+            responses.append(response)
+            try:
+                parsed = handlers.response_parser(response=response, response_model=model, validation_context=None,
+                                                  strict=True, stream=False, is_async=True)
+            except IncompleteOutputException:
+                raise
+            except _RETRYABLE_PARSE_ERRORS as e:
+                failed.append(FailedAttempt(attempt_number=number, exception=e, completion=response))
+                if number >= attempts or (deadline is not None and time.monotonic() >= deadline):
+                    raise
+                request = handlers.reask_handler(kwargs=request, response=response, exception=e)
+                continue
+            return _finalize_parsed_response(parsed, response)
+    except IncompleteOutputException:
+        raise
+    except Exception as e:
+        raise InstructorRetryException(
+            str(e), last_completion=failed[-1].completion if failed else None, n_attempts=number,
+            total_usage=_total_usage(provider, responses), messages=extract_messages(request),
+            create_kwargs=request, failed_attempts=failed,
+        ) from e
+
+
+def _total_usage(provider: Any, responses: list[Any]) -> Any:
+    """The usage summed over `responses`, as Instructor's retry loop reports it on failure."""
+    from instructor.v2.core.retry import _initialize_usage
+    from instructor.v2.core.usage import update_total_usage
+
+    total = _initialize_usage(provider)
+    for response in responses:
+        update_total_usage(response=response, total_usage=total)
+    return total
 
 
 def _observed(send: Callable[..., Awaitable[Any]], on_response: Callable[[Any], None]) -> Callable[..., Awaitable[Any]]:
