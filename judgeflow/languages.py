@@ -15,6 +15,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from .items import Item
@@ -42,7 +43,9 @@ _SCRIPT_ONLY = {"GREEK": "el", "ARABIC": "ar", "HEBREW": "he", "HANGUL": "ko", "
 _UK_LETTERS = set("іїєґ")
 
 
+@lru_cache(maxsize=8192)
 def _script(ch: str) -> str:
+    """The Unicode script of a letter (the first word of its name), remembered per character."""
     name = unicodedata.name(ch, "")
     return name.split(" ")[0] if name else ""
 
@@ -59,7 +62,14 @@ def detect_language(text: str | None) -> str | None:
     letters = [c for c in text if c.isalpha()]
     if len(letters) < 2:
         return None
-    scripts = Counter(_script(c) for c in letters)
+    others = [c for c in letters if not c.isascii()]  # ASCII letters are Latin: no name look-up
+    ascii_letters = len(letters) - len(others)
+    scripts: Counter[str] = Counter()
+    if ascii_letters and letters[0].isascii():  # a tie keeps the script seen first
+        scripts["LATIN"], ascii_letters = ascii_letters, 0
+    scripts.update(map(_script, others))
+    if ascii_letters:
+        scripts["LATIN"] += ascii_letters
     if scripts.get("HIRAGANA") or scripts.get("KATAKANA"):
         return "ja"
     script = scripts.most_common(1)[0][0]

@@ -93,6 +93,12 @@ def _defuse(m: re.Match[str]) -> str:
     return s.replace("<", "‹").replace(">", "›").replace("[", "［").replace("]", "］")
 
 
+def _known(name: str) -> None:
+    """Make sure a tag name the code writes is one `neutralize` rewrites (a set look-up once known)."""
+    if name.lower() not in _tags:
+        register_tags([f"<{name}>"])
+
+
 def _attrs(attrs: dict[str, str | int]) -> str:
     out = []
     for k, v in attrs.items():
@@ -105,7 +111,7 @@ def _attrs(attrs: dict[str, str | int]) -> str:
 
 def tag(name: str, text: str | None, **attrs: str | int) -> str:
     """Wrap untrusted `text` in <name> tags after neutralising delimiters inside it."""
-    register_tags([f"<{name}>"])
+    _known(name)
     if text is None:
         return f"<{name}>(none given)</{name}>"
     return f"<{name}{_attrs(attrs)}>\n{neutralize(text)}\n</{name}>"
@@ -113,7 +119,7 @@ def tag(name: str, text: str | None, **attrs: str | int) -> str:
 
 def inline(name: str, text: str, **attrs: str | int) -> str:
     """`<name attrs>text</name>` on one line, `text` neutralised (claims and requirements in a list)."""
-    register_tags([f"<{name}>"])
+    _known(name)
     return f"<{name}{_attrs(attrs)}>{neutralize(text)}</{name}>"
 
 
