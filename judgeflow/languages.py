@@ -22,6 +22,7 @@ from .items import Item
 from .results import Judgment
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_TWO_ASCII_LETTERS = re.compile(r"[A-Za-z][^A-Za-z]*[A-Za-z]")
 
 #: a few very frequent function words per language, enough to tell Latin-script languages apart
 STOPWORDS: dict[str, frozenset[str]] = {
@@ -59,31 +60,47 @@ def detect_language(text: str | None) -> str | None:
     """
     if not text:
         return None
+    if text.isascii():  # the common case: every letter is Latin, no per-character pass
+        if _TWO_ASCII_LETTERS.search(text) is None:
+            return None
+        script = "LATIN"
+    else:
+        script = _dominant_script(text)
+        if script is None:
+            return None
+        if script == "HIRAGANA":
+            return "ja"
+    if script in _SCRIPT_ONLY:
+        return _SCRIPT_ONLY[script]
+    candidates = _SCRIPT_LANGS.get(script)
+    if candidates is None:
+        return None
+    lowered = text.lower()
+    if script == "CYRILLIC" and any(c in _UK_LETTERS for c in lowered):
+        return "uk"
+    counts = Counter(_WORD.findall(lowered))
+    hits = {lang: sum(counts[w] for w in STOPWORDS[lang] if w in counts) for lang in candidates}
+    best = max(candidates, key=lambda lang: (hits[lang], lang == candidates[0]))
+    return best
+
+
+def _dominant_script(text: str) -> str | None:
+    """The script most letters of `text` are in ("HIRAGANA" if any kana; a tie keeps the script
+    seen first); None for fewer than two letters."""
     letters = [c for c in text if c.isalpha()]
     if len(letters) < 2:
         return None
     others = [c for c in letters if not c.isascii()]  # ASCII letters are Latin: no name look-up
     ascii_letters = len(letters) - len(others)
     scripts: Counter[str] = Counter()
-    if ascii_letters and letters[0].isascii():  # a tie keeps the script seen first
+    if ascii_letters and letters[0].isascii():
         scripts["LATIN"], ascii_letters = ascii_letters, 0
     scripts.update(map(_script, others))
     if ascii_letters:
         scripts["LATIN"] += ascii_letters
     if scripts.get("HIRAGANA") or scripts.get("KATAKANA"):
-        return "ja"
-    script = scripts.most_common(1)[0][0]
-    if script in _SCRIPT_ONLY:
-        return _SCRIPT_ONLY[script]
-    candidates = _SCRIPT_LANGS.get(script)
-    if candidates is None:
-        return None
-    words = [w.lower() for w in _WORD.findall(text)]
-    if script == "CYRILLIC" and any(c in _UK_LETTERS for c in text.lower()):
-        return "uk"
-    hits = {lang: sum(w in STOPWORDS[lang] for w in words) for lang in candidates}
-    best = max(candidates, key=lambda lang: (hits[lang], lang == candidates[0]))
-    return best
+        return "HIRAGANA"
+    return scripts.most_common(1)[0][0]
 
 
 def item_language(item: Item) -> str | None:
