@@ -27,10 +27,9 @@ that agree with the final label.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Literal, NamedTuple, Protocol
 
 from .errors import ConfigError, InvalidItemError

@@ -22,14 +22,11 @@ from ..errors import ConfigError
 from ..items import Item
 from ..results import TraceEntry, Usage
 from ..text import (
-    STOP as _STOP,
-    NEGATIONS as _NEG,
     WORD as _WORD,
     NUMBER as _NUM,
     SENTENCE as _SENT,
     YEAR as _YEAR,
     MONTHS as _MONTHS,
-    stem as _stem,
     content_words as _content,
     numbers as _numbers,
     names as _names,

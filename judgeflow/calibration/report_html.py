@@ -187,8 +187,8 @@ def _claims_table(claims: Sequence[ClaimResult], deciding: ClaimResult | None) -
 
 
 def _badge(direction: str) -> str:
-    return (f'<span class="badge fa">false alarm</span>' if direction == "false_alarm"
-            else f'<span class="badge miss">miss</span>')
+    return ('<span class="badge fa">false alarm</span>' if direction == "false_alarm"
+            else '<span class="badge miss">miss</span>')
 
 
 def highlight(text: str, quotes: Sequence[tuple[str, bool]]) -> str:

@@ -40,7 +40,7 @@ from .. import runner
 from ..settings import RunSettings
 from ..store import RunStore
 from .ledger import MAX_ATTEMPTS, BatchLedger
-from .types import BatchStatus, encode_reply, failure
+from .types import BatchStatus
 
 PENDING = "judgeflow-batch-pending"
 """Marker in the error a pending request gets; items that hit it are not finished yet."""
