@@ -177,3 +177,40 @@ def test_a_body_that_is_not_json_is_re_asked_then_unscored():
     with pytest.raises(LLMError, match="unparseable judge output after 3 attempt"):
         asyncio.run(client.ask(CLAIMS, MESSAGES, context=CONTEXT, max_tokens=300))
     assert len(sent) == client.max_retries + 1 == 3
+
+
+@pytest.mark.parametrize(("timeout", "attempts"), [(0.0, 1), (60.0, 3)])
+def test_reasks_stop_at_the_request_timeout_as_in_instructors_loop(timeout, attempts):
+    """A request with a `timeout` re-asks only while that many seconds have not passed, the same
+    number of attempts as Instructor's own retry loop makes (its stop_after_delay)."""
+    from instructor import Mode
+    from instructor.core.exceptions import InstructorRetryException
+    from instructor.utils.providers import Provider
+    from instructor.v2.core.registry import mode_registry
+    from instructor.v2.core.retry import retry_async
+
+    from judgeflow.backends.typed_request import _attempts, _chat_completion, _tool_fields
+    from tests.fakes import openai_body
+
+    model, tool = _tool_fields(Provider.OPENAI, prepared(CLAIMS))
+    handlers = mode_registry.get_handlers(Provider.OPENAI, Mode.TOOLS)
+    sent: list[dict] = []
+
+    async def send(**request):
+        sent.append(request)
+        body = openai_body({}, request)
+        body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = '{"claims": ['  # cut off
+        return _chat_completion(json.dumps(body).encode())
+
+    request = {"messages": list(MESSAGES), "timeout": timeout, **tool}
+    counts = []
+    for loop in ("ours", "instructor"):
+        sent.clear()
+        with pytest.raises(InstructorRetryException) as caught:
+            if loop == "ours":
+                asyncio.run(_attempts(send, handlers, model, dict(request), 2, Provider.OPENAI))
+            else:
+                asyncio.run(retry_async(func=send, response_model=model, args=(), kwargs=dict(request), max_retries=2,
+                                        strict=True, mode=Mode.TOOLS, provider=Provider.OPENAI))
+        counts.append((len(sent), caught.value.n_attempts, len(caught.value.failed_attempts)))
+    assert counts[0] == counts[1] == (attempts, attempts, attempts)
