@@ -10,9 +10,10 @@ fake server's CPU (another process) is not counted.
 
 1. CPU ms per item: graph and single strategies, factual_qa.jsonl and faithfulness.jsonl rows,
    OpenAI wire, concurrency 16, no provider latency; `--passes` (5) timed passes of `--items`
-   items each, printed as the median pass and the quietest one (a shared VM's neighbours only
-   ever add CPU time: the least a pass took is what the code needs, the median what a run
-   sees on this machine). The first `concurrency` items of each case are judged untimed (connections open, schemas built), as in any run of more than a few items.
+   items each, printed as the median pass and the quietest one (a shared VM only ever adds CPU
+   time: the least a pass took is what the code needs, the median what a run sees on this
+   machine). The first `concurrency` items of each case are judged untimed (connections open,
+   schemas built), as in any run of more than a few items.
    Each case runs twice: with the garbage collector as `judgeflow run` sets it for a run
    (`judgeflow.runs.gc_tuning.tuned_gc`), and with Python's defaults (the Python API leaves the
    collector alone). `--http-transport httpx` measures the SDKs' default HTTP stack instead of

@@ -68,8 +68,6 @@ def detect_language(text: str | None) -> str | None:
         script = _dominant_script(text)
         if script is None:
             return None
-        if script == "HIRAGANA":
-            return "ja"
     if script in _SCRIPT_ONLY:
         return _SCRIPT_ONLY[script]
     candidates = _SCRIPT_LANGS.get(script)
@@ -85,19 +83,12 @@ def detect_language(text: str | None) -> str | None:
 
 
 def _dominant_script(text: str) -> str | None:
-    """The script most letters of `text` are in ("HIRAGANA" if any kana; a tie keeps the script
-    seen first); None for fewer than two letters."""
+    """The script most letters of `text` are in ("HIRAGANA" if there is any kana: Japanese; a tie
+    keeps the script seen first); None for fewer than two letters."""
     letters = [c for c in text if c.isalpha()]
     if len(letters) < 2:
         return None
-    others = [c for c in letters if not c.isascii()]  # ASCII letters are Latin: no name look-up
-    ascii_letters = len(letters) - len(others)
-    scripts: Counter[str] = Counter()
-    if ascii_letters and letters[0].isascii():
-        scripts["LATIN"], ascii_letters = ascii_letters, 0
-    scripts.update(map(_script, others))
-    if ascii_letters:
-        scripts["LATIN"] += ascii_letters
+    scripts = Counter(map(_script, letters))
     if scripts.get("HIRAGANA") or scripts.get("KATAKANA"):
         return "HIRAGANA"
     return scripts.most_common(1)[0][0]

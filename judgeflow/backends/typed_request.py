@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 
 @lru_cache(maxsize=1024)
@@ -75,7 +75,6 @@ def _chat_completion(body: bytes) -> Any:
     built leniently as the SDK does (`construct`), and a body that is not JSON is returned as
     text, as the SDK returns it; Instructor's parser then rejects or re-asks it."""
     from openai.types.chat import ChatCompletion
-    from pydantic import ValidationError
 
     try:
         return ChatCompletion.model_validate_json(body)
@@ -138,6 +137,10 @@ async def _attempts(send: Callable[..., Awaitable[Any]], handlers: Any, model: A
     failed: list[FailedAttempt] = []
     responses: list[Any] = []
     number = 0
+
+    def spent() -> bool:  # no attempt left, or the request's time is up
+        return number >= attempts or (deadline is not None and time.monotonic() >= deadline)
+
     try:
         while True:
             number += 1
@@ -145,7 +148,7 @@ async def _attempts(send: Callable[..., Awaitable[Any]], handlers: Any, model: A
                 response = await send(**request)
             except _RETRYABLE_PARSE_ERRORS:
                 # raised by the call itself: Instructor's loop repeats the same request
-                if number >= attempts or (deadline is not None and time.monotonic() >= deadline):
+                if spent():
                     raise
                 continue
             responses.append(response)
@@ -156,7 +159,7 @@ async def _attempts(send: Callable[..., Awaitable[Any]], handlers: Any, model: A
                 raise
             except _RETRYABLE_PARSE_ERRORS as e:
                 failed.append(FailedAttempt(attempt_number=number, exception=e, completion=response))
-                if number >= attempts or (deadline is not None and time.monotonic() >= deadline):
+                if spent():
                     raise
                 request = handlers.reask_handler(kwargs=request, response=response, exception=e)
                 continue
