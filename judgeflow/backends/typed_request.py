@@ -12,8 +12,8 @@ on every call (they rewrite the messages). Then Instructor's message converter, 
 Instructor's retry loop run by `_attempts` with Instructor's own steps (the mode's response
 parser, validation re-asks with its reask handler, `InstructorRetryException`,
 `IncompleteOutputException`), as `create` would, without the loop's per-call walks and copies.
-An OpenAI request body is posted as is through the SDK's own `post` (headers, retries and error
-classes are the SDK's), skipping its re-walk of a body that is already plain JSON; the reply is
+An OpenAI request body is posted as is with the SDK's own client, headers, retries and error
+classes (`sdk_post`), skipping its re-walk of a body that is already plain JSON; the reply is
 validated by pydantic in one pass (`_chat_completion`) instead of the SDK's field-by-field
 construction. Anthropic requests go through the SDK's `messages.create` unchanged.
 """
@@ -27,6 +27,8 @@ from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+
+from .sdk_post import prepared_post
 
 
 @lru_cache(maxsize=1024)
@@ -52,7 +54,8 @@ def _tool_fields(provider: Any, response_model: type[BaseModel]) -> tuple[Any, d
 
 
 def _openai_post(raw: Any) -> Any:
-    """The SDK's chat-completions call for a body that is already plain JSON; the reply is read by
+    """The SDK's chat-completions call for a body that is already plain JSON (prepared once per
+    client by `sdk_post` where the SDK allows it, else the SDK's `post`); the reply is read by
     `_chat_completion`."""
 
     async def send(**request: Any) -> Any:
@@ -62,8 +65,11 @@ def _openai_post(raw: Any) -> Any:
             options["headers"] = request.pop("extra_headers")
         if "timeout" in request:
             options["timeout"] = request.pop("timeout")
-        body = await raw.post("/chat/completions", body={**request, **extra}, cast_to=bytes, options=options)
-        return _chat_completion(body)
+        body = {**request, **extra}
+        post = None if options else prepared_post(raw, "/chat/completions")
+        if post is None:
+            return _chat_completion(await raw.post("/chat/completions", body=body, cast_to=bytes, options=options))
+        return _chat_completion(await post(body))
 
     return send
 
