@@ -9,7 +9,7 @@ client's CPU per item (see benchmarks/cpu.py).
 `prepared_post(raw, path)` builds the URL and headers once and then, per call, makes the httpx2
 request directly and sends it through the SDK's own httpx2 client (its transport, connection
 pool, cookies and timeouts). What fails is handled by the SDK's own policy, step for step as its
-`request` loop does: `_should_retry` and `_calculate_retry_timeout` (408, 409, 429, 5xx,
+`request` loop does: `_should_retry` and `_sleep_for_retry` (408, 409, 429, 5xx,
 `x-should-retry`, `retry-after`), `APITimeoutError` and `APIConnectionError` after the retries,
 `_make_status_error_from_response` for a status error, and `x-stainless-retry-count` on each
 retry. tests/test_sdk_post.py checks the requests sent and the outcome against the SDK's `post`
@@ -24,19 +24,15 @@ Everything else (and a call with its own headers or timeout) goes through `post`
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
-
-log = logging.getLogger(__name__)
 
 Post = Callable[[dict[str, Any]], Awaitable[bytes]]
 
 _PREPARED: weakref.WeakKeyDictionary[Any, dict[str, Post | None]] = weakref.WeakKeyDictionary()
 #: the SDK client attributes this module relies on (an SDK without them posts through `post`)
-_NEEDED = ("_client", "_build_headers", "_prepare_url", "_should_retry", "_calculate_retry_timeout",
+_NEEDED = ("_client", "_build_headers", "_prepare_url", "_should_retry", "_sleep_for_retry",
            "_make_status_error_from_response", "_idempotency_key", "_idempotency_header", "max_retries", "timeout")
 
 
@@ -102,10 +98,8 @@ def _prepare(raw: Any, path: str) -> Post | None:
                               cookies=client.cookies or None)
 
     async def sleep(retries_taken: int, max_retries: int, response: Any) -> None:
-        delay = raw._calculate_retry_timeout(max_retries - retries_taken, options,
-                                             response.headers if response is not None else None)
-        log.info("Retrying request to %s in %f seconds", path, delay)
-        await asyncio.sleep(delay)
+        await raw._sleep_for_retry(retries_taken=retries_taken, max_retries=max_retries, options=options,
+                                   response=response)
 
     async def post(body: dict[str, Any]) -> bytes:
         content = openapi_dumps(body)
