@@ -24,7 +24,8 @@ fake server's CPU (another process) is not counted.
    `--ideal-passes` (3) passes each, printed as the median pass and the best one. This
    part uses tests/fakes/provider.py --asyncio (fixed replies, one asyncio loop): fake_llm.py
    spends far more CPU per request than the client (printed in part 1), so against it the rate
-   measures the fake, not judgeflow.
+   measures the fake, not judgeflow. No client reaches the ideal: `python benchmarks/floor.py`
+   measures this ratio beside what the HTTP stack alone, and LangGraph with it, reach here.
 """
 
 from __future__ import annotations
