@@ -20,7 +20,8 @@ themselves, in the same conditions, so that the ratio can be read against what i
 All three run against the same fake (tests/fakes/provider.py --asyncio, in its own process), with
 the collector as `judgeflow run` sets it, one pass of each in turn, `--passes` times, so that
 this VM's speed swings fall on all three alike; printed as the median pass and the best one,
-and judgeflow's median as a share of each floor's.
+and judgeflow's median as a share of each floor's. First it prints LangGraph's own CPU per
+invoke of a chain of 1, 2, 4 and 6 no-op nodes.
 """
 
 from __future__ import annotations
@@ -204,6 +205,38 @@ def stop(proc: Any) -> None:
     proc.wait(timeout=10)
 
 
+def graph_cost(nodes: int, invokes: int = 2000) -> float:
+    """CPU microseconds per `ainvoke` of a chain of `nodes` no-op async nodes (a one-key TypedDict
+    state), after 200 untimed invokes: LangGraph's own cost, with nothing in the nodes."""
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    class State(TypedDict, total=False):
+        n: int
+
+    async def step(state: State) -> dict[str, Any]:
+        return {"n": 1}
+
+    g = StateGraph(State)
+    names = [f"n{k}" for k in range(nodes)]
+    for name in names:
+        g.add_node(name, step)
+    for a, b in zip([START, *names], [*names, END]):
+        g.add_edge(a, b)
+    graph = g.compile()
+
+    async def run() -> float:
+        for _ in range(200):
+            await graph.ainvoke({"n": 0})
+        start = time.process_time()
+        for _ in range(invokes):
+            await graph.ainvoke({"n": 0})
+        return (time.process_time() - start) / invokes * 1e6
+
+    with cpu.run_gc(True):
+        return asyncio.run(run())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=480, help="items per pass (default 480)")
@@ -214,11 +247,15 @@ def main() -> int:
     args = ap.parse_args()
     import judgeflow  # noqa: F401 - imports are not part of any pass
 
+    cost = {k: graph_cost(k) for k in (1, 2, 4, 6)}
+    print("LangGraph's own CPU per ainvoke, no-op nodes in a chain: "
+          + ", ".join(f"{k} node{'s' * (k > 1)} {us:.0f} us" for k, us in cost.items())
+          + f" (about {(cost[6] - cost[1]) / 5:.0f} us a node)")
     print("ratio to the latency-bound ideal, graph factual, and the floors under it "
           "(tests/fakes/provider.py --asyncio; gc as judgeflow run):")
     rows = floors(args.items, args.passes, args.latency or [50, 200], args.concurrency or [16, 64])
     if args.json:
-        print(json.dumps(rows))
+        print(json.dumps({"langgraph_us_per_invoke": cost, "ratios": rows}))
     return 0
 
 
