@@ -67,6 +67,10 @@ def start_async_fake(latency: float) -> tuple[subprocess.Popen[str], str]:
     return _fakes().start_async_fake(latency)  # type: ignore[no-any-return]
 
 
+def stop_async_fake(proc: subprocess.Popen[str]) -> None:
+    _fakes().stop_async_fake(proc)
+
+
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
 REPEAT = 5
 IDEAL_PASSES = 3
@@ -239,10 +243,7 @@ def ideal_ratios(n: int) -> list[dict[str, Any]]:
                       f"wall {wall:6.2f} s  ideal {ideal:6.2f} s  ratio {ideal / wall:.2f} (best pass {best:.2f})  "
                       f"client CPU {cpu * 1000 / n:.2f} ms/item  (server {server * 1000 / n:.2f})", flush=True)
         finally:
-            if proc.stdin:
-                proc.stdin.close()
-            proc.terminate()
-            proc.wait(timeout=10)
+            stop_async_fake(proc)
     return rows
 
 

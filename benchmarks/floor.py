@@ -186,7 +186,7 @@ def floors(n: int, passes: int, latencies: list[float], concurrencies: list[int]
     try:
         recorded = asyncio.run(record(url, cpu.load("factual_qa.jsonl", n, "")))
     finally:
-        stop(proc)
+        cpu.stop_async_fake(proc)
     rows = []
     for latency_ms in latencies:
         proc, url = cpu.start_async_fake(latency_ms / 1000)
@@ -194,15 +194,8 @@ def floors(n: int, passes: int, latencies: list[float], concurrencies: list[int]
             for c in concurrencies:
                 rows.append(report(latency_ms, c, n, ratios(latency_ms, c, n, passes, recorded, url)))
         finally:
-            stop(proc)
+            cpu.stop_async_fake(proc)
     return rows
-
-
-def stop(proc: Any) -> None:
-    if proc.stdin:
-        proc.stdin.close()
-    proc.terminate()
-    proc.wait(timeout=10)
 
 
 def graph_cost(nodes: int, invokes: int = 2000) -> float:

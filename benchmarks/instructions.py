@@ -53,9 +53,7 @@ def child(mode: str, items: int) -> None:
         with cpu.run_gc(True):
             judged = asyncio.run(judge())
     finally:
-        if proc.stdin:
-            proc.stdin.close()
-        proc.terminate()
+        cpu.stop_async_fake(proc)
     print(f"judged {judged}")
 
 

@@ -285,6 +285,14 @@ def start_async_fake(latency: float) -> tuple[Any, str]:
     return proc, line.split()[1]
 
 
+def stop_async_fake(proc: Any) -> None:
+    """Stop a server from `start_async_fake`: close its stdin (its signal to exit), then make sure."""
+    if proc.stdin:
+        proc.stdin.close()
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
 async def serve_async(latency: float, port: int = 0) -> None:
     """The same model replies from one asyncio loop (no thread per connection): the benchmark's server."""
 
