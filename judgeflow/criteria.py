@@ -30,7 +30,7 @@ Basis = Literal["reference", "source", "spec", "knowledge", "none"]
 EVIDENCE_FIELDS = ("reference", "source", "spec")
 ITEM_FIELDS = ("question", "answer", *EVIDENCE_FIELDS)
 #: placeholders filled by judgeflow itself rather than from the item
-COMPUTED = ("claims", "verdict_guide", "fact_kinds", "bases")
+COMPUTED = ("claims", "verdict_guide", "fact_kinds", "bases", "not_errors")
 MODE_DEFAULTS = {
     "factual": "factual_correctness",
     "faithfulness": "source_faithfulness",
@@ -91,7 +91,10 @@ class Criterion(BaseModel):
     bases: list[Basis]
     """What a claim may be checked against, in order of precedence."""
     fact_kinds: list[str]
-    """Kinds of concrete, checkable facts a claim can state."""
+    """Kinds of concrete, checkable facts a claim can state (shown in the verdict guide)."""
+    not_errors: list[str] = Field(default_factory=list)
+    """What never counts as an error on its own (clarifications, synonyms, correct extra details):
+    shown in the verdict guide, under the verdicts. Empty where it does not apply."""
     prompts: Prompts
     coverage: CoveragePrompts | None = None
     """Requirement coverage prompts (spec criteria only); used when a Judge has coverage on."""
@@ -179,7 +182,8 @@ class Criterion(BaseModel):
     @property
     def fingerprint(self) -> str:
         """A hash of everything that determines the judge's behaviour (for caches)."""
-        data = self.model_dump_json(exclude={"path", "coverage"})  # coverage counts only where it runs
+        # coverage counts only where it runs; an empty not_errors leaves older fingerprints as they were
+        data = self.model_dump_json(exclude={"path", "coverage", *(() if self.not_errors else ("not_errors",))})
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
     @property
@@ -198,11 +202,24 @@ class Criterion(BaseModel):
         return hashlib.sha256(self.coverage_prompts.model_dump_json().encode()).hexdigest()[:16]
 
     def verdict_guide(self) -> str:
+        """The verdicts and what they mean, the fact kinds, and what is never an error (the
+        criterion's error definition, as the check and single prompts show it)."""
         lines = []
         for v, meaning in self.verdicts.items():
             tag = " (an error)" if v in self.error_verdicts else " (not an error)"
             lines.append(f"- {v}{tag}: {meaning.strip()}")
+        if self.fact_kinds:
+            lines.append(f"Kinds of concrete fact a claim can state: {', '.join(self.fact_kinds)}.")
+        if self.not_errors:
+            lines.append(self.not_errors_text())
         return "\n".join(lines)
+
+    def not_errors_text(self) -> str:
+        """The `not_errors` list as prompt text ("" when empty)."""
+        if not self.not_errors:
+            return ""
+        items = "\n".join(f"- {x.strip()}" for x in self.not_errors)
+        return f"Never an error on its own (give such a claim a verdict that is not an error):\n{items}"
 
     def system_for(self, key: str) -> str:
         """The system message for prompt `key` (decompose has its own short one when given)."""
@@ -216,6 +233,7 @@ class Criterion(BaseModel):
             "verdict_guide": self.verdict_guide(),
             "fact_kinds": ", ".join(self.fact_kinds),
             "bases": ", ".join(self.bases),
+            "not_errors": self.not_errors_text(),
             **fields,
         }
         return string.Formatter().vformat(getattr(self.prompts, key), (), _Defaulting(values))

@@ -24,7 +24,7 @@ from ..results import Judgment, TraceEntry, Usage
 from ..routing import choose_criterion
 
 #: bump when a change in judgeflow itself makes earlier cached results stale
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the verdict guide shows the fact kinds and not_errors
 COVERAGE_VERSION = 1
 JUDGED_FIELDS = frozenset({"question", "answer", "reference", "source", "spec", "mode", "criterion"})
 

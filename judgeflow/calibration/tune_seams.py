@@ -1,0 +1,155 @@
+"""The two things `tune` needs from the rest of judgeflow, behind two small seams.
+
+    judging = StoreJudging(backend, store=RunStore(...), strategy="graph")
+    results = await judging.judge(criterion, items)          # cached: a re-run is free
+    editor = Editor(client, cache_dir=Path(".judgeflow/tune-proposals"))
+    edits, cached = await editor.propose(criterion, messages, 3, usage)
+
+`StoreJudging` judges items with one criterion through the run store's response cache (the
+criterion's fingerprint is part of the key, so each edited criterion has its own entries).
+`Editor` asks a model for typed criterion edits through judgeflow's one LLM seam
+(`LLMClient.ask`), and keeps each reply in a file named by the request's hash, so a resumed tune
+asks nothing twice. A `Budget` is checked before each batch of calls is started.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..criteria import Criterion
+from ..errors import ConfigError, JudgeflowError
+from ..items import Item
+from ..judge import Judge
+from ..registry import Backend
+from ..results import Judgment, Usage
+from .edits import CriterionEdit, edits_reply, read_edits
+
+#: model calls one item costs at least, by strategy (decompose + check; one call)
+CALLS_PER_ITEM = {"graph": 2, "single": 1}
+PROPOSAL_VERSION = 1
+
+
+class BudgetReached(JudgeflowError):
+    """The next batch of calls would pass --budget (what is done so far is kept in the caches)."""
+
+
+class Budget:
+    """A cap on model calls and/or estimated USD, checked before a batch of calls is started."""
+
+    def __init__(self, calls: int | None = None, cost: float | None = None) -> None:
+        self.calls, self.cost = calls, cost
+        self.spent = Usage()
+        self.spent_cost = 0.0
+
+    @classmethod
+    def parse(cls, text: str | None) -> Budget:
+        """`500` (calls), `$2.50` or `2.5usd` (estimated cost); None: no cap."""
+        if not text:
+            return cls()
+        t = text.strip().lower()
+        try:
+            if t.startswith("$") or t.endswith("usd"):
+                return cls(cost=float(t.strip("$").removesuffix("usd").strip()))
+            return cls(calls=int(t))
+        except ValueError:
+            raise ConfigError(f"--budget {text!r} is not a number of calls (500) or a cost ($2.50, 2.5usd)") from None
+
+    def add(self, usage: Usage, cost: float | None) -> None:
+        self.spent.add(usage)
+        self.spent_cost += cost or 0.0
+
+    def check(self, planned_calls: int, doing: str) -> None:
+        """Raise BudgetReached if `planned_calls` more calls would pass the cap."""
+        if self.calls is not None and self.spent.calls + planned_calls > self.calls:
+            raise BudgetReached(f"{doing} needs about {planned_calls} more call(s); {self.spent.calls} of the "
+                                f"budget's {self.calls} are spent")
+        if self.cost is not None and self.spent.calls and planned_calls:
+            per_call = self.spent_cost / self.spent.calls
+            if self.spent_cost + per_call * planned_calls > self.cost:
+                raise BudgetReached(f"{doing} would cost about ${per_call * planned_calls:.4f} more; "
+                                    f"${self.spent_cost:.4f} of the budget's ${self.cost:.2f} are spent")
+
+
+class StoreJudging:
+    """Judge items with a given criterion, through the run store's response cache when given."""
+
+    def __init__(self, backend: Backend, *, store: Any = None, strategy: str = "graph", concurrency: int = 16) -> None:
+        self.backend, self.store, self.strategy, self.concurrency = backend, store, strategy, concurrency
+
+    @property
+    def model(self) -> str:
+        return self.backend.model
+
+    def _judge(self, criterion: Criterion) -> Judge:
+        return Judge(backend=self.backend, criterion=criterion, strategy=self.strategy,  # type: ignore[arg-type]
+                     concurrency=self.concurrency, keep_trace=False)
+
+    def planned_calls(self, criterion: Criterion, items: Sequence[Item]) -> int:
+        """Calls judging `items` takes at least: the items not in the cache, times the strategy's calls."""
+        misses = len(items)
+        if self.store is not None:
+            from ..runs.cache import cache_key
+
+            judge = self._judge(criterion)
+            misses = sum(1 for it in items if (k := cache_key(judge, it)) is None or self.store.cached(k) is None)
+        return misses * CALLS_PER_ITEM.get(self.strategy, 2)
+
+    async def judge(self, criterion: Criterion, items: Sequence[Item]) -> list[Judgment]:
+        """Every item's result under `criterion`, in input order."""
+        from ..runs.runner import judge_indexed
+
+        out: list[Judgment | None] = [None] * len(items)
+        async for seq, j in judge_indexed(self._judge(criterion), list(items), store=self.store):
+            out[seq] = j
+        return [j for j in out if j is not None]
+
+
+class Editor:
+    """Asks a model for typed edits to a criterion's data (one LLM seam; replies kept on disk)."""
+
+    def __init__(self, client: Any, *, cache_dir: Path | None = None) -> None:
+        self.client, self.cache_dir = client, cache_dir
+
+    @property
+    def model(self) -> str:
+        return str(self.client.model)
+
+    def _key(self, messages: list[dict[str, Any]], max_edits: int) -> str:
+        data = {"v": PROPOSAL_VERSION, "model": self.model, "url": getattr(self.client, "base_url", None),
+                "t": getattr(self.client, "temperature", None), "max": max_edits, "messages": messages}
+        return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    async def propose(self, criterion: Criterion, messages: list[dict[str, Any]], max_edits: int,
+                      usage: Usage) -> tuple[list[CriterionEdit], bool]:
+        """Up to `max_edits` edits (the calls counted into `usage`), and whether they came from the cache.
+
+        Raises:
+            LLMError: no valid reply after the client's retries and re-asks.
+        """
+        path = self.cache_dir / f"{self._key(messages, max_edits)}.json" if self.cache_dir else None
+        if path is not None and path.is_file():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                return [CriterionEdit.model_validate(e) for e in data["edits"]], True
+            except (ValueError, KeyError, TypeError):
+                pass  # a torn file: ask again
+        reply = await self.client.ask(edits_reply(criterion, max_edits), messages, usage=usage, step="propose",
+                                      max_tokens=400 + 300 * max_edits)
+        edits = read_edits(reply, max_edits)
+        if path is not None:
+            _write_atomic(path, json.dumps({"edits": [e.model_dump() for e in edits]}, ensure_ascii=False))
+        return edits, False
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
