@@ -32,6 +32,7 @@ if _TYPE_CHECKING:
     from .backends.llm import LLMClient, make_client
     from .calibration.agreement import CalibrationReport, calibrate
     from .calibration.comparison import ComparisonReport, compare
+    from .calibration.tune import TuneReport, TuneResult, atune, tune
     from .workflow import JudgeContext, JudgeState, build_graph
 
 # The provider SDKs (openai, anthropic, instructor) take seconds to import; offline judging,
@@ -41,6 +42,8 @@ if _TYPE_CHECKING:
 _LAZY = {"LLMClient": "backends.llm", "make_client": "backends.llm",
          "CalibrationReport": "calibration.agreement", "calibrate": "calibration.agreement",
          "ComparisonReport": "calibration.comparison", "compare": "calibration.comparison",
+         "TuneReport": "calibration.tune", "TuneResult": "calibration.tune", "atune": "calibration.tune",
+         "tune": "calibration.tune",
          "JudgeContext": "workflow", "JudgeState": "workflow", "build_graph": "workflow"}
 
 
@@ -82,8 +85,11 @@ __all__ = [
     "SingleJudgment",
     "SpecJudge",
     "TraceEntry",
+    "TuneReport",
+    "TuneResult",
     "Usage",
     "areview",
+    "atune",
     "build_graph",
     "calibrate",
     "compare",
@@ -95,4 +101,5 @@ __all__ = [
     "make_client",
     "read_items",
     "review",
+    "tune",
 ]

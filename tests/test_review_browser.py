@@ -138,6 +138,8 @@ def test_label_three_items_by_keyboard_in_chromium(review_url):
         cells = page.eval_on_selector_all("#confusion td", "tds => tds.map(td => Number(td.textContent))")
         assert cells == [ref.confusion.tn, ref.confusion.fp, ref.confusion.fn, ref.confusion.tp]
         assert page.text_content("#diagnosis") == ref.diagnosis
+        crit = next(iter(ref.criteria))
+        assert f"judgeflow tune ITEMS.jsonl --criterion {crit}" in page.text_content("#tune-help")
 
         # the item view of a labelled source item, for the artifact (and the README)
         page.fill("#search", "")

@@ -253,7 +253,7 @@ class ReviewSession:
         out["report"] = {
             "n": r.n, "kappa": r.kappa, "kappa_ci": r.kappa_ci, "kappa_note": r.kappa_note,
             "confusion": r.confusion.model_dump(), "false_alarms": r.false_alarms, "misses": r.misses,
-            "unscored": r.unscored + r.invalid, "diagnosis": r.diagnosis,
+            "unscored": r.unscored + r.invalid, "diagnosis": r.diagnosis, "criteria": r.criteria,
             "warnings": [w for w in r.warnings if "have no result row" not in w],
         }
         if self.other:

@@ -308,6 +308,10 @@
     if (c.compare) {
       parts.push(el("h3", {}, "A/B"), el("p", { id: "compare" }, c.compare.verdict || c.compare.message));
     }
+    const crit = r && r.criteria ? Object.keys(r.criteria)[0] : null;
+    parts.push(el("p", { className: "muted", id: "tune-help" }, "improve the criterion from these labels (an edit is kept only if held-out agreement rises): ",
+      el("code", {}, `judgeflow tune ITEMS.jsonl --criterion ${crit || "NAME"} --model MODEL --labels ${c.labels_path}`),
+      " (docs/tuning.md)"));
     $("panel").replaceChildren(...parts.filter((x) => x));
   }
 
