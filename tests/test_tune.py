@@ -9,16 +9,20 @@ fills every reply from its schema at random.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fakes.tuning import EDITS, ReadingFake, capital_items
 
-from judgeflow.calibration.edits import (CriterionEdit, EditError, apply_edit, dump_criterion, edited_toml,
-                                         edits_reply, toml_diff)
+from judgeflow.calibration.edits import (
+    CriterionEdit,
+    EditError,
+    apply_edit,
+    dump_criterion,
+    edited_toml,
+    edits_reply,
+    toml_diff,
+)
 from judgeflow.calibration.tune import NOTHING, make_folds, tune
 from judgeflow.calibration.tune_report import write_tune
 from judgeflow.cli import main
@@ -27,8 +31,6 @@ from judgeflow.errors import ConfigError
 from judgeflow.items import Item
 from judgeflow.runs.pricing import Price
 from judgeflow.runs.store import RunStore
-
-from conftest import SHARED
 
 FACTUAL = load_criterion("factual_correctness")
 #: the shipped criterion without its "never an error" list: the fake then flags correct extra details
@@ -203,24 +205,6 @@ def test_an_editor_that_gives_no_valid_reply_leaves_its_fold_without_edits() -> 
 
 # -- against the shared schema-filling fake (random verdicts), through the CLI ------------------
 
-FAKE_LLM = SHARED / "tools" / "fake_llm.py"
-
-
-@pytest.fixture
-def fake_llm() -> Iterator[str]:
-    if not FAKE_LLM.exists():
-        pytest.skip("../shared/tools/fake_llm.py is not beside the project")
-    proc = subprocess.Popen([sys.executable, str(FAKE_LLM), "--port", "0", "--host", "127.0.0.1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("PORT="), line
-        yield f"http://127.0.0.1:{int(line.strip().split('=')[1])}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
 def test_the_cli_with_a_random_judge_accepts_nothing(tmp_path: Path, fake_llm: str, shared_data: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     items = tmp_path / "fq.jsonl"
@@ -228,7 +212,7 @@ def test_the_cli_with_a_random_judge_accepts_nothing(tmp_path: Path, fake_llm: s
                      encoding="utf-8")
     out = tmp_path / "out"
     code = main(["tune", str(items), "--criterion", "factual_correctness", "--model", "openai/fake-judge",
-                 "--base-url", fake_llm, "--store", str(tmp_path / "runs.sqlite"), "--folds", "3",
+                 "--base-url", f"{fake_llm}/v1", "--store", str(tmp_path / "runs.sqlite"), "--folds", "3",
                  "--candidates", "2", "-o", str(out)])
     text = capsys.readouterr().out
     assert code == 0 and NOTHING in " ".join(text.split())

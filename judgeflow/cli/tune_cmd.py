@@ -18,7 +18,6 @@ from ..runs.store import DEFAULT_STORE
 from .argtypes import positive_int, positive_seconds
 from .render import console, fit
 
-
 EXIT_CODES = """exit codes: 0 done (an edit accepted or not); 1 stopped at --budget (the same command with a larger
 budget resumes from the caches); 2 bad input or configuration; 130 interrupted (the same command resumes)"""
 

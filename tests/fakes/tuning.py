@@ -24,9 +24,9 @@ import httpx2
 from .scripted import FakeLLM
 from .wire import openai_body
 
-_REFERENCE = re.compile(r"<reference>\n(.*?)\n</reference>", re.S)
-_ANSWER = re.compile(r"<answer>\n(.*?)\n</answer>", re.S)
-_CLAIM = re.compile(r'<claim id="([^"]+)">(.*?)</claim>', re.S)
+_REFERENCE = re.compile(r"<reference>\n(.*?)\n</reference>", re.DOTALL)
+_ANSWER = re.compile(r"<answer>\n(.*?)\n</answer>", re.DOTALL)
+_CLAIM = re.compile(r'<claim id="([^"]+)">(.*?)</claim>', re.DOTALL)
 _NOT_ERRORS = re.compile(r"Never an error on its own[^\n]*\n((?:- [^\n]*\n?)*)")
 
 #: a useless edit, the edit that fixes the false alarms, and one that cannot be applied
