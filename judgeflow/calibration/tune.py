@@ -225,7 +225,8 @@ class _Tuner:
         self.report.before = _agreement(self.items, baseline)
         proposals: list[list[Candidate]] = []
         for f, held in enumerate(folds):
-            train = [i for i in range(n) if i not in set(held)]
+            held_set = set(held)
+            train = [i for i in range(n) if i not in held_set]
             proposals.append(await self._propose(f, train, baseline))
             self.report.fold_info[-1].held_out = len(held)
         for rank in range(self.c):
