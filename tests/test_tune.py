@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx2
 import pytest
 from fakes.tuning import EDITS, ReadingFake, capital_items
 
@@ -27,7 +28,7 @@ from judgeflow.calibration.tune import NOTHING, make_folds, tune
 from judgeflow.calibration.tune_report import write_tune
 from judgeflow.cli import main
 from judgeflow.criteria import load_criterion
-from judgeflow.errors import ConfigError
+from judgeflow.errors import ConfigError, InvalidItemError, LLMError
 from judgeflow.items import Item
 from judgeflow.runs.pricing import Price
 from judgeflow.runs.store import RunStore
@@ -219,3 +220,13 @@ def test_the_cli_with_a_random_judge_accepts_nothing(tmp_path: Path, fake_llm: s
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["accepted"] is None and report["judge_usage"]["calls"] >= 60 and "model call(s)" in text
     assert (out / "report.html").is_file() and not list(out.glob("*.tuned.toml"))
+
+
+def test_repeated_ids_and_a_judge_that_scores_nothing_are_refused() -> None:
+    rows = capital_items()
+    with pytest.raises(InvalidItemError, match="more than once"):
+        tune([*rows, rows[0]], STRICT, backend=ReadingFake().backend())
+    down = ReadingFake()
+    down.handler = lambda request: httpx2.Response(500, json={"error": {"message": "down"}})  # type: ignore[method-assign]
+    with pytest.raises(LLMError, match="scored only 0 of 40"):
+        tune(rows, STRICT, backend=down.backend(max_retries=0))

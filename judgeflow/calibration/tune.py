@@ -222,6 +222,10 @@ class _Tuner:
         folds = make_folds(self.items, self.k, self.seed)
         first = await self._judge(self.criterion, list(range(n)), "judging the labelled items")
         baseline = [first[i] for i in range(n)]
+        unscored = [j for j in baseline if j.label is None]
+        if n - len(unscored) < MIN_LABELS:
+            raise LLMError(f"the judge scored only {n - len(unscored)} of {n} labelled items with the current criterion "
+                           f"(first failure: {unscored[0].error or unscored[0].status}); fix that, then tune again")
         self.report.before = _agreement(self.items, baseline)
         proposals: list[list[Candidate]] = []
         for f, held in enumerate(folds):
@@ -346,6 +350,9 @@ async def atune(
     chosen, unlabelled, invalid = labelled_items(items, labels)
     if len(chosen) < MIN_LABELS:
         raise ConfigError(f"tune needs at least {MIN_LABELS} labelled items (30-50 recommended), got {len(chosen)}")
+    dupes = sorted(i for i, k in Counter(it.id for it in chosen).items() if k > 1)
+    if dupes:
+        raise InvalidItemError(f"ids {dupes[:5]} appear more than once; each labelled item needs its own id", field="id")
     if len({it.label for it in chosen}) < 2:
         raise ConfigError("the labels have one class only; label items of both classes (0 and 1)")
     if not 2 <= folds <= len(chosen) or candidates < 1:

@@ -107,7 +107,10 @@ class StoreJudging:
         out: list[Judgment | None] = [None] * len(items)
         async for seq, j in judge_indexed(self._judge(criterion), list(items), store=self.store):
             out[seq] = j
-        return [j for j in out if j is not None]
+        missing = [items[i].id for i, j in enumerate(out) if j is None]
+        if missing:  # pragma: no cover - every item yields one result (judge_indexed's contract)
+            raise RuntimeError(f"no result for items {missing[:5]}")
+        return out  # type: ignore[return-value]
 
 
 class Editor:
