@@ -28,11 +28,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import httpx2
 
 from ...errors import ConfigError, InvalidItemError
+from ...files import STDIO
 from ...items import Item
 from ...judge import Judge, invalid_judgment
 from ...results import Judgment, Usage
@@ -143,6 +145,14 @@ def make_provider(model: str, *, base_url: str | None = None, http_client: Any =
 
         return AnthropicBatches(base_url=base_url, http_client=http_client)
     raise ConfigError(f"--batch needs an openai/ or anthropic/ model (their batch APIs); got {model!r}")
+
+
+def check_batch_input(path: Path) -> None:
+    """A batch run reads its input again at each `collect`: it must be a file, never stdin."""
+    if str(path) == STDIO:
+        raise ConfigError("--batch needs the items in a file: `batch collect` reads them again when the replies "
+                          "arrive, and stdin cannot be read twice; save them first (e.g. `... > items.jsonl`) and "
+                          "run `judgeflow run items.jsonl --batch ...`")
 
 
 def replay_judge(settings: dict[str, Any], transport: ReplayTransport) -> Judge:
