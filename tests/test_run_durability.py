@@ -183,7 +183,7 @@ def test_a_repeated_csv_column_is_refused(tmp_path: Path, capsys) -> None:
 def test_the_real_cli_reads_a_repeated_key_as_invalid(tmp_path: Path) -> None:
     """The same through a child process reading stdin (the JSONL stream path)."""
     line = '{"id": "a", "reference": "Paris", "answer": "Paris", "answer": "Rome"}\n'
-    proc = subprocess.run([sys.executable, "-m", "judgeflow", *offline(tmp_path, "-")], input=line, text=True,
+    proc = subprocess.run([sys.executable, "-m", "judgeflow", *offline(tmp_path, "-")], input=line, text=True, check=False,
                           capture_output=True, cwd=tmp_path, timeout=120)
     assert proc.returncode == 1, proc.stderr  # nothing judged
     assert "appears twice" in rows_of(tmp_path / "out.jsonl")[0]["error"]
@@ -226,3 +226,73 @@ def test_a_poisoned_result_row_is_unscored_then_judged_again_on_resume(tmp_path:
     assert row["status"] == "unscored" and "the stored result could not be read (label" in row["error"]
     assert main(offline(tmp_path, inp, "--resume")) == 0  # judged again
     assert [r["status"] for r in rows_of(tmp_path / "out.jsonl")] == ["judged"] * 4
+
+
+# 3. one writer per run ------------------------------------------------------------------------------
+
+def _online(tmp_path: Path, fake: FakeProvider, *extra: str) -> list[str]:
+    return ["run", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--model", "openai/fake-judge",
+            "--base-url", fake.base_url + "/v1", "--store", str(tmp_path / "runs.sqlite"), "--no-progress",
+            "--concurrency", "2", *extra]
+
+
+def _interrupted_run(tmp_path: Path, fake: FakeProvider, n: int) -> int:
+    """A run of `n` items stopped by SIGTERM after a few; returns the rows it finished."""
+    from fakes import stored_count, wait_for_results
+
+    write_items(tmp_path / "in.jsonl", n)
+    proc = start_cli(_online(tmp_path, fake), tmp_path)
+    wait_for_results(tmp_path / "runs.sqlite", 3, proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    return stored_count(tmp_path / "runs.sqlite")
+
+
+def test_two_resumes_of_one_run_judge_what_is_left_once(tmp_path: Path) -> None:
+    """Two real processes resume one run at once: one judges the rest, the other is refused with a
+    clear line before it judges anything. Before, both judged everything left (both exit 0)."""
+    n = 24
+    with FakeProvider(latency=0.05) as fake:
+        done = _interrupted_run(tmp_path, fake, n)
+        calls_before = len(fake.requests)
+        procs = [start_cli(_online(tmp_path, fake, "--resume"), tmp_path) for _ in range(2)]
+        outs = [p.communicate(timeout=180) for p in procs]
+        codes = sorted(p.returncode for p in procs)
+        assert codes == [0, 2], outs
+        refused = next(err for p, (_, err) in zip(procs, outs) if p.returncode == 2)
+        assert "is being written by another judgeflow process (pid " in refused and "Traceback" not in refused
+        assert len(fake.requests) - calls_before == 2 * (n - done)  # decompose + check, once per item left
+    assert [r["status"] for r in rows_of(tmp_path / "out.jsonl")] == ["judged"] * n
+
+
+def test_the_lock_of_a_killed_run_is_free_at_once(tmp_path: Path) -> None:
+    """kill -9 leaves the lock file behind, but no lock: the resume goes ahead."""
+    from fakes import wait_for_results
+
+    write_items(tmp_path / "in.jsonl", 12)
+    with FakeProvider(latency=0.05) as fake:
+        proc = start_cli(_online(tmp_path, fake), tmp_path)
+        wait_for_results(tmp_path / "runs.sqlite", 2, proc)
+        proc.kill()
+        proc.wait(30)
+        assert list((tmp_path / "runs.sqlite.locks").glob("*.lock"))  # left behind by the killed process
+        assert main(_online(tmp_path, fake, "--resume")) == 0
+    assert len(rows_of(tmp_path / "out.jsonl")) == 12
+    assert not list((tmp_path / "runs.sqlite.locks").glob("*.lock"))  # removed on release
+
+
+def test_a_second_collect_of_a_batch_run_is_refused(tmp_path: Path, capsys) -> None:
+    from judgeflow.runs.lock import RunLock
+
+    write_items(tmp_path / "in.jsonl", 2)
+    with FakeProvider() as fake:
+        assert main(batch_args(tmp_path, fake)) == 0
+        run_id = the_run(tmp_path)
+        held = RunLock.acquire(tmp_path / "runs.sqlite", run_id)  # as another collect would hold it
+        try:
+            assert main(["batch", "collect", run_id, "--store", str(tmp_path / "runs.sqlite")]) == 2
+        finally:
+            held.release()
+        assert len(fake.batch.submitted) == 1  # nothing submitted twice
+    assert f"run {run_id} is being written by another judgeflow process" in capsys.readouterr().err

@@ -273,6 +273,7 @@ def sigterm_interrupts() -> Iterator[None]:
 
 
 def _collect(args: argparse.Namespace, store: RunStore, con: Console, http_client: Any) -> int:
+    store.claim(store.get_run(args.run_id).run_id)  # one writer per run: a second collect is refused
     while True:
         run = store.get_run(args.run_id)
         if not BatchLedger(store).jobs(run.run_id):

@@ -192,6 +192,7 @@ def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, 
     if run is None:
         raise ConfigError(f"nothing to resume: no run in {store.path} wrote {args.output}; run without --resume "
                           "(results already judged are served from the cache)")
+    store.claim(run.run_id)  # one writer per run: a second resume of it is refused here
     if run.input_sha != sha:
         raise ConfigError(
             f"{args.input} changed since run {run.run_id} started (its content hash differs), so its finished "

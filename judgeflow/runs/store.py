@@ -29,6 +29,9 @@ from pydantic import BaseModel
 from ..errors import StoreError
 from ..redact import redact
 from ..results import Judgment
+from .lock import RunBusy, RunLock
+
+__all__ = ["DEFAULT_STORE", "RunBusy", "RunInfo", "RunStore", "StoreError"]
 
 DEFAULT_STORE = Path(".judgeflow") / "runs.sqlite"
 SCHEMA_VERSION = 1
@@ -84,6 +87,7 @@ class RunStore:
     def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        self._claims: dict[str, RunLock] = {}
         self.unreadable: Counter[str] = Counter()
         """Rows that no longer validate, by table ("cache": served as misses, "results": as unscored)."""
         try:
@@ -127,7 +131,22 @@ class RunStore:
         return StoreError(f"{self.path}: cannot {doing} the run store: {msg}")
 
     def close(self) -> None:
+        for lock in self._claims.values():
+            lock.release()
+        self._claims.clear()
         self._db.close()
+
+    def claim(self, run_id: str) -> None:
+        """Become the one writer of `run_id` until `close()` (see `runs.lock`); a no-op if held already.
+
+        Raises:
+            RunBusy: another process (or another RunStore) is writing the run.
+        """
+        if run_id not in self._claims:
+            self._claims[run_id] = RunLock.acquire(self.path, run_id)
+
+    def holds(self, run_id: str) -> bool:
+        return run_id in self._claims
 
     def __enter__(self) -> RunStore:
         return self
@@ -162,8 +181,9 @@ class RunStore:
         command: str | None = None,
         run_id: str | None = None,
     ) -> str:
-        """Record a new run and return its id."""
+        """Record a new run and return its id; this store is its one writer (`claim`) from now on."""
         run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self.claim(run_id)
         self._write(
             "start a run in",
             "INSERT INTO runs VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
