@@ -296,3 +296,36 @@ def test_a_second_collect_of_a_batch_run_is_refused(tmp_path: Path, capsys) -> N
             held.release()
         assert len(fake.batch.submitted) == 1  # nothing submitted twice
     assert f"run {run_id} is being written by another judgeflow process" in capsys.readouterr().err
+
+
+# 12. an upload left at the provider by a kill -----------------------------------------------------------
+
+@pytest.mark.parametrize("then", ["status", "collect", "resume"])
+def test_an_upload_left_by_a_kill_is_deleted_by_the_next_command(tmp_path: Path, then: str) -> None:
+    """`run --batch` killed (-9) after uploading the batch input file, before the batch exists: the
+    file, with every prompt, stayed at the provider forever. The next command deletes it."""
+    import threading
+
+    write_items(tmp_path / "in.jsonl", 3)
+    store = ["--store", str(tmp_path / "runs.sqlite")]
+    with FakeProvider() as fake:
+        fake.batch.stall_create = threading.Event()
+        proc = start_cli(batch_args(tmp_path, fake), tmp_path)
+        deadline = time.monotonic() + 60
+        while not fake.batch.create_calls:  # uploaded; the create is in flight
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.kill()
+        proc.wait(30)
+        fake.batch.stall_create.set()
+        fake.batch.stall_create = None
+        [upload] = list(fake.batch.files)
+        assert fake.batch.names[upload].startswith("judgeflow-") and fake.batch.deleted == []
+        run_id = the_run(tmp_path)
+        if then == "resume":
+            assert main(batch_args(tmp_path, fake, "--resume")) == 0  # resumes by submitting the round again
+        else:
+            assert main(["batch", then, run_id, *store]) == 0
+        assert upload in fake.batch.deleted
+        if then != "status":  # the round was submitted again, from a new upload: one batch, no orphan
+            assert len(fake.batch.submitted) == 1

@@ -33,7 +33,7 @@ from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
 from ..runs import runner
 from ..runs.output import file_sha, write_output
-from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
+from ..runs.store import DEFAULT_STORE, RunBusy, RunInfo, RunStore
 from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
 from .argtypes import positive_seconds, share
 
@@ -100,8 +100,25 @@ def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> No
         if found:
             ledger.set_submitted(run.run_id, job.tag, found)
             con.print(f"run {run.run_id}: found batch {found} submitted before an interruption; following it")
-        else:
-            ledger.set_status(run.run_id, job.tag, "abandoned")
+            continue
+        left = provider.discard(job.tag, job.created)  # an upload the interruption left without a batch
+        if left:
+            con.print(f"[yellow]note:[/yellow] could not delete {', '.join(left)} at {provider.name}, uploaded "
+                      "before an interruption; delete it yourself (it holds the prompts)", soft_wrap=True)
+        ledger.set_status(run.run_id, job.tag, "abandoned")
+
+
+def settle_intents(store: RunStore, run: RunInfo, con: Console, http_client: Any = None) -> None:
+    """Resolve the run's batch intents (see `_reconcile`) if this process may write the run: it holds the run's
+    lock or can take it (a writer still uploading holds it, and its upload is no orphan)."""
+    if not any(j.status == "intent" for j in BatchLedger(store).jobs(run.run_id)):
+        return
+    try:
+        store.claim(run.run_id)
+    except RunBusy:
+        con.print(f"run {run.run_id}: another judgeflow process is submitting a batch of it right now", soft_wrap=True)
+        return
+    _reconcile(store, run, _provider(run, http_client), con)
 
 
 async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, con: Console,
@@ -140,8 +157,11 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
     return _finish(store, run, con, max_unscored)
 
 
-def open_batches_note(store: RunStore, run_id: str) -> str | None:
-    """A warning for a batch run resumed online while some of its batches are still at the provider."""
+def open_batches_note(store: RunStore, run_id: str, con: Console | None = None) -> str | None:
+    """A warning for a batch run resumed online while some of its batches are still at the provider
+    (its interrupted submissions resolved first: a batch found is followed, an orphan upload deleted)."""
+    if con is not None:
+        settle_intents(store, store.get_run(run_id), con)
     open_ = [j.batch_id for j in BatchLedger(store).jobs(run_id) if j.open]
     if not open_:
         return None
@@ -204,6 +224,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     con = Console(highlight=False)
     with RunStore(args.store) as store:
         run = store.get_run(args.run_id)
+        settle_intents(store, run, con)
         jobs = BatchLedger(store).jobs(run.run_id)
         con.print(f"run {run.run_id}: {run.status}, {store.count(run.run_id)} of {run.total} rows done")
         if not jobs:

@@ -261,7 +261,7 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
         if args.resume:  # only a resumed run can have batches (a new run id has none): batch code loads only then
             from .batch_cmd import open_batches_note
 
-            if note := open_batches_note(store, run_id):
+            if note := open_batches_note(store, run_id, con):
                 con.print(note, soft_wrap=True)
         session = Usage()
         stats = Counter[str]()

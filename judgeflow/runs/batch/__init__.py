@@ -15,7 +15,10 @@ When something goes wrong (see `ledger`): every completed line of a batch is kep
 the batch's final state (completed, expired, cancelled, ended); a failed or expired line is sent
 again in the next batch, up to `MAX_ATTEMPTS` times, a cancelled one is not; replies serve only
 the run that collected them. Each batch is recorded as an intent before it is submitted, so a kill
-in between is resolved by finding the batch at the provider, not by paying for it twice. A round
+in between is resolved by finding the batch at the provider, not by paying for it twice; an intent
+the provider has no batch for is abandoned, and the input file it may have uploaded (named after the
+intent's tag, every prompt in it) is deleted, by the next `batch status`, `batch collect` or
+`run --resume` of the run (under the run's lock: never while its writer is still uploading). A round
 bigger than the provider's limits is split into several batches.
 
 The provider side (upload, create, status, results, find, delete) lives in `batch_openai` and
@@ -97,6 +100,11 @@ class BatchProvider(Protocol):
 
     def find(self, tag: str, n: int, since: float, exclude: set[str]) -> str | None:
         """The id of a batch submitted with `tag` (n requests, at or after `since`), if the provider has one."""
+        ...
+
+    def discard(self, tag: str, since: float) -> list[str]:
+        """Delete what an interrupted submission under `tag` (recorded at `since`) left at the provider without
+        a batch (OpenAI: the uploaded input file, every prompt in it); return what could not be deleted."""
         ...
 
     def status(self, batch_id: str) -> BatchStatus: ...
