@@ -282,20 +282,26 @@ def test_the_lock_of_a_killed_run_is_free_at_once(tmp_path: Path) -> None:
     assert not list((tmp_path / "runs.sqlite.locks").glob("*.lock"))  # removed on release
 
 
-def test_a_second_collect_of_a_batch_run_is_refused(tmp_path: Path, capsys) -> None:
-    from judgeflow.runs.lock import RunLock
-
+def test_a_second_collect_of_a_batch_run_is_refused(tmp_path: Path) -> None:
+    """Two real `batch collect` processes of one run: the second is refused while the first polls
+    (before, both polled, and both would submit the next round when the batch ended)."""
     write_items(tmp_path / "in.jsonl", 2)
+    store = ["--store", str(tmp_path / "runs.sqlite")]
     with FakeProvider() as fake:
+        fake.batch.polls = 10_000
         assert main(batch_args(tmp_path, fake)) == 0
         run_id = the_run(tmp_path)
-        held = RunLock.acquire(tmp_path / "runs.sqlite", run_id)  # as another collect would hold it
-        try:
-            assert main(["batch", "collect", run_id, "--store", str(tmp_path / "runs.sqlite")]) == 2
-        finally:
-            held.release()
-        assert len(fake.batch.submitted) == 1  # nothing submitted twice
-    assert f"run {run_id} is being written by another judgeflow process" in capsys.readouterr().err
+        first = start_cli(["batch", "collect", run_id, *store, "--wait", "0.1"], tmp_path)
+        deadline = time.monotonic() + 60
+        while sum(b["polls"] for b in fake.batch.batches.values()) < 1:  # the first one is polling
+            assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+            time.sleep(0.05)
+        second = subprocess.run([sys.executable, "-m", "judgeflow", "batch", "collect", run_id, *store], cwd=tmp_path,
+                                capture_output=True, text=True, timeout=120, check=False)
+        first.send_signal(signal.SIGTERM)
+        first.communicate(timeout=60)
+    assert second.returncode == 2, second.stderr
+    assert f"run {run_id} is being written by another judgeflow process (pid {first.pid}" in second.stderr
 
 
 # 12. an upload left at the provider by a kill -----------------------------------------------------------
