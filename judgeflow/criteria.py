@@ -152,6 +152,9 @@ class Criterion(BaseModel):
                 raise _invalid(f"prompts.{key}", f"lacks {{{missing[0]}}}, so the judge would never see "
                                f"{'the claims' if missing[0] == 'claims' else 'the ' + missing[0]}; add a line "
                                f"{{{missing[0]}}} where it belongs")
+        if any(not x.strip() or "\n" in x.strip() for x in self.not_errors):
+            raise _invalid("not_errors", "each entry is one short line of text (an empty or multi-line entry was "
+                           'given), e.g. not_errors = ["correct facts that the reference does not mention"]')
         self._check_coverage()
         return self
 

@@ -28,7 +28,7 @@ from judgeflow.calibration.tune import NOTHING, make_folds, tune
 from judgeflow.calibration.tune_report import write_tune
 from judgeflow.cli import main
 from judgeflow.criteria import load_criterion
-from judgeflow.errors import ConfigError, InvalidItemError, LLMError
+from judgeflow.errors import ConfigError, CriterionError, InvalidItemError, LLMError
 from judgeflow.items import Item
 from judgeflow.runs.pricing import Price
 from judgeflow.runs.store import RunStore
@@ -230,3 +230,11 @@ def test_repeated_ids_and_a_judge_that_scores_nothing_are_refused() -> None:
     down.handler = lambda request: httpx2.Response(500, json={"error": {"message": "down"}})  # type: ignore[method-assign]
     with pytest.raises(LLMError, match="scored only 0 of 40"):
         tune(rows, STRICT, backend=down.backend(max_retries=0))
+
+
+@pytest.mark.parametrize("bad", ["", "two\nlines"], ids=["empty", "multi-line"])
+def test_a_not_errors_entry_is_one_line(tmp_path: Path, bad: str) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(dump_criterion(FACTUAL.model_copy(update={"not_errors": ["fine", bad]})), encoding="utf-8")
+    with pytest.raises(CriterionError, match="not_errors: each entry is one short line"):
+        load_criterion(path)
