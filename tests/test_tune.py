@@ -35,7 +35,7 @@ from judgeflow.runs.store import RunStore
 
 FACTUAL = load_criterion("factual_correctness")
 #: the shipped criterion without its "never an error" list: the fake then flags correct extra details
-STRICT = FACTUAL.model_copy(update={"not_errors": [], "path": ""})
+STRICT = FACTUAL.model_copy(update={"not_errors": []})
 PRICES = {"openai/gpt-fake": Price(input=1.0, output=2.0)}
 
 
@@ -148,7 +148,8 @@ def test_tune_finds_the_edit_the_judge_reads_and_reports_a_held_out_gain(tmp_pat
     assert r.calls == len(fake.requests) and r.cost == pytest.approx(r.calls * (100 * 1.0 + 20 * 2.0) / 1e6)
     paths = write_tune(result, tmp_path / "out")
     diff = paths["diff"].read_text(encoding="utf-8")
-    assert f'+not_errors = ["{EDITS[1]["new"]}"]' in diff
+    assert f'+not_errors = ["{EDITS[1]["new"]}"]' in diff  # against STRICT as it is, not the shipped file
+    assert [x for x in diff.splitlines() if x.startswith("-") and not x.startswith("---")] == ["-not_errors = []"]
     assert load_criterion(paths["criterion"]).not_errors == [EDITS[1]["new"]]
     html = paths["report.html"].read_text(encoding="utf-8")
     assert "accepted" in html and "q15" in html and "&lt;" not in r.verdict

@@ -166,12 +166,13 @@ def edited_toml(text: str, old: Criterion, new: Criterion) -> str:
     for name, meaning in new.verdicts.items():
         if old.verdicts.get(name) != meaning:
             out = _set_verdict(out, name, meaning)
-    if _same(out, new):
+    if same_criterion(out, new):
         return out
     return dump_criterion(new)
 
 
-def _same(text: str, criterion: Criterion) -> bool:
+def same_criterion(text: str, criterion: Criterion) -> bool:
+    """True when the TOML `text` loads to `criterion` (its path aside)."""
     try:
         data = tomllib.loads(text)
         return Criterion(**data).model_dump(exclude={"path"}) == criterion.model_dump(exclude={"path"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .comparison import ComparisonReport, Decision
-from .edits import dump_criterion, edited_toml, toml_diff
+from .edits import dump_criterion, edited_toml, same_criterion, toml_diff
 from .report_html import CSS, e
 from .tune import RankResult, TuneReport, TuneResult
 
@@ -38,10 +38,13 @@ def criterion_files(result: TuneResult) -> tuple[str, str, str] | None:
     if result.criterion is None:
         return None
     old, new = result.original, result.criterion
-    old_text = Path(old.path).read_text(encoding="utf-8") if old.path and Path(old.path).is_file() else dump_criterion(old)
+    old_text = Path(old.path).read_text(encoding="utf-8") if old.path and Path(old.path).is_file() else ""
+    old_name = Path(old.path).name if old_text else f"{old.name}.toml"
+    if not same_criterion(old_text, old):  # built or changed in code: diff against it written out
+        old_text = dump_criterion(old)
     text = edited_toml(old_text, old, new)
     name = f"{old.name}.tuned.toml"
-    return name, text, toml_diff(old_text, text, Path(old.path).name if old.path else f"{old.name}.toml", name)
+    return name, text, toml_diff(old_text, text, old_name, name)
 
 
 def write_tune(result: TuneResult, out_dir: Path) -> dict[str, Path]:
