@@ -239,3 +239,10 @@ def test_a_not_errors_entry_is_one_line(tmp_path: Path, bad: str) -> None:
     path.write_text(dump_criterion(FACTUAL.model_copy(update={"not_errors": ["fine", bad]})), encoding="utf-8")
     with pytest.raises(CriterionError, match="not_errors: each entry is one short line"):
         load_criterion(path)
+
+
+def test_the_editor_can_be_another_model() -> None:
+    judge, editor = ReadingFake(), ReadingFake(edits=EDITS[1:2])
+    result = tune(capital_items(), STRICT, backend=judge.backend(), editor=editor.client(), folds=2, candidates=1)
+    assert "CriterionEdits" not in judge.tools and editor.tools == {"CriterionEdits": 2}
+    assert result.criterion is not None and result.report.editor_usage.calls == 2

@@ -379,25 +379,27 @@ async def atune(
 
 def _seams(model: str | None, backend: Any, editor: Any, editor_model: str | None, store: Any, strategy: str,
            concurrency: int, proposals_dir: str | Path | None, client_kwargs: dict[str, Any]) -> tuple[StoreJudging, Editor]:
+    from ..backends.llm_judge import LLMJudge
     from ..registry import make_backend
+    from ..runs.store import RunStore
 
-    if store is not None and not hasattr(store, "cached"):
-        from ..runs.store import RunStore
-
+    if store is not None and not isinstance(store, RunStore):
         store = RunStore(store)
     backend = backend or make_backend(model, **client_kwargs)
-    if editor is None and editor_model:
+    owned = editor is None and bool(editor_model)
+    if owned:
         from ..backends.llm import make_client
 
-        editor = make_client(editor_model, **client_kwargs)
-    editor = editor or getattr(backend, "client", None)
-    if editor is None or not hasattr(editor, "ask"):
+        editor = make_client(str(editor_model), **client_kwargs)
+    elif editor is None and isinstance(backend, LLMJudge):
+        editor = backend.client
+    if editor is None:
         raise ConfigError(f"tune needs a model to propose edits; {backend.model!r} has none: pass "
                           "--editor-model provider/model (or editor=make_client(...))")
-    if proposals_dir is None and store is not None and getattr(store, "path", None):
-        proposals_dir = Path(store.path).parent / "tune-proposals"
+    if proposals_dir is None and isinstance(store, RunStore):
+        proposals_dir = store.path.parent / "tune-proposals"
     return (StoreJudging(backend, store=store, strategy=strategy, concurrency=concurrency),
-            Editor(editor, cache_dir=Path(proposals_dir) if proposals_dir else None))
+            Editor(editor, cache_dir=Path(proposals_dir) if proposals_dir else None, owned=owned))
 
 
 def _check_priced(budget: Budget, models: list[str], prices: Any) -> None:
@@ -413,9 +415,8 @@ async def _close(judging: StoreJudging, editor: Editor) -> None:
     from ..judge import Judge
 
     await Judge(backend=judging.backend).aclose()
-    close = getattr(editor.client, "aclose", None)
-    if close is not None and editor.client is not getattr(judging.backend, "client", None):
-        await close()
+    if editor.owned:  # built here for --editor-model; the judge's own client was closed above
+        await editor.client.aclose()
 
 
 def tune(items: Iterable[Item | Mapping[str, Any] | InvalidItemError], criterion: str | Path | Criterion,

@@ -116,8 +116,9 @@ class StoreJudging:
 class Editor:
     """Asks a model for typed edits to a criterion's data (one LLM seam; replies kept on disk)."""
 
-    def __init__(self, client: Any, *, cache_dir: Path | None = None) -> None:
-        self.client, self.cache_dir = client, cache_dir
+    def __init__(self, client: Any, *, cache_dir: Path | None = None, owned: bool = False) -> None:
+        """`client`: an LLMClient (anything with its `ask`); `owned`: built for this tune (closed at its end)."""
+        self.client, self.cache_dir, self.owned = client, cache_dir, owned
 
     @property
     def model(self) -> str:
