@@ -9,10 +9,14 @@ fills every reply from its schema at random.
 from __future__ import annotations
 
 import json
+import signal
+import sqlite3
+import time
 from pathlib import Path
 
 import httpx2
 import pytest
+from fakes import FakeProvider, start_cli
 from fakes.tuning import EDITS, ReadingFake, capital_items
 
 from judgeflow.calibration.edits import (
@@ -246,3 +250,44 @@ def test_the_editor_can_be_another_model() -> None:
     result = tune(capital_items(), STRICT, backend=judge.backend(), editor=editor.client(), folds=2, candidates=1)
     assert "CriterionEdits" not in judge.tools and editor.tools == {"CriterionEdits": 2}
     assert result.criterion is not None and result.report.editor_usage.calls == 2
+
+
+def _cached_rows(store: Path) -> int:
+    try:
+        db = sqlite3.connect(store, timeout=5)
+        try:
+            return int(db.execute("SELECT COUNT(*) FROM cache").fetchone()[0])
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0
+
+
+def test_a_killed_tune_resumes_and_pays_for_nothing_twice(tmp_path: Path) -> None:
+    """SIGKILL half-way (no clean-up at all), then the same command: every item judgment and
+    proposal is made once, apart from the calls in flight at the kill."""
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in capital_items()), encoding="utf-8")
+    crit = tmp_path / "strict.toml"
+    crit.write_text(dump_criterion(STRICT), encoding="utf-8")
+    store = tmp_path / "runs.sqlite"
+    with FakeProvider(latency=0.05) as fake:
+        args = ["tune", str(items), "--criterion", str(crit), "--model", "openai/fake-judge", "--base-url",
+                fake.base_url + "/v1", "--store", str(store), "--folds", "4", "--candidates", "1",
+                "--concurrency", "2", "-o", str(tmp_path / "out")]
+        proc = start_cli(args, tmp_path)
+        deadline = time.monotonic() + 120
+        while _cached_rows(store) < 50:  # the first judging (40) is done, the held-out judging under way
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "tune judged nothing"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        before = len(fake.requests)
+        assert before < 40 * 2 * 2 + 4 and not (tmp_path / "out").exists()  # killed half-way
+        assert main(args) == 0
+        report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    bound = 40 * 2 * (1 + 1) + 4  # every item judged twice (current criterion, one edit), one proposal per fold
+    assert report["status"] == "done" and report["cached_items"] >= 50
+    assert bound <= len(fake.requests) <= bound + 2 * 2  # at most the kill's in-flight items (x 2 calls) again
+    assert 0 < report["judge_usage"]["calls"] + report["editor_usage"]["calls"] == len(fake.requests) - before

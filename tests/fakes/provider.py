@@ -1,7 +1,8 @@
 """A local fake LLM provider: a real HTTP server on 127.0.0.1 with a fixed latency.
 
 It speaks the OpenAI chat-completions wire format (and Anthropic's /v1/messages) with tool calls,
-answering judgeflow's three requests (Claims, ClaimChecks, SingleJudgment) from the prompt alone:
+answering judgeflow's three requests (Claims, ClaimChecks, SingleJudgment) from the prompt alone
+(and `tune`'s CriterionEdits with one fixed edit):
 claims are the answer's sentences (at most 4), and a claim is `contradicted` when it holds a
 digit, else `supported`. Token usage is estimated as characters / 4.
 
@@ -53,6 +54,9 @@ def answer_for(tool: str, prompt: str) -> dict[str, Any]:
     """The tool arguments judgeflow expects for request `tool`, from the user prompt."""
     if tool == "ClaimChecks":
         return {"checks": [{"claim_id": cid, **_verdict(text, prompt)} for cid, text in _CLAIM.findall(prompt)]}
+    if tool == "CriterionEdits":  # `judgeflow tune`'s editor: one edit that always applies
+        return {"edits": [{"field": "not_errors", "action": "add", "new": "correct extra details",
+                           "addresses": [], "why": "fake provider"}]}
     found = _ANSWER.findall(prompt)  # the last one: the system prompt may name the tag too
     claims = _claims(found[-1] if found else "")
     if tool == "SingleJudgment":
