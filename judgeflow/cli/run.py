@@ -39,10 +39,11 @@ from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..results import Judgment, Usage
 from ..runs import runner
 from ..runs.output import OutputError, check_output, check_output_writable, file_sha, spool, write_output  # noqa: F401 (old paths)
+from ..backends.limits import DEFAULT_MAX_WAIT
 from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RESULT_SETTINGS, RunSettings  # noqa: F401
 from ..runs.gc_tuning import tuned_gc
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
-from .argtypes import non_negative_int, positive_int, positive_seconds, share, temperature  # noqa: F401
+from .argtypes import non_negative_int, positive_float, positive_int, positive_seconds, share, temperature  # noqa: F401
 from .render import console
 from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, run_failure, summarize
 from . import ensemble, ray_cmd
@@ -83,7 +84,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--no-cache", action="store_true",
                    help="do not serve results from the store's response cache (new results are still cached)")
     p.add_argument("--retries", type=non_negative_int, default=4,
-                   help="provider retries on 429/5xx/timeouts, with backoff and jitter, honouring retry-after (default 4)")
+                   help="provider retries on 5xx/timeouts, with backoff and jitter (default 4); 429s are waited out "
+                        "up to --max-wait instead")
+    p.add_argument("--rpm", type=positive_float, metavar="N",
+                   help="requests per minute the endpoint allows, for one that sends no rate-limit headers "
+                        "(default: learned from the replies' headers)")
+    p.add_argument("--tpm", type=positive_float, metavar="N",
+                   help="tokens per minute the endpoint allows (input tokens on the Anthropic wire), for one that "
+                        "sends no rate-limit headers (default: learned from the replies' headers)")
+    p.add_argument("--max-wait", type=positive_seconds, default=DEFAULT_MAX_WAIT, metavar="SECONDS",
+                   help="the longest an item waits on the rate limit before it is unscored as rate limited "
+                        f"(default {DEFAULT_MAX_WAIT:g}; a 429 is waited out, not counted against --retries)")
     p.add_argument("--reasks", type=non_negative_int, default=2,
                    help="re-asks after an invalid structured reply (default 2)")
     p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per request (default 120)")
