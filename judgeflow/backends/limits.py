@@ -260,7 +260,7 @@ class Limiter:
         retry_s: float | None = None
         for key, value in headers.raw:
             key = key.lower()
-            if key.startswith(b"x-ratelimit-") or key.startswith(b"anthropic-ratelimit-"):
+            if key.startswith((b"x-ratelimit-", b"anthropic-ratelimit-")):
                 m = _HEADER.match(key)
                 if m is not None:
                     if m.group(1):
@@ -391,3 +391,52 @@ def limiters() -> list[Limiter]:
     """The limiters of this process that have sent anything."""
     with _REGISTRY_LOCK:
         return [lim for lim in _LIMITERS.values() if lim.sent]
+
+
+def forget() -> None:
+    """Drop every limiter (what was learned with them): tests, or a process that changes keys."""
+    with _REGISTRY_LOCK:
+        _LIMITERS.clear()
+
+
+def progress_note() -> str:
+    """One short line for a progress bar: the pace the limits allow and requests waiting on them."""
+    parts = []
+    for lim in limiters():
+        pace = ", ".join(f"{_short(b.rate)} {_UNIT[d]}/s" for d, b in lim.buckets.items())
+        if pace or lim.waiting:
+            parts.append(f"limit {pace or 'unknown'}" + (f" · {lim.waiting} waiting" if lim.waiting else ""))
+    return " | ".join(parts)
+
+
+def report(elapsed: float, items: int) -> list[str]:
+    """Summary lines of the limits met in this run (none when no limit was met)."""
+    lines = []
+    for lim in limiters():
+        if not (lim.buckets or lim.rate_limited):
+            continue
+        lines.append(f"rate limit of {lim.name}: {lim.describe() or 'not announced (429s only)'}")
+        per_item = f"; limiter tokens per item {lim.charged / items:,.0f}" if items and lim.charged else ""
+        lines.append(f"  429s received: {lim.rate_limited} of {lim.sent} requests; waited on the limit "
+                     f"{lim.waited:,.1f}s in all{per_item}")
+        if lim.gave_up:
+            lines.append(f"  {lim.gave_up} requests given up after --max-wait")
+        if lim.waited and elapsed >= 120:
+            lines.append("  the rate limit set this run's pace: for large runs, --batch uses the provider's batch "
+                         "quota (separate and much larger) at about half the price")
+    return lines
+
+
+_UNIT = {"requests": "req", "tokens": "tok", "input": "in-tok", "output": "out-tok"}
+
+
+def _short(n: float) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else f"{n:.1f}"
+
+
+def stats() -> list[dict[str, Any]]:
+    """The limits met in this run, as data (`run --json`)."""
+    return [{"endpoint": lim.name, "limits": lim.describe() or None, "responses_429": lim.rate_limited,
+             "requests": lim.sent, "waited_s": round(lim.waited, 3), "given_up": lim.gave_up,
+             "limiter_tokens": round(lim.charged)}
+            for lim in limiters() if lim.buckets or lim.rate_limited]

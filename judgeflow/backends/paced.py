@@ -109,9 +109,9 @@ class Paced:
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-    async def __aenter__(self) -> Paced:
+    async def __aenter__(self) -> Paced:  # noqa: PYI034 - an httpx transport, never subclassed
         await self.inner.__aenter__()
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.inner.__aexit__(*exc)
