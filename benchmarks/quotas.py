@@ -110,14 +110,59 @@ def run_case(wire: str, items: int, concurrency: int, extra: list[str]) -> dict[
             "tail": done.stderr.strip().splitlines()[-6:]}
 
 
+def overhead(requests: int = 3000, passes: int = 5) -> tuple[float, float]:
+    """CPU per request (microseconds) of an httpx2 client over a MockTransport, without and with the
+    limiter under it, on the unlimited path (no headers, no flags): (plain, added by the limiter).
+    The two run interleaved, `passes` times each; the least CPU a pass took is taken."""
+    import asyncio
+
+    import httpx2
+
+    from judgeflow.backends.limits import CALL, Call, Limiter
+    from judgeflow.backends.paced import Paced, RateLimited
+
+    body = json.dumps({"id": "x", "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}).encode()
+    payload = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x" * 2000}], "max_tokens": 256})
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, content=body, headers={"content-type": "application/json", "x-request-id": "r"})
+
+    async def one_pass(paced: bool) -> float:
+        transport = httpx2.MockTransport(handler)
+        if paced:
+            transport = Paced(transport, Limiter(name="bench"), "openai", RateLimited)  # type: ignore[assignment]
+        async with httpx2.AsyncClient(transport=transport, base_url="http://bench.test/v1") as client:
+            start = time.process_time()
+            for _ in range(requests):
+                token = CALL.set(Call(max_tokens=256)) if paced else None
+                await client.post("/chat/completions", content=payload)
+                if token is not None:
+                    CALL.reset(token)
+            return (time.process_time() - start) / requests * 1e6
+
+    best = {False: float("inf"), True: float("inf")}
+    for _ in range(passes):
+        for paced in (False, True):
+            best[paced] = min(best[paced], asyncio.run(one_pass(paced)))
+    return best[False], best[True] - best[False]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--wire", choices=["openai", "anthropic", "both"], default="both")
     ap.add_argument("--items", type=int, help="items per case (default 100 on openai, 60 on anthropic)")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--json", action="store_true", help="print each case as one JSON line too")
+    ap.add_argument("--overhead", action="store_true",
+                    help="only measure the limiter's CPU per request on the unlimited path (no server)")
     ap.add_argument("extra", nargs="*", help="more `judgeflow run` flags (after --)")
     args = ap.parse_args()
+    if args.overhead:
+        plain, added = overhead()
+        print(f"unlimited path: an httpx2 request over a MockTransport costs {plain:.1f} us CPU; the limiter under it "
+              f"adds {added:.1f} us ({added / plain:.1%} of that; the client spends ~2,500 us a call in all, "
+              "benchmarks/cpu.py)")
+        return
     if not (SHARED / "tools" / "fake_llm.py").exists():
         raise SystemExit(f"needs {SHARED}/tools/fake_llm.py and {SHARED}/data")
     for wire in (["openai", "anthropic"] if args.wire == "both" else [args.wire]):

@@ -162,3 +162,17 @@ def test_a_run_that_lost_items_to_the_rate_limit_does_not_exit_0(tmp_path) -> No
     lost = [r for r in results if r["label"] is None]
     assert lost and all("rate limited" in r["error"] for r in lost)
     assert len(results) == 4 and code == 1  # under --max-unscored 0.9, still not a success
+
+
+def test_ray_actors_each_pace_to_their_part_of_a_limit() -> None:
+    from judgeflow.backends.limits import split
+
+    limiter = limiter_for("openai", "http://x/v1", "k", "openai/m")
+    limiter.configure(rpm=60)
+    split(2)  # what each of 2 Ray actors does before building its judge
+    assert limiter.buckets["requests"].limit == 30 and limiter.buckets["requests"].rate == pytest.approx(0.5)
+    later = limiter_for("openai", "http://x/v1", "k", "openai/n")
+    later.configure(tpm=1000)
+    assert later.buckets["tokens"].limit == 500
+    assert later.too_large((1.0, 800.0, 0.0, 0.0)) is None  # the whole limit decides what can never pass
+    assert "1,000" in (later.too_large((1.0, 1200.0, 0.0, 0.0)) or "")

@@ -149,15 +149,14 @@ class Limiter:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- settings ------------------------------------------------------------------------------
-    def configure(self, rpm: float | None = None, tpm: float | None = None, wire: str = "openai",
-                  share: int = 1) -> None:
+    def configure(self, rpm: float | None = None, tpm: float | None = None, wire: str = "openai") -> None:
         """Limits per minute set by hand (`--rpm`, `--tpm`; tpm is input tokens on the Anthropic
-        wire), split `share` ways (Ray actors); replies' headers still refine them."""
+        wire); replies' headers still refine them. This process's part of them (see `split`)."""
         now = time.monotonic()
         with self._lock:
             for dim, per_minute in (("requests", rpm), ("input" if wire == "anthropic" else "tokens", tpm)):
                 if per_minute:
-                    limit = float(per_minute) / max(share, 1)
+                    limit = float(per_minute) / _SHARE[0]
                     self.buckets[dim] = Bucket(limit, limit / MINUTE, limit, now, "set")
 
     @property
@@ -170,10 +169,10 @@ class Limiter:
         """Why a request of `costs` can never pass (larger than a whole bucket), else None."""
         for dim, cost in zip(DIMS, costs):
             bucket = self.buckets.get(dim)
-            if bucket is not None and dim != "requests" and cost > bucket.limit:
+            if bucket is not None and dim != "requests" and cost > bucket.limit * _SHARE[0]:
                 what = {"tokens": "tokens", "input": "input tokens", "output": "output tokens"}[dim]
                 return (f"rate limited: request too large for {self.name}: about {cost:,.0f} {what} against a limit "
-                        f"of {bucket.limit:,.0f} per window ({bucket.source}); it can never pass: shorten it "
+                        f"of {bucket.limit * _SHARE[0]:,.0f} per window ({bucket.source}); it can never pass: shorten it "
                         "with --max-source-chars or --max-tokens")
         return None
 
@@ -286,6 +285,7 @@ class Limiter:
                 limit, remaining = _number(fields.get("limit")), _number(fields.get("remaining"))
                 if not limit or remaining is None:
                     continue
+                limit, remaining = limit / _SHARE[0], remaining / _SHARE[0]  # this process's part
                 reset, slack = _reset(fields.get("reset"))
                 bucket = self.buckets.get(dim)
                 if bucket is None or bucket.source == "set":
@@ -324,7 +324,8 @@ class Limiter:
                 unit = {"requests": "requests", "tokens": "tokens", "input": "input tokens",
                         "output": "output tokens"}[dim]
                 parts.append(f"{b.limit:,.0f} {unit} per window, {b.rate:,.1f}/s ({b.source})")
-        return "; ".join(parts)
+        split = f" (this process's 1/{_SHARE[0]} of the limit)" if _SHARE[0] > 1 and parts else ""
+        return "; ".join(parts) + split
 
 
 def _wake(fut: asyncio.Future[None]) -> None:
@@ -371,6 +372,24 @@ def _reset(value: bytes | None) -> tuple[float | None, float]:
 
 
 # -- the registry ------------------------------------------------------------------------------
+#: how many processes share each limit (Ray actors): each paces itself to its part of it
+_SHARE = [1]
+
+
+def split(processes: int) -> None:
+    """Pace this process to 1/`processes` of every limit, set or learned (one of `processes` Ray
+    actors sharing a key). Each actor still re-syncs to the provider's `remaining`, which counts
+    every actor's requests."""
+    processes = max(1, int(processes))
+    with _REGISTRY_LOCK:
+        scale, _SHARE[0] = _SHARE[0] / processes, processes
+        for lim in _LIMITERS.values():
+            with lim._lock:
+                for b in lim.buckets.values():
+                    b.limit, b.rate, b.level, b.low, b.high = (b.limit * scale, b.rate * scale, b.level * scale,
+                                                               b.low * scale, b.high * scale)
+
+
 _LIMITERS: dict[tuple[str, str, str, str], Limiter] = {}
 _REGISTRY_LOCK = threading.Lock()
 
@@ -394,9 +413,10 @@ def limiters() -> list[Limiter]:
 
 
 def forget() -> None:
-    """Drop every limiter (what was learned with them): tests, or a process that changes keys."""
+    """Drop every limiter (what was learned with them) and any split: tests, or a process that changes keys."""
     with _REGISTRY_LOCK:
         _LIMITERS.clear()
+        _SHARE[0] = 1
 
 
 def progress_note() -> str:
