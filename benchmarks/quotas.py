@@ -73,13 +73,13 @@ def read_log(log: Path) -> dict[str, Any]:
             "cost": sum(limiter_cost(e) for e in ok), "wall": end - start}
 
 
-def run_case(wire: str, items: int, concurrency: int, extra: list[str]) -> dict[str, Any]:
+def run_case(wire: str, items: int, concurrency: int, extra: list[str], *, unlimited: bool = False) -> dict[str, Any]:
     data, model, flags, bound = CASES[wire]
     limit = float(flags[1])
     window = float(flags[3])
     with tempfile.TemporaryDirectory() as tmp:
         log, out = Path(tmp) / "fake.jsonl", Path(tmp) / "out.jsonl"
-        proc, port = start_fake(flags, log)
+        proc, port = start_fake([] if unlimited else flags, log)
         try:
             base = f"http://127.0.0.1:{port}" + ("/v1" if wire == "openai" else "")
             cmd = [sys.executable, "-m", "judgeflow", "run", str(SHARED / "data" / data), "-o", str(out),
@@ -153,6 +153,8 @@ def main() -> None:
     ap.add_argument("--items", type=int, help="items per case (default 100 on openai, 60 on anthropic)")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--json", action="store_true", help="print each case as one JSON line too")
+    ap.add_argument("--unlimited", action="store_true",
+                    help="the same cases with no limit on the fake: the limiter tokens per item alone")
     ap.add_argument("--overhead", action="store_true",
                     help="only measure the limiter's CPU per request on the unlimited path (no server)")
     ap.add_argument("extra", nargs="*", help="more `judgeflow run` flags (after --)")
@@ -166,7 +168,8 @@ def main() -> None:
     if not (SHARED / "tools" / "fake_llm.py").exists():
         raise SystemExit(f"needs {SHARED}/tools/fake_llm.py and {SHARED}/data")
     for wire in (["openai", "anthropic"] if args.wire == "both" else [args.wire]):
-        r = run_case(wire, args.items or (100 if wire == "openai" else 60), args.concurrency, args.extra)
+        r = run_case(wire, args.items or (100 if wire == "openai" else 60), args.concurrency, args.extra,
+                     unlimited=args.unlimited)
         print(f"{wire:9} ({r['bound']}-bound): scored {r['scored']}/{r['items']}  exit {r['exit']}  "
               f"requests {r['requests']} (429: {r['429']}, {r['share_429']:.0%})  "
               f"wall {r['wall']:.1f}s vs ideal {r['ideal']:.1f}s: ratio {r['ratio']:.2f}  "

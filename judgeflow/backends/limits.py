@@ -14,9 +14,9 @@ What it does per model request (POST .../chat/completions, .../messages, .../res
   `--rpm` / `--tpm` or learned from the headers every reply carries (OpenAI
   `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`; Anthropic
   `anthropic-ratelimit-{requests,input-tokens,output-tokens}-{limit,remaining,reset}`). A reply
-  re-syncs the bucket to the provider's `remaining` (corrected for what was sent since), so other
-  clients of the same key (other processes, Ray actors) are accounted for; the refill rate is the
-  largest rate that every reply's (remaining, reset) pair allows. A request reserves its cost and
+  re-syncs the bucket to the provider's `remaining` (less what was sent since), so other clients
+  of the same key (other processes, Ray actors) are accounted for; the refill rate is the lowest
+  one consistent with every reply's (remaining, reset) pair. A request reserves its cost and
   sleeps until its slot: waiters are spread over time by construction, never woken together.
 - **429**: the limiter learns from the reply, waits as told (`retry-after-ms`, `retry-after`,
   with jitter) and sends the request again itself. The SDK never sees the 429, so it uses none
@@ -293,7 +293,10 @@ class Limiter:
                 bucket.learn(limit, remaining, reset, slack)
                 i = DIMS.index(dim)
                 later = self.spent[i] - ticket.marks[i] if ticket.marks else 0.0
-                bucket.level = min(limit, remaining + bucket.rate * max(0.0, now - ticket.sent) - later)
+                # the provider counted `remaining` when it admitted the request, somewhere between
+                # `ticket.sent` and now (an event loop may be late to send): no refill is assumed
+                # since, so the level is never above the provider's
+                bucket.level = min(limit, remaining - later)
                 bucket.at = now
 
     def _throttled(self, ticket: Ticket) -> None:
