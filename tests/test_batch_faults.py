@@ -178,7 +178,7 @@ def test_a_cancelled_batch_keeps_what_was_done_and_does_not_resubmit(tmp_path: P
     run_id = runs(tmp_path)[0]
     assert collect(tmp_path, run_id) == 0 and collect(tmp_path, run_id) == 0  # two polls: half done
     _cancel(fake, provider, fake.provider_batches(provider)[0]["id"])
-    assert collect(tmp_path, run_id, "--wait", "0.01") == 0
+    assert collect(tmp_path, run_id, "--wait", "0.01", "--max-unscored", "1") == 0  # the cancelled rows: unscored
     done = sum(fake.paid_lines().values())
     assert 0 < done < 20
     assert kept_replies(tmp_path, run_id) == done
@@ -357,7 +357,8 @@ def test_batch_files_are_deleted_once_stored(tmp_path: Path, start, provider: st
     fake = start("--batch-polls", "1", "--error-rate", "0.3")
     write_items(tmp_path / "in.jsonl", 5)
     assert main(run_args(tmp_path, fake, provider, "--batch")) == 0
-    assert collect(tmp_path, runs(tmp_path)[0], "--wait", "0.01", *(["--keep-batch-files"] if keep else [])) == 0
+    assert collect(tmp_path, runs(tmp_path)[0], "--wait", "0.01", "--max-unscored", "1",  # failed lines: unscored
+                   *(["--keep-batch-files"] if keep else [])) == 0
     assert len(rows(tmp_path)) == 5
     if provider == "openai":
         left = fake.get("/v1/files")["data"]
