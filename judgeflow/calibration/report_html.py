@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .agreement import Agreement, CalibrationReport, Confusion, Disagreement, strength
+from .agreement import Agreement, CalibrationReport, Confusion, Disagreement, kappa_text, strength
 from .comparison import ComparisonReport, Decision
 from ..results import ClaimResult, JudgeVote
 
@@ -156,8 +156,7 @@ def svg_kappas(rows: Sequence[tuple[str, Agreement]], *, width: int = 520) -> st
 
 
 def _metrics_table(a: Agreement) -> str:
-    ci = f" [{a.kappa_ci[0]:.2f}, {a.kappa_ci[1]:.2f}]" if a.kappa_ci else ""
-    kappa = f"{a.kappa:.2f}{ci} ({strength(a.kappa)})" if a.kappa is not None else f"undefined: {e(a.kappa_note)}"
+    kappa = f"{e(kappa_text(a))} ({strength(a.kappa)})" if a.kappa is not None else f"undefined: {e(a.kappa_note)}"
     rows = [("items (n)", str(a.n)), ("Cohen's kappa [95% CI]", kappa), ("accuracy", _f(a.accuracy)),
             ("precision (class 1)", _f(a.precision)), ("recall (class 1)", _f(a.recall)), ("F1 (class 1)", _f(a.f1)),
             ("false alarms", f"{a.false_alarms} ({_f(a.false_alarm_share, True)} of disagreements)"),
@@ -297,8 +296,7 @@ def calibration_html(r: CalibrationReport, *, title: str = "Calibration") -> str
                 "<th>F1</th><th>false alarms</th><th>misses</th><th>split</th><th>diagnosis</th></tr>")
         rows = []
         for g in r.groups:
-            ci = f" [{g.kappa_ci[0]:.2f}, {g.kappa_ci[1]:.2f}]" if g.kappa_ci else ""
-            kappa = f"{g.kappa:.2f}{ci}" if g.kappa is not None else "undefined"
+            kappa = e(kappa_text(g))
             rows.append(f"<tr><td>{e(g.group)}</td><td class=num>{g.n}</td><td class=num>{g.unscored}</td>"
                         f"<td class=nw>{kappa}</td><td class=num>{_f(g.accuracy)}</td><td class=num>{_f(g.f1)}</td>"
                         f"<td class=num>{g.false_alarms}</td><td class=num>{g.misses}</td>"

@@ -72,10 +72,9 @@ def fmt(x: float | None, pct: bool = False) -> str:
 
 
 def kappa_text(a: Agreement) -> str:
-    if a.kappa is None:
-        return "undefined"
-    ci = f" [{a.kappa_ci[0]:.2f}, {a.kappa_ci[1]:.2f}]" if a.kappa_ci else ""
-    return f"{a.kappa:.2f}{ci}"
+    from ..calibration.agreement import kappa_text as text  # here: the parser never imports numpy
+
+    return text(a)
 
 
 def confusion_table(a: Agreement, title: str = "confusion (rows: human, columns: judge)") -> Table:

@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--open", action="store_true", help="open the page in the default browser")
     p.add_argument("--reveal", action="store_true", help="show the judge's verdict before you label (default: blind)")
     p.add_argument("--seed", type=int, default=0, help="seed of the stratified order of a new labels file")
+    p.add_argument("--keep-labels", action="store_true", help="a new labels file keeps the items' own labels "
+                                                             "(default: dropped, so you label blind)")
     p.set_defaults(func=cmd_review)
 
 
@@ -35,9 +37,12 @@ def cmd_review(args: argparse.Namespace) -> int:
 
     labels = args.labels or args.results.with_name(f"{args.results.stem}.labels.jsonl")
     s = ReviewSession(args.results, labels, items=args.items, other=args.compare, reveal=args.reveal,
-                      seed=args.seed)
+                      seed=args.seed, keep_labels=args.keep_labels)
     made = f"made {len(s)} items to label (stratified by the judge's label)" if s.created else f"{len(s)} items"
     print(f"labels: {labels} ({made}; `judgeflow label {labels}` resumes the same file)", flush=True)
+    if s.dropped_labels:
+        print(f"note: the items' own labels ({s.dropped_labels}) were left out so that you label blind; "
+              "--keep-labels (with a new --labels file) keeps them", flush=True)
     if s.without_results:
         print(f"note: {s.without_results} items have no result row and were left out", flush=True)
     if s.not_in_results:
