@@ -285,3 +285,12 @@ def test_a_kappa_that_rounds_to_zero_is_never_printed_as_minus_zero() -> None:
     assert kappa_text(a) == "0.00 [-0.30, 0.29]"
     assert "Kappa 0.00 (slight agreement" in diagnose(a) and "-0.00" not in diagnose(a)
     assert strength(-0.003) == "slight" and strength(-0.02) == "worse than chance"
+
+
+def test_labels_that_match_no_result_say_so_with_both_sides_ids(tmp_path: Path) -> None:
+    (tmp_path / "l.jsonl").write_text("".join(json.dumps({"id": f"other-{k}", "label": k % 2}) + "\n" for k in range(5)))
+    with pytest.raises(InvalidItemError) as e:
+        calibrate(judgments(HUMAN, JUDGE), labels=tmp_path / "l.jsonl")
+    msg = str(e.value)
+    assert "none of the 5 labelled id(s) is a result id" in msg
+    assert "'other-0', 'other-1', 'other-2', ..." in msg and "results: 'q0'" in msg

@@ -351,3 +351,30 @@ def test_importing_judgeflow_does_not_import_starlette():
     code = "import sys, judgeflow, judgeflow.cli; print('starlette' in sys.modules, 'uvicorn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_review_and_calibrate_find_the_items_through_the_run_store(tmp_path, monkeypatch, capsys):
+    import judgeflow.calibration.review_app.server as server
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JUDGEFLOW_MODEL", raising=False)  # the offline judge
+    served = []
+    monkeypatch.setattr(server, "serve", lambda s, **kw: served.append(s))
+    write_jsonl(tmp_path / "items.jsonl", ITEMS)
+    assert main(["run", "items.jsonl", "-o", "results.jsonl", "--store", "s.sqlite", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["review", "results.jsonl", "--store", "s.sqlite", "--labels", "a.jsonl"]) == 0
+    out = capsys.readouterr().out
+    assert f"items: {tmp_path / 'items.jsonl'} (the file the run read" in out
+    assert len(served[0]) == 4 and served[0].labeller.items[0].answer
+    assert main(["calibrate", "results.jsonl", "--store", "s.sqlite", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["disagreements"] and all(d["answer"] for d in report["disagreements"])
+    # changed, then moved: said plainly, with the fix
+    (tmp_path / "items.jsonl").write_text((tmp_path / "items.jsonl").read_text() + "\n", encoding="utf-8")
+    assert main(["review", "results.jsonl", "--store", "s.sqlite", "--labels", "b.jsonl"]) == 2
+    assert "changed since the run" in capsys.readouterr().err
+    (tmp_path / "items.jsonl").rename(tmp_path / "moved.jsonl")
+    assert main(["review", "results.jsonl", "--store", "s.sqlite", "--labels", "b.jsonl"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "which is no longer there (moved or deleted" in err and "--items" in err

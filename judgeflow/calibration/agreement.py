@@ -348,6 +348,10 @@ def deciding_claim(j: Judgment) -> ClaimResult | None:
     return next((c for c in j.claims if c.error), None) if j.label == 1 else None
 
 
+def _some(ids: Sequence[str], k: int = 3) -> str:
+    return ", ".join(repr(i) for i in ids[:k]) + (", ..." if len(ids) > k else "")
+
+
 def calibrate(
     results: Iterable[Judgment] | str | Path,
     labels: HumanLabels | Mapping[str, Label] | str | Path | None = None,
@@ -381,6 +385,11 @@ def calibrate(
         labels = read_labels(labels)
     joined = join_labels(rows, labels)
     scored = [(j, h) for j, h in joined.pairs if j.label is not None]
+    if not scored and not joined.pairs and joined.only_in_labels:
+        raise InvalidItemError(f"nothing to calibrate: none of the {len(joined.only_in_labels)} labelled id(s) is a "
+                               f"result id (labels: {_some(joined.only_in_labels)}; results: "
+                               f"{_some([j.id for j in rows])}): were these results made from the labelled items?",
+                               path=where)
     if not scored:
         why = (f"{len(joined.pairs)} labelled item(s), all unscored or invalid" if joined.pairs
                else "no result has a human label; pass --labels FILE or judge items that carry a 'label'")

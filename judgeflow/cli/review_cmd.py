@@ -13,7 +13,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                       "(needs `pip install judgeflow[review]`)")
     p.add_argument("results", type=Path, help="results .jsonl from `judgeflow run`")
     p.add_argument("--items", type=Path, help="the items file given to `judgeflow run` (results carry no texts); "
-                                              "needed to start a new labels file")
+                                              "default: the file the run read, as its run store recorded it")
+    p.add_argument("--store", type=Path, metavar="FILE", help="the run store that knows which items file the run "
+                                                              "read (default: .judgeflow/runs.sqlite here or beside "
+                                                              "RESULTS)")
     p.add_argument("--labels", type=Path, help="labels file in `judgeflow label`'s format: resumed if it exists, "
                                                "else made from --items (default: RESULTS.labels.jsonl)")
     p.add_argument("--compare", type=Path, metavar="OTHER", help="a second run's results on the same items (A/B view)")
@@ -36,7 +39,14 @@ def cmd_review(args: argparse.Namespace) -> int:
     from ..calibration.review_app.session import ReviewSession
 
     labels = args.labels or args.results.with_name(f"{args.results.stem}.labels.jsonl")
-    s = ReviewSession(args.results, labels, items=args.items, other=args.compare, reveal=args.reveal,
+    items = args.items
+    if items is None and not labels.exists():
+        from ..runs.output import run_input
+
+        items = run_input(args.results, args.store)
+        if items is not None:
+            print(f"items: {items} (the file the run read, unchanged since; from the run store)", flush=True)
+    s = ReviewSession(args.results, labels, items=items, other=args.compare, reveal=args.reveal,
                       seed=args.seed, keep_labels=args.keep_labels)
     made = f"made {len(s)} items to label (stratified by the judge's label)" if s.created else f"{len(s)} items"
     print(f"labels: {labels} ({made}; `judgeflow label {labels}` resumes the same file)", flush=True)

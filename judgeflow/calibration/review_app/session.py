@@ -90,9 +90,10 @@ class ReviewSession:
         """The items' own labels left out of a new labels file (blind relabelling; keep_labels keeps them)."""
         if not self.labels_path.exists():
             if items is None:
-                raise ConfigError(f"{self.labels_path} does not exist and results rows carry no question or answer: "
-                                  "pass --items ITEMS (the file you gave `judgeflow run`) to start labelling, or "
-                                  "--labels FILE made by `judgeflow sample` / `judgeflow label`")
+                raise ConfigError(f"{self.labels_path} does not exist, results rows carry no question or answer, "
+                                  "and no run store knows the items file the run read: pass --items ITEMS (the "
+                                  "file you gave `judgeflow run`; or --store STORE, the run's --store) to start "
+                                  "labelling, or --labels FILE made by `judgeflow sample` / `judgeflow label`")
             self._create(Path(items), seed, keep_labels)
         self.labeller = Labeller(self.labels_path)
         self.lock = threading.Lock()
