@@ -200,7 +200,9 @@ class Labeller:
             outcome = "[green]you agree[/green]"
         else:
             outcome = "[yellow]a false alarm by the judge[/yellow]" if theirs == 1 else "[magenta]a miss by the judge[/magenta]"
-        self.con.print(f"judge said {theirs} ({escape(str(judge.get('criterion')))}): {escape(why)} → {outcome}")
+        said = "nothing (invalid input)" if judge.get("status") == "invalid" else "unscored" if theirs is None else theirs
+        crit = f" ({escape(str(judge['criterion']))})" if judge.get("criterion") else ""
+        self.con.print(f"judge said {said}{crit}: {escape(why)} → {outcome}")
 
     def summary(self) -> LabelSummary:
         labels = [self.label_of(i) for i in range(len(self.rows))]
