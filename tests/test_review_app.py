@@ -378,3 +378,58 @@ def test_review_and_calibrate_find_the_items_through_the_run_store(tmp_path, mon
     assert main(["review", "results.jsonl", "--store", "s.sqlite", "--labels", "b.jsonl"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "which is no longer there (moved or deleted" in err and "--items" in err
+
+
+def test_a_slow_calibration_never_holds_up_a_save(files, monkeypatch):
+    import asyncio
+    import threading
+
+    import httpx
+
+    s = ReviewSession(files["results"], files["labels"], items=files["items"])
+    release, order = threading.Event(), []
+
+    def slow_calibration():
+        release.wait(5)  # on the event loop this would stall every request for 5 s
+        order.append("calibration")
+        return {"report": None}
+
+    monkeypatch.setattr(s, "calibration", slow_calibration)
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=create_app(s, TOKEN))
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=H) as c:
+            panel = asyncio.create_task(c.get("/api/calibration"))
+            await asyncio.sleep(0.2)
+            r = await c.post("/api/items/0/label", json={"id": s.labeller.items[0].id, "label": 1})
+            order.append("save")
+            release.set()
+            assert r.status_code == 200 and (await panel).status_code == 200
+
+    asyncio.run(scenario())
+    assert order == ["save", "calibration"]
+
+
+def test_serve_pays_for_the_heavy_imports_before_it_prints_the_url(files, monkeypatch):
+    import uvicorn
+
+    from judgeflow.calibration.review_app.server import serve
+
+    s = ReviewSession(files["results"], files["labels"], items=files["items"])
+    order = []
+    monkeypatch.setattr(s, "warm_up", lambda: order.append("warm_up"))
+
+    class Server:
+        def __init__(self, config):
+            pass
+
+        def run(self, sockets):
+            order.append("serve")
+            sockets[0].close()
+
+    monkeypatch.setattr(uvicorn, "Server", Server)
+    serve(s, announce=lambda url: order.append("announce"))
+    assert order == ["warm_up", "announce", "serve"]
+    code = ("import sys; from judgeflow.calibration.review_app.session import ReviewSession as R; "
+            "R.warm_up(type('S', (), {'calibration': lambda self: None})()); print('sklearn.metrics' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() == ["True"]
