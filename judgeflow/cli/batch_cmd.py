@@ -106,7 +106,8 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
                   f"judgeflow batch collect {run.run_id}{_store_opt(store)}", soft_wrap=True)
         return 0
     transport = ReplayTransport(ledger, run.run_id)
-    pending = await advance(store, run.run_id, replay_judge(run.settings, transport), transport, rows)
+    pending = await advance(store, run.run_id, replay_judge(run.settings, transport), transport, rows,
+                            cache=not run.settings.get("no_cache"))
     if pending:
         round_ = max((j.round for j in ledger.jobs(run.run_id)), default=0) + 1
         parts = split(pending, provider)

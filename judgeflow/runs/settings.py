@@ -29,7 +29,7 @@ RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temper
                    "requirements", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
                    "threshold")
 #: also recorded with the run (not compared on resume)
-RECORDED = (*RESULT_SETTINGS, "criterion_arg", "batch")
+RECORDED = (*RESULT_SETTINGS, "criterion_arg", "batch", "no_cache")
 
 
 class RunSettings(BaseModel):
