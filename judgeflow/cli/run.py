@@ -39,7 +39,7 @@ from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..results import Judgment, Usage
 from ..runs import runner
 from ..runs.output import OutputError, check_output, check_output_writable, file_sha, spool, write_output  # noqa: F401 (old paths)
-from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RESULT_SETTINGS, RunSettings  # noqa: F401
+from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, ENDPOINT, RESULT_SETTINGS, RunSettings  # noqa: F401
 from ..runs.gc_tuning import tuned_gc
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from .argtypes import non_negative_int, positive_int, positive_seconds, share, temperature  # noqa: F401
@@ -180,7 +180,8 @@ def check_unique_ids(rows: Iterable[Any], path: Path) -> tuple[int, Counter[tupl
     return n, aliases
 
 
-def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, total: int, command: str) -> str:
+def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, total: int, command: str,
+             con: Console | None = None) -> str:
     """The run id to record into: the last run for OUTPUT (--resume), else a new run."""
     settings = run_settings(args, judge)
     out = STDIO if str(args.output) == STDIO else str(args.output.resolve())
@@ -202,6 +203,12 @@ def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, 
     if diff:
         raise ConfigError(f"run {run.run_id} used other settings ({'; '.join(diff)}); resume with "
                           f"`{run.command}`, or run without --resume to start a new run")
+    if settings.get(ENDPOINT) != run.settings.get(ENDPOINT):  # the endpoint is not a judging setting
+        store.update_run(run.run_id, settings={**run.settings, ENDPOINT: settings.get(ENDPOINT)}, command=command)
+        if con is not None:
+            con.print(f"note: the endpoint changed since run {run.run_id} stopped "
+                      f"({run.settings.get(ENDPOINT) or 'the default'} then, {settings.get(ENDPOINT) or 'the default'} now); "
+                      "the run goes on there and records it", soft_wrap=True, markup=False)
     store.set_status(run.run_id, "running")
     return run.run_id
 
@@ -243,7 +250,7 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
     note_aliases(aliases, con)
     command = resume_command(args, judge.model)
     with RunStore(args.store) as store:
-        run_id = open_run(store, args, judge, sha, total, command)
+        run_id = open_run(store, args, judge, sha, total, command, con)
         if args.batch:
             from .batch_cmd import submit
 

@@ -24,12 +24,16 @@ from .summary import DEFAULT_MAX_UNSCORED
 #: an item whose texts together are longer than this is an invalid row, not a huge request
 DEFAULT_MAX_INPUT_CHARS = 200_000
 
-#: settings that change the results of a run; a resume must match them (the stored record's keys)
-RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
+#: settings that change the results of a run; a resume must match them (the stored record's keys).
+#: The endpoint (`base_url`) is not one: it says where requests go, not how items are judged, so a
+#: run stopped on a bad endpoint resumes with the corrected one (recorded, see `ENDPOINT`).
+RESULT_SETTINGS = ("model", "mode", "criterion", "strategy", "temperature", "limit", "trace",
                    "requirements", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
                    "threshold")
 #: also recorded with the run (not compared on resume)
-RECORDED = (*RESULT_SETTINGS, "criterion_arg", "batch", "no_cache")
+RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache")
+#: the recorded setting a resume may change (the run's record is updated to the new value)
+ENDPOINT = "base_url"
 
 
 class RunSettings(BaseModel):
