@@ -104,6 +104,9 @@ def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:
 
     if args.batch:
         raise ConfigError("--ray and --batch are two ways to run at scale; choose one")
+    if getattr(args, "map", None):
+        raise ConfigError("--map does not apply to --ray yet: rename the columns in the dataset "
+                          "(ds.rename_columns) or judge in one process")
     if args.ray_actors < 1 or args.ray_rows_per_shard < 1:
         raise ConfigError("--ray-actors and --ray-rows-per-shard must be at least 1")
     fmt = output_format(args)

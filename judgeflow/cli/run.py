@@ -41,6 +41,7 @@ from ..runs import runner
 from ..runs.output import OutputError, check_output, check_output_writable, file_sha, spool, write_output  # noqa: F401 (old paths)
 from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, ENDPOINT, RESULT_SETTINGS, RunSettings  # noqa: F401
 from ..runs.gc_tuning import tuned_gc
+from ..runs.inputs import check_input, raise_if_all_invalid
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from .argtypes import non_negative_int, positive_int, positive_seconds, share, temperature  # noqa: F401
 from .render import console
@@ -59,6 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="results .jsonl (one judgment a line); - writes to stdout")
     p.add_argument("--model", help=f"provider/model (default ${DEFAULT_MODEL_ENV}, else {OFFLINE_MODEL}, offline)")
     p.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint (vLLM, llama.cpp, LM Studio)")
+    p.add_argument("--map", action="append", metavar="FIELD=COLUMN",
+                   help="read an item field from a column of another name, e.g. --map reference=gold_text "
+                        "(repeatable; fields: id, question, answer, reference, source, spec, label, ...)")
     p.add_argument("--mode", default="auto", choices=["auto", "factual", "faithfulness", "spec"],
                    help="route by fields (auto) or force a mode")
     p.add_argument("--criterion", help="a criterion name or .toml path for every item (overrides --mode)")
@@ -152,34 +156,6 @@ def resume_command(args: argparse.Namespace, model: str) -> str:
     return settings.resume_command()
 
 
-def check_unique_ids(rows: Iterable[Any], path: Path) -> tuple[int, Counter[tuple[str, str]]]:
-    """The store keys results by id (resume, output): two rows with one id would collapse into one.
-
-    Every row counts, invalid ones too (an invalid row keeps the id it was given, or `line-N`).
-    Returns the number of rows and the input fields read by alias ((field, alias) counts), so one
-    pass over the input does all of it.
-    """
-    first: dict[str, int] = {}  # id -> its line (or -row number): ints, not strings, for 100,000s of rows
-    aliases: Counter[tuple[str, str]] = Counter()
-    n = 0
-    for n, it in enumerate(rows, 1):
-        if isinstance(it, InvalidItemError):
-            item_id, line = invalid_judgment(it).id, it.line
-        else:
-            item_id, line = it.id, it.line
-            if it.aliases:
-                aliases.update(it.aliases.items())
-        if item_id in first:
-            where = f"line {line}" if line is not None else f"row {n}"
-            seen = first[item_id]
-            raise InvalidItemError(
-                f"item id {item_id!r} is used on {f'line {seen}' if seen > 0 else f'row {-seen}'} and {where}; "
-                "ids must be unique within a run (results, resume and the output are keyed by id): rename one",
-                path=str(path), field="id", item_id=item_id)
-        first[item_id] = line if line is not None else -n
-    return n, aliases
-
-
 def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, total: int, command: str,
              con: Console | None = None) -> str:
     """The run id to record into: the last run for OUTPUT (--resume), else a new run."""
@@ -238,16 +214,20 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
     """`cmd_run` once the input can be read (and re-read) from `source`: memory does not grow with it."""
     prices = load_prices(args.prices)
     judge = make_judge(args)
+    column_map = settings_of(args).column_map
 
     def rows() -> Iterator[Any]:
         """One pass over the input rows, read from the file again each time."""
-        read = read_items(source, name=str(args.input))
+        read = read_items(source, name=str(args.input), column_map=column_map)
         return guard_input_size(itertools.islice(read, args.limit) if args.limit else read,
                                 args.max_input_chars, args.input)
 
-    total, aliases = check_unique_ids(rows(), args.input)  # the first pass: bad input fails before any judging
+    check = check_input(rows(), args.input, criterion=getattr(judge, "criterion", None),
+                        mode=getattr(judge, "mode", None))  # the first pass: bad input fails before any judging
+    raise_if_all_invalid(check, args.input)
+    total = check.rows
     note_offline(args, con)  # said only once the inputs are known to be fine
-    note_aliases(aliases, con)
+    note_aliases(check.aliases, con)
     command = resume_command(args, judge.model)
     with RunStore(args.store) as store:
         run_id = open_run(store, args, judge, sha, total, command, con)
@@ -381,14 +361,6 @@ def _guarded(rows: Iterable[Any], limit: int, path: Path) -> Iterator[Any]:
         yield row
 
 
-def note_aliases(used: Counter[tuple[str, str]], con: Console) -> None:
-    """Say which input fields were read under another name (e.g. 'context' as source): counts of
-    (field, alias), as `check_unique_ids` returns them."""
-    if used:
-        said = ", ".join(f"'{alias}' as {field} ({n} rows)" for (field, alias), n in sorted(used.items()))
-        con.print(f"[dim]fields read by alias: {said}[/dim]", soft_wrap=True)
-
-
 async def _judge_all(judge: Judge, rows: Iterable[Any], total: int, store: RunStore, run_id: str,
                      args: argparse.Namespace, con: Console, session: Usage, stats: Counter[str], already: int) -> None:
     start = time.monotonic()
@@ -434,3 +406,11 @@ def _rich_bar(con: Console, *, total: int, completed: int) -> Iterator[Any]:
         task = progress.add_task("judge", total=total, completed=completed, rate="", calls=0, tokens=0,
                                  cached=0, errors=0)
         yield lambda **fields: progress.update(task, advance=1, **fields)
+
+
+def note_aliases(used: Counter[tuple[str, str]], con: Console) -> None:
+    """Say which input fields were read under another name (e.g. 'context' as source, or a --map
+    column): counts of (field, alias), as `check_input` returns them."""
+    if used:
+        said = ", ".join(f"'{alias}' as {field} ({n} rows)" for (field, alias), n in sorted(used.items()))
+        con.print(f"fields read by alias: {said}", soft_wrap=True, markup=False, style="dim")
