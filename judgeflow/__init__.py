@@ -41,7 +41,8 @@ if _TYPE_CHECKING:
 _LAZY = {"LLMClient": "backends.llm", "make_client": "backends.llm",
          "CalibrationReport": "calibration.agreement", "calibrate": "calibration.agreement",
          "ComparisonReport": "calibration.comparison", "compare": "calibration.comparison",
-         "JudgeContext": "workflow", "JudgeState": "workflow", "build_graph": "workflow"}
+         "JudgeContext": "workflow", "JudgeState": "workflow", "build_graph": "workflow",
+         "results_to_dataframe": "results"}
 
 
 def __getattr__(name: str) -> _Any:
@@ -94,5 +95,6 @@ __all__ = [
     "make_backend",
     "make_client",
     "read_items",
+    "results_to_dataframe",
     "review",
 ]

@@ -96,3 +96,50 @@ def test_from_dataframe_takes_a_column_map() -> None:
     assert [(i.id, i.answer, i.reference) for i in items] == [(r["id"], r["resp"], r["gold_text"]) for r in OWN]
     with pytest.raises(ConfigError, match="did you mean `answer`"):
         from_dataframe(pd.DataFrame(OWN), column_map={"answr": "resp"})
+
+
+def test_results_to_dataframe(tmp_path: Path) -> None:
+    pytest.importorskip("pandas")
+    from judgeflow import results_to_dataframe
+
+    results = Judge("baseline/lexical", column_map={"answer": "resp", "reference": "gold_text"}).judge_many(OWN)
+    df = results_to_dataframe(results)
+    assert list(df["id"]) == ["moscow", "everest"] and list(df["label"]) == [1, 0]
+    assert {"status", "criterion", "reason", "claims", "usage"} <= set(df.columns)
+    assert isinstance(df["claims"][0], list)  # nested fields stay Python objects
+    inp = write(tmp_path / "in.jsonl", [{"id": r["id"], "answer": r["resp"], "reference": r["gold_text"]} for r in OWN])
+    assert run(tmp_path, inp) == 0
+    assert list(results_to_dataframe(tmp_path / "out.jsonl")["label"]) == [1, 0]  # from a results file
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_format_writes_csv_or_parquet(tmp_path: Path, fmt: str) -> None:
+    pd = pytest.importorskip("pandas")
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+    inp = write(tmp_path / "in.jsonl", [{"id": r["id"], "answer": r["resp"], "reference": r["gold_text"],
+                                         "team": "qa"} for r in OWN] + [{"id": "bad", "answer": "no evidence"}])
+    out = tmp_path / f"out.{fmt}"
+    assert main(["run", str(inp), "-o", str(out), "--store", str(tmp_path / "s.sqlite"), "--no-progress"]) == 0
+    df = pd.read_csv(out) if fmt == "csv" else pd.read_parquet(out)
+    assert list(df["id"]) == ["moscow", "everest", "bad"]
+    assert list(df["status"]) == ["judged", "judged", "invalid"] and list(df["team"])[:2] == ["qa", "qa"]
+    assert json.loads(df["claims"][0])[0]["verdict"] == "contradicted"  # nested fields as JSON text
+    # --format wins over the suffix
+    other = tmp_path / "results.data"
+    assert main(["run", str(inp), "-o", str(other), "--format", fmt, "--store", str(tmp_path / "s.sqlite"),
+                 "--no-progress"]) == 0
+    assert len(pd.read_csv(other) if fmt == "csv" else pd.read_parquet(other)) == 3
+
+
+def test_parquet_without_pyarrow_says_so_before_judging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if not installed
+    inp = write(tmp_path / "in.jsonl", [{"id": "a", "answer": "Paris.", "reference": "Paris"}])
+    out = tmp_path / "out.parquet"
+    assert main(["run", str(inp), "-o", str(out), "--store", str(tmp_path / "s.sqlite"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "needs pyarrow" in err and "pip install pyarrow" in err and err.count("\n") == 1
+    assert not out.exists() and not (tmp_path / "s.sqlite").exists()  # nothing was judged

@@ -27,7 +27,7 @@ from ..items import read_items
 from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
 from ..runs import runner
-from ..runs.output import file_sha, write_output
+from ..runs.output import file_sha, output_format, write_output
 from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
 from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
 from .argtypes import share
@@ -161,7 +161,9 @@ def _finish(store: RunStore, run: RunInfo, con: Console, max_unscored: float = D
     """Write the output and the summary; 1 when nothing was judged or too many rows are unscored, like `run`."""
     results = list(store.results(run.run_id))
     if run.output_path:
-        write_output(store, run.run_id, Path(run.output_path), trace=bool(run.settings.get("trace")))
+        out = Path(run.output_path)
+        write_output(store, run.run_id, out, trace=bool(run.settings.get("trace")),
+                     fmt=output_format(out, run.settings.get("format")))
     con.print(f"run {run.run_id}: done -> {run.output_path}")
     prices = load_prices()
     lines = summarize(results, model=run.settings["model"], prices=prices, elapsed=0, session=Usage(),

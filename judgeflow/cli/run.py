@@ -38,7 +38,7 @@ from ..judge import DEFAULT_CONCURRENCY, Judge, invalid_judgment
 from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..results import Judgment, Usage
 from ..runs import runner
-from ..runs.output import OutputError, check_output, check_output_writable, file_sha, spool, write_output  # noqa: F401 (old paths)
+from ..runs.output import FORMATS, OutputError, check_output, output_format, check_output_writable, file_sha, spool, write_output  # noqa: F401 (old paths)
 from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, ENDPOINT, RESULT_SETTINGS, RunSettings  # noqa: F401
 from ..runs.gc_tuning import tuned_gc
 from ..runs.inputs import check_input, raise_if_all_invalid
@@ -58,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
     p.add_argument("-o", "--output", type=Path, required=True,
                    help="results .jsonl (one judgment a line); - writes to stdout")
+    p.add_argument("--format", choices=FORMATS, dest="format",
+                   help="the results file's format (default: from the -o suffix, .csv or .parquet, else jsonl; "
+                        "parquet needs pyarrow)")
     p.add_argument("--model", help=f"provider/model (default ${DEFAULT_MODEL_ENV}, else {OFFLINE_MODEL}, offline)")
     p.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint (vLLM, llama.cpp, LM Studio)")
     p.add_argument("--map", action="append", metavar="FIELD=COLUMN",
@@ -206,6 +209,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
     check_output(args.output, args.input)
+    args.fmt = output_format(args.output, args.format)  # before judging: parquet needs pyarrow
     with spool(args.input) as (source, sha):  # stdin is copied once: the input is read twice, streamed
         return _run(args, con, source, sha)
 
@@ -253,7 +257,7 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
                 asyncio.run(_judge_all(judge, rows(), total, store, run_id, args, con, session, stats, already))
         except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (it cancels the run's task)
             store.set_status(run_id, "interrupted")
-            n = write_output(store, run_id, args.output, trace=args.trace)
+            n = write_output(store, run_id, args.output, fmt=args.fmt, trace=args.trace)
             con.print(f"[yellow]interrupted:[/yellow] {n} of {total} rows are saved (in {args.store} and "
                       f"{args.output}). Resume with:\n  {command}", soft_wrap=True)
             return 130
@@ -264,14 +268,14 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
             return 2
         except ProviderUnavailable as e:
             store.set_status(run_id, "stopped")
-            n = write_output(store, run_id, args.output, trace=args.trace)
+            n = write_output(store, run_id, args.output, fmt=args.fmt, trace=args.trace)
             con.print(f"[red]error:[/red] {e}. {n} of {total} rows saved; after fixing it, continue with: "
                       f"{command}", soft_wrap=True)
             return 3
         elapsed = time.monotonic() - start
         store.set_status(run_id, "done")
         results = Tally()  # the summary's running totals, added up while the output is written
-        write_output(store, run_id, args.output, trace=args.trace, tally=results)
+        write_output(store, run_id, args.output, fmt=args.fmt, trace=args.trace, tally=results)
         lines = summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
                           session_items=stats["items"])
         if args.resume:

@@ -32,7 +32,7 @@ RESULT_SETTINGS = ("model", "mode", "column_map", "criterion", "strategy", "temp
                    "requirements", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
                    "threshold")
 #: also recorded with the run (not compared on resume)
-RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache")
+RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format")
 #: the recorded setting a resume may change (the run's record is updated to the new value)
 ENDPOINT = "base_url"
 
@@ -62,6 +62,8 @@ class RunSettings(BaseModel):
     batch: bool = False
     ensemble: dict[str, Any] | None = None
     threshold: float | None = None
+    format: str | None = None
+    """The results file's format as given (`--format`; None: from the -o suffix)."""
     column_map: dict[str, str] | None = None
     """Item field -> the input column holding it (`--map FIELD=COLUMN`)."""
     # how the run calls the provider and where it writes; not what its results are
@@ -99,6 +101,7 @@ class RunSettings(BaseModel):
             store=str(args.store), prices=str(args.prices) if args.prices else None,
             max_unscored=getattr(args, "max_unscored", DEFAULT_MAX_UNSCORED), no_cache=args.no_cache,
             ensemble_flags=ensemble_flags or [], column_map=parse_column_map(getattr(args, "map", None)) or None,
+            format=getattr(args, "format", None),
         )
 
     @classmethod
@@ -170,6 +173,7 @@ class RunSettings(BaseModel):
             ("--max-input-chars", self.max_input_chars, DEFAULT_MAX_INPUT_CHARS),
             ("--max-unscored", self.max_unscored, DEFAULT_MAX_UNSCORED),
             ("--max-source-chars", self.max_source_chars, None), ("--threshold", self.threshold, None),
+            ("--format", self.format, None),
         ]
         for flag, value, default in opts:
             if value is not None and value != default:
