@@ -243,7 +243,7 @@ class Judge:
         async def feed() -> None:
             tasks: set[asyncio.Task[None]] = set()
             try:
-                async for seq, obj in by_evidence(_as_items(_aenumerate(items), self.column_map)):  # shared sources adjacent
+                async for seq, obj in by_evidence(_as_items(_aenumerate(items), getattr(self, "column_map", None))):  # shared sources adjacent
                     if failed:
                         break
                     await sem.acquire()

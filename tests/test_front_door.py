@@ -100,6 +100,9 @@ def test_every_example_runs_in_a_plain_archive(archive: Path, example: str) -> N
     r = _run(archive, f"examples/{example}")
     assert r.returncode == 0, f"{example}:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
     assert "Traceback" not in r.stderr
+    if example == "quickstart.py":  # to a pipe: brackets kept (not read as markup), lines not wrapped at 80
+        assert "c1 [date] contradicted" in r.stdout
+        assert any(len(line) > 100 for line in r.stdout.splitlines())
 
 
 def test_the_ci_example_runs_in_a_plain_archive(archive: Path) -> None:

@@ -22,6 +22,7 @@ import contextlib
 import itertools
 import json
 import signal
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, InvalidItemError, ProviderUnavailable
@@ -47,6 +49,7 @@ from .argtypes import non_negative_int, positive_int, positive_seconds, share, t
 from .render import console
 from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, run_failure, summarize
 from . import ensemble, ray_cmd
+from . import SUMMARIES
 
 EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored; 2 bad input or
 configuration; 3 stopped on a systemic provider error (authentication, refused connection, unknown
@@ -54,10 +57,11 @@ model or path, rejected request shape: fix it, then --resume); 130 interrupted (
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("run", help="judge a JSONL or CSV file of items", epilog=EXIT_CODES)
+    p = sub.add_parser("run", help=SUMMARIES["run"], epilog=EXIT_CODES)
     p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
-    p.add_argument("-o", "--output", type=Path, required=True,
-                   help="results .jsonl (one judgment a line); - writes to stdout")
+    p.add_argument("-o", "--output", type=Path,
+                   help="results file (.jsonl, one judgment a line; .csv or .parquet: see --format); - writes to "
+                        "stdout (default: ITEMS.results.jsonl beside the input)")
     p.add_argument("--format", choices=FORMATS, dest="format",
                    help="the results file's format (default: from the -o suffix, .csv or .parquet, else jsonl; "
                         "parquet needs pyarrow)")
@@ -79,7 +83,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--limit", type=positive_int, help="judge only the first N rows")
     p.add_argument("--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY,
                    help=f"items judged at once (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--temperature", type=temperature, default=0.0)
+    p.add_argument("--temperature", type=temperature, default=0.0,
+                   help="sampling temperature of the judge model (default 0: the same item gets the same "
+                        "verdict; above 0 with --samples for self-consistency)")
     p.add_argument("--threshold", type=float,
                    help="offline judges only: baseline/lexical content-overlap or baseline/rouge-l F-measure threshold")
     p.add_argument("--trace", action="store_true", help="write prompts and raw replies into each row")
@@ -199,8 +205,19 @@ def note_offline(args: argparse.Namespace, con: Console) -> None:
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
 
 
+def default_output(args: argparse.Namespace, con: Console) -> None:
+    """No -o: ITEMS.results.jsonl beside the input (said in one line); stdin or --ray need an -o."""
+    if args.output is not None:
+        return
+    if str(args.input) == STDIO or getattr(args, "ray", False):
+        raise ConfigError("give the results file with -o, e.g. -o results.jsonl (-o - writes to stdout)")
+    args.output = args.input.with_name(f"{args.input.stem}.results.jsonl")
+    con.print(f"note: no -o given: writing the results to {args.output}", markup=False, soft_wrap=True)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     con = console(stderr=True)
+    default_output(args, con)
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be a positive number of rows")
     if args.concurrency < 1:
@@ -248,7 +265,7 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
             from .batch_cmd import open_batches_note
 
             if note := open_batches_note(store, run_id):
-                con.print(note, soft_wrap=True)
+                con.print(note, soft_wrap=True, markup=False)
         session = Usage()
         stats = Counter[str]()
         start = time.monotonic()
@@ -258,19 +275,19 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
         except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (it cancels the run's task)
             store.set_status(run_id, "interrupted")
             n = write_output(store, run_id, args.output, fmt=args.fmt, trace=args.trace)
-            con.print(f"[yellow]interrupted:[/yellow] {n} of {total} rows are saved (in {args.store} and "
-                      f"{args.output}). Resume with:\n  {command}", soft_wrap=True)
+            con.print("[yellow]interrupted:[/yellow] " + escape(f"{n} of {total} rows are saved (in {args.store} and "
+                      f"{args.output}). Resume with:\n  {command}"), soft_wrap=True)
             return 130
         except StoreError as e:  # a failed commit stopped the run: nothing more was sent
             with contextlib.suppress(StoreError, OutputError):
                 store.set_status(run_id, "interrupted")
-            con.print(f"[red]error:[/red] {e}. Resume with:\n  {command}", soft_wrap=True)
+            con.print("[red]error:[/red] " + escape(f"{e}. Resume with:\n  {command}"), soft_wrap=True)
             return 2
         except ProviderUnavailable as e:
             store.set_status(run_id, "stopped")
             n = write_output(store, run_id, args.output, fmt=args.fmt, trace=args.trace)
-            con.print(f"[red]error:[/red] {e}. {n} of {total} rows saved; after fixing it, continue with: "
-                      f"{command}", soft_wrap=True)
+            con.print("[red]error:[/red] " + escape(f"{e}. {n} of {total} rows saved; after fixing it, continue with: "
+                                                    f"{command}"), soft_wrap=True)
             return 3
         elapsed = time.monotonic() - start
         store.set_status(run_id, "done")
@@ -286,18 +303,19 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
     if args.json:
         summary = summary_json(results, run_id=run_id, model=judge.model, output=args.output,
                                prices=prices, elapsed=elapsed, session_items=stats["items"])
-        print(json.dumps({**summary, "failure": failed}))
+        # with -o - the results are stdout: the summary goes to stderr, so stdout stays one result a line
+        print(json.dumps({**summary, "failure": failed}), file=sys.stderr if str(args.output) == STDIO else sys.stdout)
         return 1 if failed else 0
-    con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
+    con.print(f"run {run_id}: judged with {judge.model} -> {args.output}", markup=False, soft_wrap=True)
     for note in client_notes(judge):
-        con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+        con.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     for line in lines:
-        con.print("  " + line)
+        con.print("  " + line, markup=False, soft_wrap=True)
     if failed:
         again = (f"; re-judge the unscored rows with: {command}" if results.unscored
                  else "; fix the invalid rows (each row's error names the field and the fix) and run again"
                  if results.invalid else f" in {args.input}")
-        con.print(f"[red]{failed}[/red]{again}", soft_wrap=True)
+        con.print(f"[red]{escape(failed)}[/red]{escape(again)}", soft_wrap=True)
         return 1
     return 0
 
