@@ -36,7 +36,7 @@ from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, InvalidItemError, ProviderUnavailable
 from ..files import STDIO
 from ..items import Item, read_items
-from ..judge import DEFAULT_CONCURRENCY, Judge, invalid_judgment
+from ..judge import DEFAULT_CONCURRENCY, Judge
 from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..results import Judgment, Usage
 from ..runs import runner
