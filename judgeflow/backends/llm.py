@@ -669,7 +669,7 @@ def make_client(
 
 def _missing_key(model: str, env: str) -> ConfigError:
     return ConfigError(f"model {model!r} needs an API key: set the {env} environment variable, "
-                       "or judge offline with the baseline/lexical model")
+                       "or use --model baseline/lexical to judge offline")
 
 
 def _openai_sdk(model: str, base_url: str | None, api_key: str | None, *, api_version: str | None,
