@@ -115,7 +115,7 @@ def rouge_l(model: str, **options: Any) -> Backend:
 #: an LLM judge cuts sources longer than this (characters, all documents together) to the passages
 #: most relevant to the claims, up to this size, unless told otherwise (`max_source_chars`): the
 #: evidence passage of 100% of claims is kept at this budget in sources of 16k and 64k characters
-#: (`python benchmarks/long_sources.py`), and a 64k-character source costs a quarter of the tokens
+#: (`python benchmarks/long_sources.py`), and a 64k-character source costs about a third of the tokens
 DEFAULT_MAX_SOURCE_CHARS = 16_000
 
 
