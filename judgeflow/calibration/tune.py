@@ -380,6 +380,7 @@ async def atune(
 def _seams(model: str | None, backend: Any, editor: Any, editor_model: str | None, store: Any, strategy: str,
            concurrency: int, proposals_dir: str | Path | None, client_kwargs: dict[str, Any]) -> tuple[StoreJudging, Editor]:
     from ..backends.llm_judge import LLMJudge
+    from ..backends.passages import PassageJudge
     from ..registry import make_backend
     from ..runs.store import RunStore
 
@@ -391,8 +392,9 @@ def _seams(model: str | None, backend: Any, editor: Any, editor_model: str | Non
         from ..backends.llm import make_client
 
         editor = make_client(str(editor_model), **client_kwargs)
-    elif editor is None and isinstance(backend, LLMJudge):
-        editor = backend.client
+    elif editor is None:
+        model_judge = backend.inner if isinstance(backend, PassageJudge) else backend  # long sources cut to passages
+        editor = model_judge.client if isinstance(model_judge, LLMJudge) else None
     if editor is None:
         raise ConfigError(f"tune needs a model to propose edits; {backend.model!r} has none: pass "
                           "--editor-model provider/model (or editor=make_client(...))")
