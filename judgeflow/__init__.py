@@ -4,13 +4,8 @@ Labels everywhere: 1 = hallucination/error, 0 = none found, None = unscored.
 """
 
 import importlib as _importlib
-import sys as _sys
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
-
-from . import _moved
-
-_moved.install(_sys.modules[__name__])  # old module paths (judgeflow.llm, ...) keep working
 
 from .backends import Backend, LLMJudge, make_backend
 from .backends.lexical import LexicalJudge
@@ -19,14 +14,14 @@ from .criteria import Criterion, list_criteria, load_criterion
 from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
 from .items import Item, load_items, read_items
 from .judge import Judge, judge
-from .panel import Panel
-from .cascade import Cascade
-from .spec_review import SpecJudge, areview, review
+from .judging import Judging, judge_many, judge_stream
+from .ensembles import Cascade, Panel
+from .spec_review import areview, review
 from .results import ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage
 from .backends.rouge import RougeJudge
 from .runs.store import RunStore
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 if _TYPE_CHECKING:
     from .backends.llm import LLMClient, make_client
@@ -70,6 +65,7 @@ __all__ = [
     "JudgeState",
     "JudgeVote",
     "JudgeflowError",
+    "Judging",
     "Judgment",
     "LLMClient",
     "LLMError",
@@ -80,7 +76,6 @@ __all__ = [
     "RougeJudge",
     "RunStore",
     "SingleJudgment",
-    "SpecJudge",
     "TraceEntry",
     "Usage",
     "areview",
@@ -88,6 +83,8 @@ __all__ = [
     "calibrate",
     "compare",
     "judge",
+    "judge_many",
+    "judge_stream",
     "list_criteria",
     "load_criterion",
     "load_items",

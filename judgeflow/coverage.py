@@ -185,7 +185,7 @@ def split_requirements(spec: str) -> list[Requirement]:
 
 def requirement_checker(backend: Any) -> RequirementChecker:
     """The coverage checker that matches a judge backend: its own (an LLM's), else the offline one."""
-    checker: RequirementChecker | None = getattr(backend, "coverage", None)
+    checker: RequirementChecker | None = backend.coverage
     return checker if checker is not None else LexicalRequirementChecker()
 
 

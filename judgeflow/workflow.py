@@ -23,7 +23,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from .aggregate import aggregate as aggregate_claims
 from .aggregate import cover_label, merge, verify_evidence
-from .registry import Backend, make_backend
+from .backends import Backend, make_backend
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion, load_criterion
 from .errors import JudgeflowError, LLMError

@@ -15,15 +15,15 @@ import pytest
 from fakes import anthropic_body, moscow, openai_body
 from judgeflow import Judge
 from judgeflow.backends import LLMJudge
-from judgeflow.cascade import Cascade, audit_draw, cascade_estimate, wilson
+from judgeflow.ensembles.cascade import Cascade, audit_draw, cascade_estimate, wilson
 from judgeflow.cli import main
 from judgeflow.cli.ensemble import summary_lines
 from judgeflow.errors import ConfigError
 from judgeflow.backends.llm import make_client
-from judgeflow.panel import Panel, combine
+from judgeflow.ensembles.panel import Panel, combine
 from judgeflow.results import Judgment
 from judgeflow.runs.pricing import Price
-from judgeflow.runs import runner
+from judgeflow.runs.run import Run
 from judgeflow.runs.store import RunStore
 from judgeflow.schemas import JudgedClaim, SingleJudgment
 
@@ -204,7 +204,7 @@ def test_resume_repeats_no_members_call(tmp_path: Path) -> None:
             out: list[Judgment] = []
 
             async def consume() -> None:
-                async for j in runner.ajudge_many(p1, items, store=store, run=run):
+                async for j in Run.attach(store, run).judge(p1, items):
                     out.append(j)
 
             with pytest.raises(asyncio.TimeoutError):  # member c never answers item i3: the run is killed
@@ -224,7 +224,7 @@ def test_resume_repeats_no_members_call(tmp_path: Path) -> None:
 
 
 async def _collect(p: Panel, items: list[dict[str, str]], store: RunStore, run: str) -> list[Judgment]:
-    return [j async for j in runner.ajudge_many(p, items, store=store, run=run)]
+    return [j async for j in Run.attach(store, run).judge(p, items)]
 
 
 def test_run_cli_refuses_batch_and_cold_samples_and_writes_member_votes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,7 @@ import httpx2
 import pytest
 from fakes import MOSCOW_RIGHT, FakeLLM, moscow, moscow_checks, moscow_claims
 
-from judgeflow import Judge, Judgment
+from judgeflow import Judge, Judgment, judge_stream
 from judgeflow.runs.summary import summarize
 from judgeflow.runs.pricing import Price, estimate_cost, load_prices, price_for
 from judgeflow.results import Usage
@@ -69,7 +69,7 @@ def test_the_run_goes_on_after_an_item_fails() -> None:
 
     async def go() -> list[Judgment]:
         judge = Judge(backend=llm.backend(provider_retries=1), concurrency=1)
-        return [j async for j in judge.ajudge_many(items)]
+        return [j async for _, j in judge_stream(judge, items, concurrency=1)]
 
     results = {j.id: j for j in asyncio.run(go())}
     assert results["moscow"].status == "unscored" and "RateLimitError" in results["moscow"].error

@@ -23,7 +23,7 @@ import pytest
 
 from judgeflow import Judge
 from judgeflow.cli import main
-from judgeflow.runs import runner
+from judgeflow.runs.run import Run
 from judgeflow.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -225,14 +225,14 @@ def test_python_api_resume_after_cancelling_the_run(tmp_path: Path, fake: FakePr
 
     async def first(store: RunStore, run: str) -> list[str]:
         got = []
-        async for j in runner.ajudge_many(judge, items, store=store, run=run):
+        async for j in Run.attach(store, run).judge(judge, items):
             got.append(j.id)
             if len(got) == 7:
                 break  # the consumer stops: in-flight items are cancelled, nothing half-written
         return got
 
     async def rest(store: RunStore, run: str) -> list[str]:
-        return [j.id async for j in runner.ajudge_many(judge, items, store=store, run=run)]
+        return [j.id async for j in Run.attach(store, run).judge(judge, items)]
 
     with RunStore(tmp_path / "s.sqlite") as store:
         run = store.start_run(settings={})

@@ -14,7 +14,8 @@ import pytest
 from fakes import MOSCOW_RIGHT, MOSCOW_WRONG, FakeLLM, moscow_checks, moscow_claims
 
 from judgeflow import Judge, testing
-from judgeflow.testing import CachedJudge, JudgmentCache, assert_no_hallucination
+from judgeflow.runs.cache import Cached, FileCache
+from judgeflow.testing import Checker, assert_no_hallucination
 
 REF = "Yuri Dolgorukiy founded Moscow in 1147."
 
@@ -55,8 +56,9 @@ def test_no_evidence_is_unscored_and_fails_unless_allowed() -> None:
 def test_the_second_call_is_served_from_the_cache_without_a_model_call(tmp_path: Path) -> None:
     replies = [moscow_claims(), moscow_checks(reason="the reference says 1147")]
     llm = FakeLLM("openai", replies)
-    cache = JudgmentCache(tmp_path / "c")
-    judge = CachedJudge(Judge(backend=llm.backend(), keep_trace=False), cache)
+    cache = FileCache(tmp_path / "c")
+    inner = Judge(backend=llm.backend(), keep_trace=False)
+    judge = Checker(Cached(inner, cache, keep_trace=False))
     for attempt in range(2):
         with pytest.raises(AssertionError) as err:
             judge.assert_no_hallucination(MOSCOW_WRONG, reference="1147")
@@ -66,23 +68,22 @@ def test_the_second_call_is_served_from_the_cache_without_a_model_call(tmp_path:
     # a different model or criterion is a different key
     other = Judge(backend=FakeLLM("anthropic").backend())
     item = testing.make_item(MOSCOW_WRONG, reference="1147")
-    assert cache.key(other, item) != cache.key(judge.judge, item)
-    assert cache.key(Judge("baseline/lexical", criterion="reference_faithfulness"), item) != cache.key(
-        Judge("baseline/lexical"), item)
+    assert other.fingerprint(item) != inner.fingerprint(item)
+    assert Judge("baseline/lexical", criterion="reference_faithfulness").fingerprint(item) != Judge(
+        "baseline/lexical").fingerprint(item)
 
 
 def test_unscored_results_are_not_cached(tmp_path: Path) -> None:
-    cache = JudgmentCache(tmp_path / "c")
-    judge = CachedJudge(Judge(backend=FakeLLM("openai", [500]).backend()), cache)
+    judge = Checker(Cached(Judge(backend=FakeLLM("openai", [500]).backend()), FileCache(tmp_path / "c")))
     assert judge.assert_no_hallucination("x", reference="y", allow_unscored=True).label is None
     assert not (tmp_path / "c").exists()
 
 
 def test_a_torn_cache_file_is_judged_again(tmp_path: Path) -> None:
-    cache = JudgmentCache(tmp_path)
-    judge = CachedJudge(Judge("baseline/lexical"), cache)
+    inner = Judge("baseline/lexical")
+    judge = Checker(Cached(inner, FileCache(tmp_path)))
     item = testing.make_item(MOSCOW_RIGHT, reference=REF)
-    key = cache.key(judge.judge, item)
+    key = inner.fingerprint(item)
     assert key is not None
     (tmp_path / f"{key}.json").write_text("{not json")
     first = judge.judge_item(item)

@@ -21,7 +21,8 @@ from judgeflow import (
     build_graph,
     load_criterion,
 )
-from judgeflow import Judge, Judgment
+from judgeflow import Judge, Judgment, judge_stream
+from judgeflow.backends.base import Offline
 from judgeflow.criteria import Criterion
 from judgeflow.items import Item
 from judgeflow.results import TraceEntry, Usage
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ITEM = {"id": "w1", "question": "Capital of France?", "answer": "Paris. It is on the Seine.", "reference": "Paris"}
 
 
-class ScriptedBackend:
+class ScriptedBackend(Offline):
     """An in-process backend recording which steps ran; each step returns or raises what it is given."""
 
     model = "test/scripted"
@@ -167,12 +168,12 @@ def test_judgment_carries_human_label_and_extra_fields() -> None:
     assert Judgment.from_row(json.loads(json.dumps(row))).extra == {"dataset": "halueval_qa", "meta": {"a": 1}}
 
 
-def test_ajudge_many_judges_everything_including_bad_rows() -> None:
+def test_judge_stream_judges_everything_including_bad_rows() -> None:
     judge = Judge("baseline/lexical", concurrency=3)
     rows: list[Any] = [dict(ITEM, id=f"i{n}") for n in range(7)] + [{"id": "bad", "answer": "a"}]
 
     async def go() -> list[Judgment]:
-        return [j async for j in judge.ajudge_many(rows)]
+        return [j async for _, j in judge_stream(judge, rows, concurrency=3)]
 
     results = asyncio.run(go())
     assert sorted(j.id for j in results) == sorted(r["id"] for r in rows)

@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from ..registry import single_from_steps
+from .base import Offline, single_from_steps
 from ..schemas import Claim, ClaimCheck
 from ..criteria import Criterion
 from ..errors import ConfigError
@@ -92,7 +92,7 @@ def _best_sentence(claim_words: set[str], ev: _Evidence) -> str:
     return best[:300]
 
 
-class LexicalJudge:
+class LexicalJudge(Offline):
     """Deterministic content-overlap and concrete-fact judge (`baseline/lexical`)."""
 
     def __init__(self, *, threshold: float = 0.5, low: float = 0.15) -> None:

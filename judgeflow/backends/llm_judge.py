@@ -27,7 +27,6 @@ from ..coverage import STATUSES, Requirement, RequirementCheck, RequirementCheck
 from ..criteria import Criterion
 from ..prompts import documents, inline, tag
 from ..items import Item
-from ..registry import Backend, single_from_steps  # noqa: F401 - re-exported (old judgeflow.backends names)
 from ..results import TraceEntry, Usage
 
 DEFAULT_MODEL_ENV = "JUDGEFLOW_MODEL"
@@ -78,14 +77,20 @@ class LLMJudge:
 
     async def aclose(self) -> None:
         """Close the model client's connections (see `LLMClient.aclose`)."""
-        close = getattr(self.client, "aclose", None)
-        if close is not None:
-            await close()
+        await self.client.aclose()
 
     @property
     def structured(self) -> str | None:
         """The structured-output mode in use (after any fallback)."""
-        return getattr(self.client, "structured", None)
+        return self.client.structured  # type: ignore[no-any-return]
+
+    @property
+    def temperature(self) -> float | None:
+        return self.client.temperature  # type: ignore[no-any-return]
+
+    @property
+    def notes(self) -> list[str]:
+        return list(self.client.notes)
 
     @property
     def coverage(self) -> LLMRequirementChecker:

@@ -19,17 +19,18 @@ from typing import Any
 
 from rich.console import Console
 
-from ..runs.settings import RunSettings
+from ..errors import ConfigError
+from ..judging import judge_stream
+from ..results import Usage
 from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
 from ..runs.batch.ledger import BatchLedger
-from ..errors import ConfigError
-from ..items import read_items
+from ..runs.cache import cached
+from ..runs.output import file_sha
 from ..runs.pricing import estimate_cost, load_prices
-from ..results import Usage
-from ..runs import runner
-from ..runs.output import file_sha, write_output
+from ..runs.run import Run
+from ..runs.settings import RunSettings
 from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
-from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
+from ..runs.summary import DEFAULT_MAX_UNSCORED, run_failure, summarize
 from .argtypes import share
 
 
@@ -58,23 +59,21 @@ def _provider(run: RunInfo, http_client: Any = None) -> Any:
     return make_provider(run.settings["model"], base_url=run.settings.get("base_url"), http_client=http_client)
 
 
-def _rows(run: RunInfo) -> list[Any]:
-    if run.input_path is None:
+def _rows(run: Run) -> list[Any]:
+    """The run's input rows, if its input file is unchanged since it was submitted."""
+    if run.info.input_path is None:
         raise ConfigError(f"run {run.run_id} has no input file recorded")
-    path = Path(run.input_path)
-    if file_sha(path) != run.input_sha:
+    path = Path(run.info.input_path)
+    if file_sha(path) != run.info.input_sha:
         raise ConfigError(f"{path} changed since run {run.run_id} was submitted; its batch replies may not match "
                           "the rows any more: restore the file, or start a new run")
-    rows = list(read_items(path))
-    limit = run.settings.get("limit")
-    return rows[:limit] if limit else rows
+    return list(run.rows())
 
 
-def submit(store: RunStore, run_id: str, rows: list[Any], *, con: Console, http_client: Any = None,
-           max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
+def submit(run: Run, *, con: Console, http_client: Any = None, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
     """Record what needs no model call and submit the first batch (called by `judgeflow run --batch`)."""
-    run = store.get_run(run_id)
-    return asyncio.run(_step(store, run, rows, _provider(run, http_client), con, max_unscored=max_unscored))
+    provider = _provider(run.info, http_client)
+    return asyncio.run(_step(run, list(run.rows()), provider, con, max_unscored=max_unscored))
 
 
 def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> None:
@@ -92,21 +91,22 @@ def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> No
             ledger.set_submitted(run.run_id, job.tag, found)
             con.print(f"run {run.run_id}: found batch {found} submitted before an interruption; following it")
         else:
-            ledger.set_status(run.run_id, job.tag, "abandoned")
+            ledger.mark_job(run.run_id, job.tag, "abandoned")
 
 
-async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, con: Console,
+async def _step(run: Run, rows: list[Any], provider: Any, con: Console,
                 *, online: bool = False, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
     """Judge as far as the replies allow, then submit the next round, or finish the run."""
+    store = run.store
     ledger = BatchLedger(store)
-    _reconcile(store, run, provider, con)
+    _reconcile(store, run.info, provider, con)
     open_ = [j.batch_id for j in ledger.jobs(run.run_id) if j.open]
     if open_:
         con.print(f"run {run.run_id}: batch {', '.join(map(str, open_))} is still at the provider; collect it with: "
                   f"judgeflow batch collect {run.run_id}{_store_opt(store)}", soft_wrap=True)
         return 0
     transport = ReplayTransport(ledger, run.run_id)
-    pending = await advance(store, run.run_id, replay_judge(run.settings, transport), transport, rows)
+    pending = await advance(run, replay_judge(run.info.settings, transport), transport, rows)
     if pending:
         round_ = max((j.round for j in ledger.jobs(run.run_id)), default=0) + 1
         parts = split(pending, provider)
@@ -117,7 +117,7 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
             batch_id = provider.submit(requests, tag)
             ledger.set_submitted(run.run_id, tag, batch_id)
             ids.append(batch_id)
-        store.set_status(run.run_id, "batch")
+        run.submitted()
         con.print(f"run {run.run_id}: round {round_}: submitted {len(pending)} requests as {len(ids)} {provider.name} "
                   f"batch{'es' if len(ids) > 1 else ''} {', '.join(ids)}; {store.count(run.run_id)} of {len(rows)} "
                   f"rows done so far.\n"
@@ -126,9 +126,8 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
                   soft_wrap=True)
         return 0
     if online:
-        await _rejudge_online(store, run, rows)
-    store.set_status(run.run_id, "done")
-    return _finish(store, run, con, max_unscored)
+        await _rejudge_online(run, rows)
+    return _finish(run, con, max_unscored)
 
 
 def open_batches_note(store: RunStore, run_id: str) -> str | None:
@@ -145,33 +144,30 @@ def _store_opt(store: RunStore) -> str:
     return "" if str(store.path) == str(DEFAULT_STORE) else f" --store {store.path}"
 
 
-async def _rejudge_online(store: RunStore, run: RunInfo, rows: list[Any]) -> None:
-    s = run.settings
+async def _rejudge_online(run: Run, rows: list[Any]) -> None:
+    store = run.store
     failed = {j.id for j in store.results(run.run_id) if j.status == "unscored"}
-    seq_of = {it.id: n for n, it in enumerate(rows) if not isinstance(it, Exception)}
-    judge = RunSettings.from_record(s).judge(keep_trace=bool(s.get("trace")))
-    todo = [it for it in rows if not isinstance(it, Exception) and it.id in failed]
-    async for j in runner.ajudge_many(judge, todo, store=store):
-        store.record(run.run_id, seq_of[j.id], j)
+    todo = [(n, it) for n, it in enumerate(rows) if not isinstance(it, Exception) and it.id in failed]
+    judge = RunSettings.from_record(run.info.settings).judge(keep_trace=bool(run.info.settings.get("trace")))
+    async for n, j in judge_stream(cached(judge, store), [it for _, it in todo]):
+        run.record(todo[n][0], j)
         BatchLedger(store).mark_items(run.run_id, [j.id], batch=False)
 
 
-def _finish(store: RunStore, run: RunInfo, con: Console, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
+def _finish(run: Run, con: Console, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
     """Write the output and the summary; 1 when nothing was judged or too many rows are unscored, like `run`."""
-    results = list(store.results(run.run_id))
-    if run.output_path:
-        write_output(store, run.run_id, Path(run.output_path), trace=bool(run.settings.get("trace")))
-    con.print(f"run {run.run_id}: done -> {run.output_path}")
+    results = run.finish()
+    con.print(f"run {run.run_id}: done -> {run.info.output_path}")
     prices = load_prices()
-    lines = summarize(results, model=run.settings["model"], prices=prices, elapsed=0, session=Usage(),
-                      session_items=0)
-    lines[-1] = cost_line(store, run.run_id, run.settings["model"], prices) or lines[-1]
+    model = run.info.settings["model"]
+    lines = summarize(results, model=model, prices=prices, elapsed=0, session=Usage(), session_items=0)
+    lines[-1] = cost_line(run.store, run.run_id, model, prices) or lines[-1]
     for line in lines:
         con.print("  " + line)
     failed = run_failure(results, max_unscored)
     if failed:
         con.print(f"[red]{failed}[/red]; see each row's error. Re-judge them online with: "
-                  f"judgeflow batch collect {run.run_id}{_store_opt(store)} --online", soft_wrap=True)
+                  f"judgeflow batch collect {run.run_id}{_store_opt(run.store)} --online", soft_wrap=True)
         return 1
     return 0
 
@@ -222,7 +218,7 @@ def _collect_ended(store: RunStore, run: RunInfo, provider: Any, con: Console, *
             continue
         ok, failed = provider.results(job.batch_id, set(job.keys))
         ledger.add_results(run.run_id, ok, failed)
-        ledger.set_status(run.run_id, job.tag, st.state)
+        ledger.mark_job(run.run_id, job.tag, st.state)
         if failed or st.state not in ("completed", "ended"):
             cancelled = sum(final for _, final in failed.values())
             con.print(f"run {run.run_id}: batch {job.batch_id} {st.state}: kept {len(ok)} completed lines; "
@@ -240,18 +236,18 @@ def cmd_collect(args: argparse.Namespace, *, http_client: Any = None) -> int:
     con = Console(stderr=True, highlight=False)
     with RunStore(args.store) as store:
         while True:
-            run = store.get_run(args.run_id)
+            run = Run.attach(store, args.run_id)
             if not BatchLedger(store).jobs(run.run_id):
                 raise ConfigError(f"run {run.run_id} has no batches; submit one with `judgeflow run ... --batch`")
-            if run.status == "done":
+            if run.info.status == "done":
                 if args.online:
-                    asyncio.run(_rejudge_online(store, run, _rows(run)))
-                return _finish(store, run, con, args.max_unscored)
-            provider = _provider(run, http_client)
-            _reconcile(store, run, provider, con)
-            waiting = _collect_ended(store, run, provider, con, keep_files=args.keep_batch_files)
+                    asyncio.run(_rejudge_online(run, _rows(run)))
+                return _finish(run, con, args.max_unscored)
+            provider = _provider(run.info, http_client)
+            _reconcile(store, run.info, provider, con)
+            waiting = _collect_ended(store, run.info, provider, con, keep_files=args.keep_batch_files)
             if not waiting:
-                code = asyncio.run(_step(store, run, _rows(run), provider, con, online=args.online,
+                code = asyncio.run(_step(run, _rows(run), provider, con, online=args.online,
                                          max_unscored=args.max_unscored))
                 if store.get_run(run.run_id).status == "done" or not args.wait:
                     return code

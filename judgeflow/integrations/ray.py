@@ -41,9 +41,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
-from ..judge import DEFAULT_CONCURRENCY, Judge
+from ..judge import Judge
+from ..judging import DEFAULT_CONCURRENCY, Judging, judge_stream
 from ..results import Judgment
-from ..runs.cache import cache_key, from_cache
+from ..runs.cache import cached
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -76,7 +77,7 @@ def judge_dataset(
     skip_ids: Iterable[str] = (),
     store: str | Path | None = None,
     json_column: str | None = None,
-    judge_factory: Callable[[], Judge] | None = None,
+    judge_factory: Callable[[], Judging] | None = None,
     **client_kwargs: Any,
 ) -> ray.data.Dataset:
     """A lazy Dataset with one judgment row per input row (see the module docstring for the schema).
@@ -136,7 +137,7 @@ def judge_dataset(
 class JudgeBatches:
     """The map_batches actor: one Judge, async concurrency across every batch it is given."""
 
-    def __init__(self, *, judge_factory: Callable[[], Judge], concurrency: int, keep_trace: bool,
+    def __init__(self, *, judge_factory: Callable[[], Judging], concurrency: int, keep_trace: bool,
                  skip_ids: Any, store: str | None, json_column: str | None) -> None:
         import ray
 
@@ -146,20 +147,24 @@ class JudgeBatches:
         self.skip = ray.get(skip_ids) if isinstance(skip_ids, ray.ObjectRef) else skip_ids
         self.store_path = store
         self.json_column = json_column
-        self._sem: asyncio.Semaphore | None = None
-        self._store: Any = None
+        self._judging: Guarded | None = None
 
     async def __call__(self, batch: pa.Table) -> pa.Table:
-        if self._sem is None:  # created on the actor's event loop, shared by overlapping batches
-            self._sem = asyncio.Semaphore(self.concurrency)
+        if self._judging is None:  # built on the actor's event loop, shared by overlapping batches
+            judging = self.judge
             if self.store_path:  # sqlite: opened on the loop's thread, which runs every batch
                 from ..runs.store import RunStore
 
-                self._store = RunStore(self.store_path)
+                judging = cached(self.judge, RunStore(self.store_path), keep_trace=self.keep_trace)
+            self._judging = Guarded(judging, self.concurrency)
         items = [self._item(rec) for rec in batch.to_pylist()]
         todo = [(rid, it) for rid, it in items if rid not in self.skip]
-        results = await asyncio.gather(*(self._one(rid, it) for rid, it in todo))
-        return rows_table([judgment_row(j, trace=self.keep_trace) for j in results], trace=self.keep_trace)
+        results: list[Judgment | None] = [None] * len(todo)
+        async for n, j in judge_stream(self._judging, [it for _, it in todo], concurrency=self.concurrency):
+            rid = todo[n][0]
+            results[n] = j if j.id == rid else j.model_copy(update={"id": rid})
+        return rows_table([judgment_row(j, trace=self.keep_trace) for j in results if j is not None],
+                          trace=self.keep_trace)
 
     def _item(self, rec: dict[str, Any]) -> tuple[str, Item | InvalidItemError]:
         path = None
@@ -182,22 +187,33 @@ class JudgeBatches:
             it = e
         return row_id(it), it
 
-    async def _one(self, rid: str, it: Item | InvalidItemError) -> Judgment:
-        key = self._store and isinstance(it, Item) and cache_key(self.judge, it)
-        if key and isinstance(it, Item):
-            hit = self._store.cached(key)
-            if hit is not None:
-                return from_cache(hit, it, model=self.judge.model, strategy=self.judge.strategy,
-                                  keep_trace=self.keep_trace)
-        async with self._sem:  # type: ignore[union-attr]
-            try:
-                j = await self.judge.ajudge(it)
-            except Exception as e:  # noqa: BLE001 - a crash is not a verdict: unscored, with why
-                return Judgment.unscored(rid, f"{type(e).__name__}: {e}", model=self.judge.model,
-                                         strategy=self.judge.strategy, extra=it.extra if isinstance(it, Item) else {})
-        if key and j.status == "judged":
-            self._store.put_cache(key, j)
-        return j if j.id == rid else j.model_copy(update={"id": rid})
+
+class Guarded:
+    """The actor's judging: at most `limit` items in flight across overlapping batches, and a crash
+    is an unscored row with why, not the end of the batch (the worker keeps going)."""
+
+    def __init__(self, judging: Judging, limit: int) -> None:
+        self.inner = judging
+        self._sem = asyncio.Semaphore(limit)
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    def fingerprint(self, item: Item) -> str | None:
+        return self.inner.fingerprint(item)
+
+    async def ajudge(self, item: Any) -> Judgment:
+        try:
+            async with self._sem:
+                return await self.inner.ajudge(item)
+        except Exception as e:  # noqa: BLE001 - a crash is not a verdict: unscored, with why
+            rid = row_id(item)
+            return Judgment.unscored(rid, f"{type(e).__name__}: {e}", model=self.inner.model,
+                                     extra=item.extra if isinstance(item, Item) else {})
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def row_id(it: Item | InvalidItemError) -> str:

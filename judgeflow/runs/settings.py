@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict
 from ..backends import default_model
 from ..criteria import load_criterion
 from ..errors import ConfigError
-from ..judge import DEFAULT_CONCURRENCY, Judge
+from ..judge import Judge
+from ..judging import DEFAULT_CONCURRENCY
 from ..redact import redact
 from .store import DEFAULT_STORE
 from .summary import DEFAULT_MAX_UNSCORED

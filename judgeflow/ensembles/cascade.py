@@ -21,16 +21,16 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .errors import ConfigError, InvalidItemError
-from .items import Item
-from .judge import DEFAULT_CONCURRENCY, ItemLike, Judge, as_item, invalid_judgment
-from .panel import Binding, Ensemble, _make_member, combined_key, judge_cached, vote_of
-from .results import Judgment, TraceEntry, Usage
+from ..errors import ConfigError, InvalidItemError
+from ..items import Item
+from ..judging import DEFAULT_CONCURRENCY, Ensemble, ItemLike, Judging, as_item, combined_key, invalid_judgment
+from ..results import Judgment, TraceEntry, Usage
+from .panel import EnsembleBase, make_member, vote_of
 
 ESCALATE_ON = ("label1", "unscored", "disagree", "confidence<X")
 DEFAULT_ESCALATE_ON = "label1,unscored"
@@ -64,13 +64,13 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-class Cascade(Ensemble):
+class Cascade(EnsembleBase):
     """A cheap judge on every item, a strong judge on escalated and audited items."""
 
     def __init__(
         self,
-        cheap: Judge | Ensemble | str,
-        strong: Judge | Ensemble | str,
+        cheap: Judging | str,
+        strong: Judging | str,
         *,
         escalate_on: str | Sequence[str] = DEFAULT_ESCALATE_ON,
         audit_rate: float = 0.0,
@@ -89,7 +89,7 @@ class Cascade(Ensemble):
         if not 0.0 <= audit_rate <= 1.0:
             raise ConfigError(f"audit rate must be a share between 0 and 1, got {audit_rate}")
         kw = {"keep_trace": keep_trace, **judge_kwargs}
-        self.cheap, self.strong = _make_member(cheap, kw), _make_member(strong, kw)
+        self._members = [make_member(cheap, kw), make_member(strong, kw)]
         self.escalate_on = parse_escalate_on(escalate_on)
         needs_votes = [c for c in self.escalate_on if c == "disagree" or c.startswith("confidence")]
         if needs_votes and not isinstance(self.cheap, Ensemble):
@@ -97,15 +97,21 @@ class Cascade(Ensemble):
                               "panel (--cascade panel,STRONG with --panel ...) or samples (--samples N)")
         self.audit_rate, self.seed = audit_rate, seed
         self.concurrency, self.keep_trace = concurrency, keep_trace
-        self.criterion = getattr(self.cheap, "criterion", None)
-        self.strategy = getattr(self.cheap, "strategy", None)
+
+    @property
+    def cheap(self) -> Judging:
+        return self._members[0]
+
+    @property
+    def strong(self) -> Judging:
+        return self._members[1]
 
     @property
     def model(self) -> str:
         return f"cascade/{self.cheap.model}>{self.strong.model}"
 
-    def combined_cache_key(self, item: Item, key_of: Callable[[Any, Item], str | None]) -> str | None:
-        return combined_key("cascade", [key_of(self.cheap, item), key_of(self.strong, item)],
+    def fingerprint(self, item: Item) -> str | None:
+        return combined_key("cascade", [self.cheap.fingerprint(item), self.strong.fingerprint(item)],
                             escalate_on=self.escalate_on, audit_rate=self.audit_rate, seed=self.seed)
 
     def escalations(self, cheap: Judgment) -> list[str]:
@@ -124,16 +130,16 @@ class Cascade(Ensemble):
                 met.append(c)
         return met
 
-    async def _ajudge(self, item: ItemLike, b: Binding | None) -> Judgment:
+    async def ajudge(self, item: ItemLike) -> Judgment:
         it = as_item(item)
         if isinstance(it, InvalidItemError):
             return invalid_judgment(it, model=self.model)
-        cheap = await judge_cached(self.cheap, it, b)
+        cheap = await self.cheap.ajudge(it)
         if cheap.status == "invalid":
             return cheap.model_copy(update={"model": self.model})
         reasons = self.escalations(cheap)
         audited = not reasons and self.audit_rate > 0 and audit_draw(self.seed, it.id) < self.audit_rate
-        strong = await judge_cached(self.strong, it, b) if reasons or audited else None
+        strong = await self.strong.ajudge(it) if reasons or audited else None
         decider = strong if reasons and strong is not None else cheap
         usage = Usage()
         usage.add(cheap.usage)

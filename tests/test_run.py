@@ -1,18 +1,17 @@
-"""The store- and cache-aware loop lives in runs/runner.py; the Judge knows no store; one cache key."""
+"""`runs.run.Run` judges a run's rows through the one cache (`runs.cache.Cached`), commits each, resumes;
+the Judge knows no store; one cache key (the judging's fingerprint)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Iterator
-import warnings
-
+from collections.abc import Iterable, Iterator
 import pytest
 
-from judgeflow import Judge, RunStore
+from judgeflow import Judge, RunStore, judge_many
 from judgeflow.items import Item
-from judgeflow.runs import runner
-from judgeflow.runs.cache import FileCache, cache_key
-from judgeflow.testing import JudgmentCache
+from judgeflow.runs import run as run_module
+from judgeflow.runs.cache import Cached, FileCache
+from judgeflow.runs.run import Run
 
 ITEMS = [
     {"id": "a", "question": "Capital of France?", "answer": "Paris is the capital of France.",
@@ -29,47 +28,42 @@ def test_the_judge_holds_no_store_or_cache():
     assert not any("store" in k or "cache" in k for k in vars(judge))
 
 
-def test_runner_resumes_and_serves_cache_hits(tmp_path):
+def test_a_run_resumes_and_serves_cache_hits(tmp_path):
     judge = Judge("baseline/lexical")
     with RunStore(tmp_path / "s.db") as store:
         run = store.start_run(settings={})
 
-        async def go(run_id: str | None) -> list[tuple[int, object]]:
-            return [(n, j) async for n, j in runner.judge_indexed(judge, ITEMS, store=store, run=run_id)]
+        async def go(run_id: str) -> dict[str, object]:
+            return {j.id: j async for j in Run.attach(store, run_id).judge(judge, ITEMS)}
 
         first = asyncio.run(go(run))
-        assert sorted(n for n, _ in first) == [0, 1, 2]
+        assert sorted(first) == ["a", "b", "bad"]
         assert [j.id for j in store.results(run)] == ["a", "b", "bad"]
-        assert asyncio.run(go(run)) == []  # everything done: resume skips all
+        assert asyncio.run(go(run)) == {}  # everything done: resume skips all
         other = store.start_run(settings={})
-        again = dict(asyncio.run(go(other)))
-        assert [again[0].cached, again[1].cached, again[2].cached] == [True, True, False]  # invalid rows never cached
-        assert again[2].status == "invalid"
+        again = asyncio.run(go(other))
+        assert [again["a"].cached, again["b"].cached, again["bad"].cached] == [True, True, False]  # invalid: never cached
+        assert again["bad"].status == "invalid"
 
 
-def test_runner_needs_a_store_for_a_run():
-    with pytest.raises(Exception, match="store"):
-        asyncio.run(anext(runner.judge_indexed(Judge("baseline/lexical"), ITEMS, run="x")))
+def test_the_cache_is_one_wrapper_for_the_store_and_the_pytest_file_cache(tmp_path):
+    judge = Judge("baseline/lexical")
+    with RunStore(tmp_path / "s.db") as store:
+        for where in (store, FileCache(tmp_path / "files")):
+            first = judge_many(Cached(judge, where), ITEMS[:2])
+            again = judge_many(Cached(judge, where), ITEMS[:2])
+            assert [j.cached for j in first] == [False, False] and [j.cached for j in again] == [True, True]
+            assert [j.label for j in again] == [j.label for j in first]
+            assert [j.cached for j in judge_many(Cached(judge, where, read=False), ITEMS[:2])] == [False, False]
 
 
-def test_the_old_store_argument_still_works_with_a_deprecation_warning(tmp_path):
-    with RunStore(tmp_path / "s.db") as store, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = Judge("baseline/lexical").judge_many(ITEMS[:2], store=store)
-        assert [j.id for j in out] == ["a", "b"]
-        assert any(issubclass(w.category, DeprecationWarning) for w in caught)
-        assert [j.cached for j in runner.judge_many(Judge("baseline/lexical"), ITEMS[:2], store=store)] == [True, True]
-
-
-def test_one_cache_key_for_the_store_and_the_pytest_file_cache(tmp_path):
+def test_one_cache_key_the_judges_fingerprint():
     judge = Judge("baseline/lexical")
     item = Item.from_record(ITEMS[0])
-    assert JudgmentCache is FileCache
-    assert FileCache(tmp_path).key(judge, item) == cache_key(judge, item)
     # only the judged content matters, not the id or extra fields
-    assert cache_key(judge, item) == cache_key(judge, item.model_copy(update={"id": "z", "extra": {"k": 1}}))
-    assert cache_key(judge, item) != cache_key(Judge("baseline/lexical", strategy="single"), item)
-    assert cache_key(judge, Item(id="x", answer="a")) is None  # cannot be routed
+    assert judge.fingerprint(item) == judge.fingerprint(item.model_copy(update={"id": "z", "extra": {"k": 1}}))
+    assert judge.fingerprint(item) != Judge("baseline/lexical", strategy="single").fingerprint(item)
+    assert judge.fingerprint(Item(id="x", answer="a")) is None  # cannot be routed
 
 
 def _factual(n: int, start: int = 0) -> list[dict[str, str]]:
@@ -86,11 +80,11 @@ def test_cache_hits_are_committed_in_batches_and_before_they_are_yielded(tmp_pat
     row), and every row the caller sees is already in the store; a judged row is committed at once,
     with the hits waiting before it."""
     judge = Judge("baseline/lexical")
-    monkeypatch.setattr(runner, "HIT_BATCH", 4)
+    monkeypatch.setattr(run_module, "HIT_BATCH", 4)
     items = _factual(10)
     with RunStore(tmp_path / "s.db") as store:
         first = store.start_run(settings={})
-        runner.judge_many(judge, items, store=store)  # fills the cache (no run)
+        judge_many(Cached(judge, store), items)  # fills the cache (no run)
         commits: list[list[str]] = []
         record_many = store.record_many
 
@@ -102,7 +96,7 @@ def test_cache_hits_are_committed_in_batches_and_before_they_are_yielded(tmp_pat
 
         async def go(run_id: str, its: list[dict[str, str]]) -> list[str]:
             seen = []
-            async for _, j in runner.judge_indexed(judge, its, store=store, run=run_id):
+            async for j in Run.attach(store, run_id).judge(judge, its):
                 assert j.id in _committed(store, run_id), f"{j.id} yielded before it was committed"
                 seen.append(j.id)
             return seen
@@ -130,11 +124,11 @@ def test_hits_served_but_not_yet_committed_are_kept_when_the_run_stops(tmp_path)
         raise OSError("the input broke off")
 
     with RunStore(tmp_path / "s.db") as store:
-        runner.judge_many(judge, items, store=store)
+        judge_many(Cached(judge, store), items)
         run = store.start_run(settings={})
 
         async def collect(its: Iterable[dict[str, str]]) -> list[object]:
-            return [j async for _, j in runner.judge_indexed(judge, its, store=store, run=run)]
+            return [j async for j in Run.attach(store, run).judge(judge, its)]
 
         with pytest.raises(OSError, match="broke off"):
             asyncio.run(collect(failing()))
@@ -142,30 +136,3 @@ def test_hits_served_but_not_yet_committed_are_kept_when_the_run_stops(tmp_path)
         again = asyncio.run(collect(items))
         assert {j.id for j in again} == {f"i{k}" for k in range(5, 20)}  # resume: only what was left
         assert all(j.cached for j in again)
-
-
-def test_an_async_input_gets_its_hits_one_by_one(tmp_path):
-    """An async iterable may wait between items: a hit is yielded (and committed) without waiting
-    for a batch to fill."""
-    judge = Judge("baseline/lexical")
-    items = _factual(3)
-    with RunStore(tmp_path / "s.db") as store:
-        runner.judge_many(judge, items, store=store)
-        run = store.start_run(settings={})
-        more = asyncio.Event()
-
-        async def slow() -> AsyncIterator[dict[str, str]]:
-            yield items[0]
-            await more.wait()  # nothing more until the first result is out
-            for it in items[1:]:
-                yield it
-
-        async def go() -> list[str]:
-            seen = []
-            async for _, j in runner.judge_indexed(judge, slow(), store=store, run=run):
-                assert j.id in _committed(store, run)
-                seen.append(j.id)
-                more.set()
-            return seen
-
-        assert asyncio.run(asyncio.wait_for(go(), 10)) == ["i0", "i1", "i2"]

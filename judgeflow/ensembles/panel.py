@@ -27,38 +27,21 @@ that agree with the final label.
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Literal, NamedTuple, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
-from .errors import ConfigError, InvalidItemError
-from .items import Item
-from .judge import DEFAULT_CONCURRENCY, ItemLike, Judge, as_item, invalid_judgment
-from .results import JudgeVote, Judgment, TraceEntry, Usage
+from ..errors import ConfigError, InvalidItemError
+from ..items import Item
+from ..judge import Judge
+from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, SyncFacade, as_item, combined_key, invalid_judgment
+from ..results import JudgeVote, Judgment, TraceEntry, Usage
 
 Rule = Literal["majority", "any", "all"]
 RULES: tuple[str, ...] = ("majority", "any", "all")
 Label = Literal[0, 1] | None
-#: bump when a change here makes earlier cached panel/cascade rows stale
-CACHE_VERSION = 1
-
-
-class CacheStore(Protocol):
-    """What a panel needs from a store to cache its members one by one (`runs.store.RunStore`)."""
-
-    def cached(self, key: str) -> Judgment | None: ...
-
-    def put_cache(self, key: str, judgment: Judgment) -> None: ...
-
-
-class Binding(NamedTuple):
-    """A store, whether to read its cache, and the runner's key and cache-hit functions."""
-
-    store: CacheStore
-    cache: bool
-    key: Callable[[Any, Item], str | None]
-    from_cache: Callable[..., Judgment]
 
 
 def combine(votes: Sequence[Label], rule: str, *, min_votes: int, tie: Label = 1) -> tuple[Label, str | None]:
@@ -85,104 +68,67 @@ def sub_key(key: str | None, **parts: Any) -> str | None:
     return hashlib.sha256(json.dumps({"key": key, **parts}, sort_keys=True).encode()).hexdigest()
 
 
-def combined_key(kind: str, keys: Sequence[str | None], **settings: Any) -> str | None:
-    """The cache key of a panel or cascade: its members' keys and its own settings."""
-    if any(k is None for k in keys):
-        return None
-    data = {"v": CACHE_VERSION, kind: list(keys), **settings}
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
-
-
-async def judge_cached(judge: Any, it: Item, b: Binding | None, key: str | None = None) -> Judgment:
-    """One judge's result for `it`, served from and written to the store's cache entry `key`.
-
-    This is what makes a resumed run repeat no member's call: every member's result is cached as
-    soon as it is judged, before the panel or cascade row is complete.
-    """
-    if b is None:
-        return await (judge._ajudge(it, None) if isinstance(judge, Ensemble) else judge.ajudge(it))
-    key = key if key is not None else b.key(judge, it)
-    if b.cache and key is not None:
-        hit = b.store.cached(key)
-        if hit is not None:
-            return b.from_cache(hit, it, model=judge.model, strategy=judge.strategy, keep_trace=judge.keep_trace)
-    j = await (judge._ajudge(it, b) if isinstance(judge, Ensemble) else judge.ajudge(it))
-    if key is not None and j.status == "judged" and not j.cached:
-        b.store.put_cache(key, j)
-    return j
-
-
 def vote_of(j: Judgment, role: str) -> JudgeVote:
     return JudgeVote(model=j.model, role=role, label=j.label, status=j.status, reason=j.reason, claims=j.claims,
                      error=j.error, usage=j.usage, cached=j.cached, agreement=j.agreement)
 
 
-def temperature_of(backend: Any) -> float | None:
-    """The sampling temperature of a backend (None: the provider's default; -1: not a model)."""
-    while backend is not None:
-        client = getattr(backend, "client", None)
-        if client is not None and hasattr(client, "temperature"):
-            return client.temperature  # type: ignore[no-any-return]
-        backend = getattr(backend, "inner", None)
-    return -1.0
+class Sample(SyncFacade):
+    """Sample `k` of `of` of a member judge: the same judge, its own cache entry (self-consistency)."""
 
-
-class _Bound:
-    """An ensemble bound to a store by the runner: the same judge, caching each member's result."""
-
-    def __init__(self, ens: Ensemble, binding: Binding) -> None:
-        self._ens, self._binding = ens, binding
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._ens, name)
-
-    async def ajudge(self, item: ItemLike) -> Judgment:
-        return await self._ens._ajudge(item, self._binding)
-
-    def ajudge_indexed(self, items: Any, *, concurrency: int | None = None) -> AsyncIterator[tuple[int, Judgment]]:
-        return Judge.ajudge_indexed(self, items, concurrency=concurrency)  # type: ignore[arg-type]
-
-
-class Ensemble:
-    """What panels and cascades share: the `Judge` interface around `_ajudge(item, binding)`."""
-
-    concurrency: int = DEFAULT_CONCURRENCY
-    keep_trace: bool = True
-    strategy: Any = None
-    criterion: Any = None
-    mode: Any = None
+    def __init__(self, judging: Judging, k: int, of: int) -> None:
+        self.inner, self.k, self.of = judging, k, of
 
     @property
     def model(self) -> str:
-        raise NotImplementedError
+        return self.inner.model
 
-    def combined_cache_key(self, item: Item, key_of: Callable[[Any, Item], str | None]) -> str | None:
-        """This panel's or cascade's cache key, from its members' keys (`runs.cache.cache_key` calls it)."""
-        raise NotImplementedError
-
-    async def _ajudge(self, item: ItemLike, b: Binding | None) -> Judgment:
-        raise NotImplementedError
+    def fingerprint(self, item: Item) -> str | None:
+        return sub_key(self.inner.fingerprint(item), sample=self.k, of=self.of)
 
     async def ajudge(self, item: ItemLike) -> Judgment:
-        """Judge one item (no cache)."""
-        return await self._ajudge(item, None)
+        return await self.inner.ajudge(item)
 
-    def with_store(self, store: CacheStore, *, cache: bool, key: Callable[[Any, Item], str | None],
-                   from_cache: Callable[..., Judgment]) -> _Bound:
-        """This judge bound to `store` (the runner calls it), so each member's result is cached."""
-        return _Bound(self, Binding(store, cache, key, from_cache))
-
-    ajudge_indexed = Judge.ajudge_indexed
-    ajudge_many = Judge.ajudge_many
-    judge = Judge.judge
-    judge_many = Judge.judge_many
+    async def aclose(self) -> None:
+        if self.k == 0:  # the samples share one judge: closed once
+            await self.inner.aclose()
 
 
-def _make_member(m: Judge | Ensemble | str, judge_kwargs: dict[str, Any]) -> Judge | Ensemble:
-    return m if isinstance(m, (Judge, Ensemble)) else Judge(m, **judge_kwargs)
+class EnsembleBase(SyncFacade):
+    """What panels and cascades share: members replaceable one by one (`with_members`)."""
+
+    concurrency: int = DEFAULT_CONCURRENCY
+    keep_trace: bool = True
+    _members: list[Judging]
+
+    def members(self) -> list[Judging]:
+        return list(self._members)
+
+    def with_members(self, fn: Callable[[Judging], Judging]) -> Any:
+        clone = copy.copy(self)
+        clone._members = [fn(m) for m in self._members]
+        return clone
+
+    async def aclose(self) -> None:
+        for m in self._members:
+            await m.aclose()
 
 
-class Panel(Ensemble):
+def make_member(m: Judging | str, judge_kwargs: dict[str, Any]) -> Judging:
+    return Judge(m, **judge_kwargs) if isinstance(m, str) else m
+
+
+def check_samples(member: Judging, samples: int) -> None:
+    """Samples of a judge that always answers the same are the same vote: refuse them."""
+    t = member.backend.temperature if isinstance(member, Judge) else None
+    if isinstance(member, Judge) and t in (0, -1.0):
+        what = "an offline judge, which always gives the same answer" if t == -1.0 else "temperature 0"
+        raise ConfigError(
+            f"samples={samples} with {member.model}: {what}, so every sample would be the same; "
+            "set a temperature above 0 (e.g. --temperature 0.7) for self-consistency")
+
+
+class Panel(EnsembleBase):
     """Several judges (or one judge sampled several times) voting on each item."""
 
     def __init__(
@@ -216,40 +162,35 @@ class Panel(Ensemble):
             raise ConfigError("a panel needs at least one member")
         if len(members) == 1 and samples == 1:
             raise ConfigError("a panel of one judge with one sample is that judge: give more members or samples > 1")
-        self.members = [_make_member(m, {"keep_trace": keep_trace, **judge_kwargs}) for m in members]
+        judges = [make_member(m, {"keep_trace": keep_trace, **judge_kwargs}) for m in members]
         if samples > 1:
-            for m in self.members:
-                t = temperature_of(getattr(m, "backend", None))
-                if t == 0 or t == -1.0:
-                    what = "an offline judge, which always gives the same answer" if t == -1.0 else "temperature 0"
-                    raise ConfigError(
-                        f"samples={samples} with {m.model}: {what}, so every sample would be the same; "
-                        "set a temperature above 0 (e.g. --temperature 0.7) for self-consistency")
-        n = len(self.members) if len(self.members) > 1 else samples
+            for m in judges:
+                check_samples(m, samples)
+        n = len(judges) if len(judges) > 1 else samples
         self.rule, self.samples, self.tie = rule, samples, tie
         self.min_votes = min_votes if min_votes is not None else n // 2 + 1
         if not 1 <= self.min_votes <= n:
             raise ConfigError(f"min_votes must be between 1 and {n}, got {self.min_votes}")
         self.concurrency = concurrency
         self.keep_trace = keep_trace
-        first = self.members[0]
-        self.criterion = getattr(first, "criterion", None)
-        self.strategy = getattr(first, "strategy", None)
+        # one slot per member and sample, member by member: each is judged (and cached) on its own
+        self._members = judges if samples == 1 else [Sample(m, k, samples) for m in judges for k in range(samples)]
+
+    @property
+    def judges(self) -> list[Judging]:
+        """The member judges (one per member, whatever the samples)."""
+        return self._members[::self.samples]
 
     @property
     def model(self) -> str:
         times = f"x{self.samples}" if self.samples > 1 else ""
-        return f"panel/{self.rule}:" + ",".join(m.model + times for m in self.members)
+        return f"panel/{self.rule}:" + ",".join(m.model + times for m in self.judges)
 
-    def _member_key(self, m: Judge | Ensemble, it: Item, k: int, key_of: Callable[[Any, Item], str | None]) -> str | None:
-        key = key_of(m, it)
-        return key if self.samples == 1 else sub_key(key, sample=k, of=self.samples)
-
-    def combined_cache_key(self, item: Item, key_of: Callable[[Any, Item], str | None]) -> str | None:
-        keys = [self._member_key(m, item, k, key_of) for m in self.members for k in range(self.samples)]
+    def fingerprint(self, item: Item) -> str | None:
+        keys = [m.fingerprint(item) for m in self._members]
         return combined_key("panel", keys, rule=self.rule, tie=self.tie, min_votes=self.min_votes)
 
-    def _vote(self, m: Judge | Ensemble, js: list[Judgment]) -> tuple[JudgeVote, Judgment]:
+    def _vote(self, m: Judging, js: list[Judgment]) -> tuple[JudgeVote, Judgment]:
         """One member's vote from its samples, and the sample that speaks for it."""
         if self.samples == 1:
             return vote_of(js[0], "member"), js[0]
@@ -268,20 +209,18 @@ class Panel(Ensemble):
             usage=usage, cached=all(j.cached for j in js),
         ), rep
 
-    async def _ajudge(self, item: ItemLike, b: Binding | None) -> Judgment:
+    async def ajudge(self, item: ItemLike) -> Judgment:
         it = as_item(item)
         if isinstance(it, InvalidItemError):
             return invalid_judgment(it, model=self.model)
-        calls = [judge_cached(m, it, b, self._member_key(m, it, k, b.key) if b is not None else None)
-                 for m in self.members for k in range(self.samples)]
-        results = await asyncio.gather(*calls)
-        per_member = [results[i * self.samples:(i + 1) * self.samples] for i in range(len(self.members))]
+        results = await asyncio.gather(*(m.ajudge(it) for m in self._members))
+        per_member = [results[i * self.samples:(i + 1) * self.samples] for i in range(len(self.judges))]
         if all(j.status == "invalid" for j in results):  # the item cannot be routed: the same for every member
             first = results[0]
             return first.model_copy(update={"model": self.model, "usage": Usage(), "trace": []})
-        votes, reps = zip(*(self._vote(m, js) for m, js in zip(self.members, per_member)))
+        votes, reps = zip(*(self._vote(m, js) for m, js in zip(self.judges, per_member)))
         label, why = combine([v.label for v in votes], self.rule, min_votes=self.min_votes, tie=self.tie)
-        if len(self.members) == 1:  # self-consistency: the samples are the votes
+        if len(self.judges) == 1:  # self-consistency: the samples are the votes
             samples = votes[0].samples or []
             label, why = votes[0].label, votes[0].error
             voting = [x for x in samples if x is not None]
@@ -294,10 +233,10 @@ class Panel(Ensemble):
             usage.add(j.usage)
         agree = sum(x == label for x in voting)
         agreement = f"{agree}/{len(voting)}" if label is not None else None
-        rule = f"{self.rule} of {len(self.members)} judges" if len(self.members) > 1 else f"majority of {self.samples} samples"
+        rule = f"{self.rule} of {len(self.judges)} judges" if len(self.judges) > 1 else f"majority of {self.samples} samples"
         trace: list[TraceEntry] = []
         if self.keep_trace:
-            for m, js in zip(self.members, per_member):
+            for m, js in zip(self.judges, per_member):
                 for k, j in enumerate(js):
                     tag = m.model + (f"#{k + 1}" if self.samples > 1 else "")
                     trace.extend(t.model_copy(update={"step": f"{tag}:{t.step}"}) for t in j.trace)
