@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from .criteria import Criterion
 
 RequirementStatus = Literal["met", "not_met", "not_applicable"]
-Status = RequirementStatus  # the old name (before 0.2)
 STATUSES = ("met", "not_met", "not_applicable")
 
 

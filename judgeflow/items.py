@@ -16,15 +16,17 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
 from .errors import InvalidItemError
 from .files import read_rows
 
-Mode = Literal["factual", "faithfulness", "spec"]
-MODES: tuple[str, ...] = ("factual", "faithfulness", "spec")
+#: the criterion families, declared once: a criterion's `family`, and the routing override
+#: (`Item.mode`, `Judge(mode=...)`, `--mode`) names the family whose default criterion to use
+Family = Literal["factual", "faithfulness", "spec"]
+FAMILIES: tuple[str, ...] = get_args(Family)
 
 #: canonical field -> accepted aliases, in order of preference (the one alias table).
 #: `inputs`, `outputs` and `reference_outputs` (openevals, LangSmith examples) may hold a string
@@ -67,8 +69,8 @@ class Item(BaseModel):
     """Source documents the answer should be faithful to (RAG, summaries)."""
     spec: str | None = None
     """Requirements the answer (an agent's output) was written against."""
-    mode: Mode | None = None
-    """Explicit judging mode for this item; overrides routing by fields."""
+    mode: Family | None = None
+    """Route this item to the default criterion of this family, instead of routing by its fields."""
     criterion: str | None = None
     """Explicit criterion name or path for this item."""
     label: Literal[0, 1] | None = None
@@ -141,8 +143,8 @@ class Item(BaseModel):
         if "mode" in values:
             m = str(values["mode"]).strip().lower()
             m = {"auto": None, "faithful": "faithfulness", "factuality": "factual"}.get(m, m)
-            if m is not None and m not in MODES:
-                raise bad(f"has mode {values['mode']!r}; use one of: auto, {', '.join(MODES)}", "mode")
+            if m is not None and m not in FAMILIES:
+                raise bad(f"has mode {values['mode']!r}; use one of: auto, {', '.join(FAMILIES)}", "mode")
             values["mode"] = m
         if "label" in values:
             values["label"] = parse_label(values["label"], bad)

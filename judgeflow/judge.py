@@ -16,7 +16,7 @@ from .backends import Backend, make_backend
 from .coverage import Coverage, requirement_checker
 from .criteria import Criterion, load_criterion
 from .errors import ConfigError, InvalidItemError, JudgeflowError
-from .items import MODES, Item
+from .items import FAMILIES, Item
 from .judging import CACHE_VERSION, DEFAULT_CONCURRENCY, ItemLike, SyncFacade, as_item, invalid_judgment
 from .languages import item_language
 from .results import Judgment
@@ -61,8 +61,8 @@ class Judge(SyncFacade):
                 an unmet requirement makes the label 1 (`Judgment.requirements`).
             **client_kwargs: passed to `llm.make_client` (base_url, api_key, temperature, ...).
         """
-        if mode not in (None, "auto", *MODES):
-            raise ConfigError(f"mode {mode!r} is not one of: auto, {', '.join(MODES)}")
+        if mode not in (None, "auto", *FAMILIES):
+            raise ConfigError(f"mode {mode!r} is not one of: auto, {', '.join(FAMILIES)}")
         if strategy not in ("graph", "single"):
             raise ConfigError(f"strategy {strategy!r} is not one of: graph, single")
         if concurrency < 1:
@@ -124,7 +124,7 @@ class Judge(SyncFacade):
         # surrogatepass: a lone surrogate in an Item built in code must not crash the key
         text = json.dumps(data, sort_keys=True, ensure_ascii=False)
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        if self.coverage is None or not item.spec or criterion.mode != "spec":
+        if self.coverage is None or not item.spec or criterion.family != "spec":
             return key
         coverage = f"{key}|coverage-v{COVERAGE_VERSION}|{self.coverage.fingerprint}|{criterion.coverage_fingerprint}"
         return hashlib.sha256(coverage.encode()).hexdigest()

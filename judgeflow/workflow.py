@@ -177,7 +177,7 @@ def after_decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Litera
 def after_claims(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["cover", "aggregate"]:
     """Requirement coverage next, for a spec criterion when the judge has it on; else aggregate."""
     c = state.criterion
-    wanted = _context(runtime).coverage is not None and c is not None and c.mode == "spec" and bool(state.item.spec)
+    wanted = _context(runtime).coverage is not None and c is not None and c.family == "spec" and bool(state.item.spec)
     return "cover" if wanted and state.status != "invalid" else "aggregate"
 
 

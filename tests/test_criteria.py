@@ -41,7 +41,7 @@ def test_every_shipped_criterion_is_listed_and_loads() -> None:
 def test_shipped_criterion_contract(name: str, requires: list[str], errors: set[str], bases: set[str]) -> None:
     c = load_criterion(name)
     assert c.requires == requires and set(c.error_verdicts) == errors and set(c.bases) == bases
-    assert "knowledge" not in c.bases or c.mode != "faithfulness"
+    assert "knowledge" not in c.bases or c.family != "faithfulness"
 
 
 def test_render_fills_every_placeholder_and_delimits() -> None:
@@ -73,8 +73,10 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
                  "error_verdicts", "['wrong']", id="error-verdict-not-a-verdict"),
     pytest.param(lambda s: s.replace("requires = []", 'requires = ["refrence"]'),
                  "requires", "'refrence'", id="unknown-required-field"),
-    pytest.param(lambda s: s.replace('mode = "factual"\n', ""), "mode", "Field required", id="missing-key"),
-    pytest.param(lambda s: s.replace('mode = "factual"', 'mode = "factual"\ncolour = "red"'),
+    pytest.param(lambda s: s.replace('family = "factual"\n', ""), "family", "Field required", id="missing-key"),
+    pytest.param(lambda s: s.replace('family = "factual"', 'mode = "factual"'), "mode",
+                 'called `family` since judgeflow 0.2: write family = \'factual\'', id="old-key-mode"),
+    pytest.param(lambda s: s.replace('family = "factual"', 'family = "factual"\ncolour = "red"'),
                  "colour", "Extra inputs", id="unknown-key"),
     pytest.param(lambda s: s.replace('bases = ["reference", "knowledge", "none"]', 'bases = ["web"]'),
                  "bases.0", "web", id="unknown-basis"),
@@ -113,7 +115,7 @@ def test_criteria_dirs_include_the_repo_checkout() -> None:
 MEDICAL = '''
 name = "leaflet_faithfulness"
 description = "Patient leaflets: every statement must come from the product information."
-mode = "faithfulness"
+family = "faithfulness"
 requires = ["source"]
 optional = ["question"]
 bases = ["source", "none"]

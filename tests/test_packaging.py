@@ -88,4 +88,4 @@ def test_wheel_ships_license_and_py_typed_with_metadata(wheel: Path) -> None:
 def test_wheel_ships_the_review_page(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in ("index.html", "app.js", "app.css"):
-        assert f"judgeflow/calibration/review_app/static/{name}" in names
+        assert f"judgeflow/calibration/label_app/static/{name}" in names

@@ -17,7 +17,7 @@ from judgeflow import Judge
 from judgeflow.backends import LLMJudge
 from judgeflow.ensembles.cascade import Cascade, audit_draw, cascade_estimate, wilson
 from judgeflow.cli import main
-from judgeflow.cli.ensemble import summary_lines
+from judgeflow.runs.panel_summary import summary_lines
 from judgeflow.errors import ConfigError
 from judgeflow.backends.llm import make_client
 from judgeflow.ensembles.panel import Panel, combine

@@ -141,10 +141,9 @@ def test_checkers_fingerprints_differ_and_enter_the_cache_key() -> None:
     from judgeflow import Item
     spec_item = Item(id="s", answer="a", spec="b")
     ref_item = Item(id="r", answer="a", reference="b")
-    from judgeflow.runs.cache import cache_key
     plain = Judge("baseline/lexical")
-    assert cache_key(judge, spec_item) != cache_key(plain, spec_item)
-    assert cache_key(judge, ref_item) == cache_key(plain, ref_item)
+    assert judge.fingerprint(spec_item) != plain.fingerprint(spec_item)
+    assert judge.fingerprint(ref_item) == plain.fingerprint(ref_item)
 def test_cli_run_mode_spec_reports_requirements(tmp_path: Path) -> None:
     items = tmp_path / "outputs.jsonl"
     rows = [{"id": "good", "spec": "- Name the release version 2.1.\n- Link to the changelog.",
@@ -158,7 +157,7 @@ def test_cli_run_mode_spec_reports_requirements(tmp_path: Path) -> None:
     assert got["good"]["label"] == 0 and got["missing"]["label"] == 1
     assert [r["status"] for r in got["missing"]["requirements"]] == ["met", "not_met"]
     out2 = tmp_path / "plain.jsonl"
-    assert main(["run", str(items), "-o", str(out2), "--mode", "spec", "--no-requirements",
+    assert main(["run", str(items), "-o", str(out2), "--mode", "spec", "--no-coverage",
                  "--store", str(tmp_path / "s.sqlite")]) == 0
     plain = {r["id"]: r for r in map(json.loads, out2.read_text().splitlines())}
     assert plain["missing"]["requirements"] is None and plain["missing"]["label"] == 0
@@ -175,18 +174,6 @@ def test_coverage_is_a_node_of_the_graph_and_routing_runs_once(monkeypatch: pyte
     llm = FakeLLM("openai", [CLAIMS, CLAIM_CHECKS, REQS, coverage("met", "met", "met")])
     result = Judge(backend=llm.backend(), mode="spec", coverage=True).judge({"id": "a", "answer": OUTPUT, "spec": SPEC})
     assert result.label == 0 and len(calls) == 1
-
-
-def test_spec_judge_and_the_old_module_path_still_work_for_one_release() -> None:
-    import sys
-
-    sys.modules.pop("judgeflow.requirements", None)  # the warning is given on first import
-    with pytest.warns(DeprecationWarning, match="judgeflow.requirements moved to judgeflow.spec_review"):
-        from judgeflow.requirements import SpecJudge, review as old_review  # noqa: F401
-    assert old_review is review
-    with pytest.warns(DeprecationWarning, match="Judge\\(model, coverage=True"):
-        judge = SpecJudge("baseline/lexical", mode="spec")
-    assert isinstance(judge, Judge) and judge.coverage is not None
 
 
 def test_coverage_prompts_belong_to_spec_criteria_only(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from judgeflow.cli import build_parser
@@ -23,7 +24,7 @@ def test_the_record_round_trips_and_builds_the_same_judge() -> None:
     judge = again.judge()
     assert judge.coverage is not None and judge.mode == "spec" and judge.strategy == "single"
     assert judge.backend.fingerprint == s.judge().backend.fingerprint
-    assert RunSettings.from_record(settings("--model", "baseline/lexical", "--no-requirements", "--mode", "spec")
+    assert RunSettings.from_record(settings("--model", "baseline/lexical", "--no-coverage", "--mode", "spec")
                                    .record()).judge().coverage is None
 
 
@@ -46,3 +47,12 @@ def test_batch_replay_keeps_the_runs_requirement_coverage(tmp_path: Path) -> Non
         judge = replay_judge(s.record(), ReplayTransport(BatchLedger(store), "run-1"))
     assert judge.coverage is not None  # the replayed run judges what the online run would have (was lost before)
     assert judge.strategy == "single" and judge.mode == "spec"
+
+
+def test_the_resume_command_keeps_coverage_off_or_on_against_the_modes_default() -> None:
+    """A `--mode spec --no-coverage` run resumed with its printed command has the same settings (the
+    command used to drop the flag, so the resume was refused as "other settings")."""
+    for argv in (["--mode", "spec", "--no-coverage"], ["--coverage"], ["--mode", "spec"], []):
+        s = settings("--model", "baseline/lexical", *argv)
+        again = build_parser().parse_args(shlex.split(s.resume_command())[1:])
+        assert RunSettings.from_args(again).diff(s) == [], argv

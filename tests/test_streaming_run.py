@@ -175,7 +175,7 @@ import json, sys
 from judgeflow.cli import main
 code = main(sys.argv[1:])
 HEAVY = ("openai", "anthropic", "instructor", "langgraph", "numpy", "genai_prices", "rich.progress", "httpx2",
-         "judgeflow.runs.batch", "judgeflow.calibration", "judgeflow.cli.calibrate_cmd", "judgeflow.cli.review_cmd")
+         "judgeflow.runs.batch", "judgeflow.calibration", "judgeflow.cli.calibrate_cmd", "judgeflow.cli.label_app_cmd")
 print(json.dumps({"code": code, "loaded": sorted(m for m in HEAVY if m in sys.modules)}))
 """
 

@@ -113,7 +113,7 @@ class LexicalJudge(Offline):
         basis, ev = _evidence(item, criterion)
         verdicts = _verdict_names(criterion)
         outcomes = [self._outcome(claim.text, ev, criterion) for claim in claims]
-        if criterion.mode == "factual" and any(o == "supported" for o, _, _ in outcomes):
+        if criterion.family == "factual" and any(o == "supported" for o, _, _ in outcomes):
             # Whole-answer reading of a short reference: once the answer states the reference's
             # answer, its other sentences are extra details, not errors (factual_correctness).
             outcomes = [("weak", "an extra detail beyond the reference; cannot be checked offline", False)
@@ -142,13 +142,13 @@ class LexicalJudge(Offline):
         nums = _numbers(claim)
         # a claim sharing a number with a short reference does not "share nothing" with it:
         # "Moscow was founded in 1147." vs "1147"
-        unrelated = ev.short and criterion.mode == "factual" and overlap < self.low and not nums & ev.numbers
+        unrelated = ev.short and criterion.family == "factual" and overlap < self.low and not nums & ev.numbers
         missing_nums = nums - ev.numbers
         missing_names = _names(claim) - ev.content - ev.names
-        if missing_nums and self._same_subject_other_number(words, ev, criterion.mode == "factual"):
+        if missing_nums and self._same_subject_other_number(words, ev, criterion.family == "factual"):
             return "conflict", f"states {sorted(missing_nums)} where the evidence has {sorted(ev.numbers)[:5]}", False
-        strict = criterion.mode == "faithfulness" or "knowledge" not in criterion.bases
-        if ev.short and criterion.mode == "factual" and overlap >= self.threshold and _negated(claim) != _negated(ev.text):
+        strict = criterion.family == "faithfulness" or "knowledge" not in criterion.bases
+        if ev.short and criterion.family == "factual" and overlap >= self.threshold and _negated(claim) != _negated(ev.text):
             return "conflict", "same content as the reference with the opposite polarity (negation)", False
         if overlap >= self.threshold and not missing_nums and not (strict and missing_names):
             return "supported", f"{overlap:.0%} of its content words appear in the evidence", False

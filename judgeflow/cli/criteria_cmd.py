@@ -32,13 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_list(args: argparse.Namespace) -> int:
     shipped = [load_criterion(name) for name in list_criteria()]
     if args.json:
-        print(json.dumps([{"name": c.name, "mode": c.mode, "requires": ["answer", *c.requires],
+        print(json.dumps([{"name": c.name, "family": c.family, "requires": ["answer", *c.requires],
                            "error_verdicts": c.error_verdicts, "description": c.description,
                            "path": str(c.path)} for c in shipped], indent=2, ensure_ascii=False))
         return 0
     table = Table("criterion", "mode", "requires", "error verdicts", "description")
     for c in shipped:
-        table.add_row(c.name, c.mode, ", ".join(["answer", *c.requires]), ", ".join(c.error_verdicts), c.description)
+        table.add_row(c.name, c.family, ", ".join(["answer", *c.requires]), ", ".join(c.error_verdicts), c.description)
     console().print(fit(table))
     return 0
 
@@ -54,7 +54,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             err.print(f"[red]invalid:[/red] {escape(str(e))}", soft_wrap=True)
             bad += 1
             continue
-        con.print(f"ok: {f}: criterion {c.name!r} ({c.mode}), requires answer, {', '.join(c.requires) or '-'}; "
+        con.print(f"ok: {f}: criterion {c.name!r} ({c.family}), requires answer, {', '.join(c.requires) or '-'}; "
                   f"verdicts {', '.join(c.verdicts)} (errors: {', '.join(c.error_verdicts)}); "
                   f"fingerprint {c.fingerprint}", soft_wrap=True, markup=False)
     return 2 if bad else 0
@@ -63,10 +63,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     c = load_criterion(args.name)
     if args.json:
-        print(json.dumps(c.model_dump() | {"fingerprint": c.fingerprint}, indent=2, ensure_ascii=False))
+        print(json.dumps(c.familyl_dump() | {"fingerprint": c.fingerprint}, indent=2, ensure_ascii=False))
         return 0
     con = console()
-    con.print(f"[bold]{c.name}[/bold] ({c.mode}) — {c.description}")
+    con.print(f"[bold]{c.name}[/bold] ({c.family}) — {c.description}")
     con.print(f"requires: answer, {', '.join(c.requires) or '-'}; optional: {', '.join(c.optional) or '-'}")
     con.print(f"bases: {', '.join(c.bases)}; fact kinds: {', '.join(c.fact_kinds)}")
     con.print("verdicts:")

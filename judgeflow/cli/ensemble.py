@@ -18,7 +18,6 @@ from ..ensembles.cascade import DEFAULT_ESCALATE_ON, Cascade
 from ..errors import ConfigError
 from ..judge import Judge
 from ..ensembles.panel import RULES, Panel
-from ..runs.panel_summary import summary_lines  # noqa: F401 (re-exported)
 
 
 def add_args(p: argparse.ArgumentParser) -> None:

@@ -56,9 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--mode", default="auto", choices=["auto", "factual", "faithfulness", "spec"],
                    help="route by fields (auto) or force a mode")
     p.add_argument("--criterion", help="a criterion name or .toml path for every item (overrides --mode)")
-    p.add_argument("--requirements", action=argparse.BooleanOptionalAction, default=None,
-                   help="spec items: also check each requirement of the spec as met / not_met / "
-                        "not_applicable (default: on with --mode spec)")
+    p.add_argument("--coverage", action=argparse.BooleanOptionalAction, default=None,
+                   help="requirement coverage for spec items: also check each requirement of the spec as met / "
+                        "not_met / not_applicable (default: on with --mode spec)")
     p.add_argument("--max-source-chars", type=positive_int,
                    help="cut sources longer than this to the passages relevant to the claims; cite passages")
     p.add_argument("--strategy", default="graph", choices=["graph", "single"],
@@ -115,9 +115,9 @@ def settings_of(args: argparse.Namespace) -> RunSettings:
 def make_judge(args: argparse.Namespace) -> Judging:
     """The Judge, Panel or Cascade the flags ask for."""
     settings = settings_of(args)
-    if ensemble.active(args) and settings.requirements:
-        raise ConfigError("requirement coverage (--mode spec / --requirements) does not run in panels or cascades "
-                          "yet: add --no-requirements, or judge with one --model")
+    if ensemble.active(args) and settings.coverage:
+        raise ConfigError("requirement coverage (--mode spec / --coverage) does not run in panels or cascades "
+                          "yet: add --no-coverage, or judge with one --model")
     panel_or_cascade = ensemble.make(args, settings.judge_kwargs)
     if panel_or_cascade is not None:
         return panel_or_cascade

@@ -5,11 +5,10 @@
     r = panel.judge(item)
     r.label, r.agreement ("2/3"), r.confidence (0.67), r.judges  # each member's label, claims, usage, model
 
-Every member judges the item concurrently, with its own client, cache entry and cost. A panel has
-the same interface as `Judge` (`ajudge`, `ajudge_many`, `ajudge_indexed`, `judge`, `judge_many`),
-so the runner (`runs.runner`), the run store, the cache and resume treat it as one judge: the
-runner binds it to the store (`with_store`), and each member's result is then cached under the
-key of the one cache-key function (`runs.cache.cache_key`) as soon as it is in.
+Every member judges the item concurrently, with its own client, cache entry and cost. A panel is a
+`Judging` (judging.py) like `Judge`, so a run, the cache and resume treat it as one judge; it is also
+an `Ensemble`: `runs.cache.cached` puts the cache around each member (`with_members`), so each
+member's result (each sample's, with `samples=N`) is cached under its own fingerprint as soon as it is in.
 
 Rules, over the members that voted (an unscored member does not vote):
 - `majority` (default): the label most members gave. A tie (e.g. 1-1 when one of three members

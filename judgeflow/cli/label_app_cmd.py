@@ -1,4 +1,8 @@
-"""`judgeflow review RESULTS.jsonl [--items ITEMS] [--labels L] [--compare OTHER] [--port 0] [--open]`."""
+"""`judgeflow review RESULTS.jsonl [--items ITEMS] [--labels L] [--compare OTHER] [--port 0] [--open]`.
+
+The command keeps its short name; in code the feature is the labelling app (`calibration/label_app/`),
+so it cannot be confused with spec review (`judgeflow.spec_review.review()`: an agent's output
+against a spec)."""
 
 from __future__ import annotations
 
@@ -27,11 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def cmd_review(args: argparse.Namespace) -> int:
     try:
-        from ..calibration.review_app.server import serve
+        from ..calibration.label_app.server import serve
     except ImportError as e:
         raise ConfigError(f"judgeflow review needs the review extra ({e.name} is missing): "
                           "pip install 'judgeflow[review]'") from None
-    from ..calibration.review_app.session import ReviewSession
+    from ..calibration.label_app.session import ReviewSession
 
     labels = args.labels or args.results.with_name(f"{args.results.stem}.labels.jsonl")
     s = ReviewSession(args.results, labels, items=args.items, other=args.compare, reveal=args.reveal,
