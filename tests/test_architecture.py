@@ -244,3 +244,28 @@ def test_the_cache_check_can_fail(tmp_path):
                               "panel.py": "def g(hit, it):\n    return from_cache(hit, it)\n",
                               "runs/run.py": "def h(store, k):\n    return store.cached(k)\n"})
     assert read_through_caches(pkg) == ["judgeflow.integrations.ray.one", "judgeflow.panel.g"]
+
+
+#: the longest a function in judgeflow/ may be, its def line, docstring and body together
+MAX_FUNCTION_LINES = 60
+
+
+def long_functions(root: Path = PACKAGE, limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    out = []
+    for mod, (path, _) in modules(root).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+                if n > limit:
+                    out.append(f"{mod}.{node.name}: {n} lines")
+    return sorted(out)
+
+
+def test_no_function_over_60_lines():
+    assert long_functions() == []
+
+
+def test_the_length_check_can_fail(tmp_path):
+    body = "".join(f"    x{k} = {k}\n" for k in range(60))
+    pkg = _package(tmp_path, {"runs/run.py": f"def long():\n{body}\n\ndef short():\n    return 1\n"})
+    assert long_functions(pkg) == ["judgeflow.runs.run.long: 61 lines"]

@@ -83,33 +83,24 @@ def judge_dataset(
     """A lazy Dataset with one judgment row per input row (see the module docstring for the schema).
 
     Args:
-        ds: rows of items (`id`, `answer`, `question`, `reference`, `source`, `spec`, ... and
-            their aliases, as in `Item.from_record`).
-        model, criterion, mode, strategy, **client_kwargs: as `Judge(...)`; the judge is built once
-            in the driver (so a bad setting fails here) and once in each actor.
-        concurrency: items in flight per actor (total in flight: `num_actors * concurrency`).
-        num_actors: size of the actor pool.
-        num_cpus: CPUs reserved per actor; judging waits on the network, so less than 1 leaves
-            cores for reading and writing.
-        batch_size: rows per batch sent to an actor (default: `concurrency`).
-        rows_per_shard: cut the input into blocks of at most this many rows (a streaming
-            repartition): each becomes one output block, so one shard is written as soon as it is
-            judged, and a killed job loses at most the blocks in flight. None keeps Ray's blocks.
+        ds: rows of items (the fields and aliases of `Item.from_record`).
+        model, criterion, mode, strategy, **client_kwargs: as `Judge(...)`; built once in the driver
+            (a bad setting fails here) and once in each actor.
+        concurrency: items in flight per actor (in all: `num_actors * concurrency`).
+        num_actors, num_cpus, batch_size: the actor pool, the CPUs reserved per actor (below 1 leaves
+            cores for reading and writing) and the rows per batch sent to one (default: `concurrency`).
+        rows_per_shard: cut the input into blocks of at most this many rows, each written as one shard
+            as soon as it is judged (a killed job loses at most the blocks in flight); None: Ray's blocks.
         keep_trace: add a `trace` column (rendered prompts and raw replies).
-        skip_ids: ids to leave out (already judged; see `existing_ids`).
-        store: a RunStore path every actor can open (one machine or a shared file system): its
-            response cache serves unchanged items without calls, and new judged results go into it.
-        json_column: each row's value in this column is one JSON object (a JSONL line, e.g. from
-            `ray.data.read_text`); a line that is not JSON becomes an invalid row.
-        judge_factory: a picklable callable returning a ready Judge, instead of the settings above.
+        skip_ids, store: ids to leave out (see `existing_ids`); a RunStore every actor can open (its cache).
+        json_column: a column holding one JSON object a row (a JSONL line); non-JSON is an invalid row.
+        judge_factory: a picklable callable returning a ready Judging, instead of the settings above.
     """
     import ray
     from ray.data import ActorPoolStrategy
 
-    if num_actors < 1:
-        raise ConfigError(f"num_actors must be at least 1, got {num_actors}")
-    if concurrency < 1:
-        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    if num_actors < 1 or concurrency < 1:
+        raise ConfigError(f"num_actors and concurrency must be at least 1, got {num_actors} and {concurrency}")
     if judge_factory is None:
         judge_factory = functools.partial(Judge, model, criterion=criterion, mode=mode, strategy=strategy,
                                           keep_trace=keep_trace, **client_kwargs)
@@ -117,21 +108,11 @@ def judge_dataset(
     skip = frozenset(skip_ids)
     if rows_per_shard is not None:
         ds = ds.repartition(target_num_rows_per_block=rows_per_shard)
-    return ds.map_batches(
-        JudgeBatches,
-        batch_size=batch_size or concurrency,
-        batch_format="pyarrow",
-        compute=ActorPoolStrategy(size=num_actors),
-        num_cpus=num_cpus,
-        fn_constructor_kwargs={
-            "judge_factory": judge_factory,
-            "concurrency": concurrency,
-            "keep_trace": keep_trace,
-            "skip_ids": ray.put(skip) if skip else skip,
-            "store": str(store) if store else None,
-            "json_column": json_column,
-        },
-    )
+    actor = {"judge_factory": judge_factory, "concurrency": concurrency, "keep_trace": keep_trace,
+             "skip_ids": ray.put(skip) if skip else skip, "store": str(store) if store else None,
+             "json_column": json_column}
+    return ds.map_batches(JudgeBatches, batch_size=batch_size or concurrency, batch_format="pyarrow",
+                          compute=ActorPoolStrategy(size=num_actors), num_cpus=num_cpus, fn_constructor_kwargs=actor)
 
 
 class JudgeBatches:

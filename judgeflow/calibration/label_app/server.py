@@ -62,20 +62,40 @@ def create_app(session: ReviewSession, token: str, *, allow_any_host: bool = Fal
         return session.calibration()
 
     async def label(request: Request) -> dict[str, Any]:
-        try:
-            body = await request.json()
-        except ValueError:
-            raise ValueError("the body must be JSON: {\"label\": 1 | 0 | \"skip\", \"note\": \"...\"}") from None
-        value = body.get("label") if isinstance(body, dict) else None
-        if value not in (0, 1, "skip") or isinstance(value, bool):
-            raise ValueError("label must be 1, 0 or \"skip\"")
-        note = body.get("note")
-        if note is not None and not isinstance(note, str):
-            raise ValueError("note must be text")
-        return session.label(int(request.path_params["index"]), None if value == "skip" else value, note)
+        value, note = await _label_body(request)
+        return session.label(int(request.path_params["index"]), value, note)
 
     async def index(request: Request) -> Response:
         return FileResponse(f"{static_dir()}/index.html")
+
+    return Starlette(middleware=[Middleware(BaseHTTPMiddleware, dispatch=_guard(allow_any_host))], routes=[
+        Route("/", index),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Route("/api/queue", api(queue)),
+        Route("/api/items/{index:int}", api(item)),
+        Route("/api/items/{index:int}/label", api(label), methods=["POST"]),
+        Route("/api/calibration", api(calibration)),
+        Mount("/static", StaticFiles(directory=static_dir()), name="static"),
+    ])
+
+
+async def _label_body(request: Request) -> tuple[int | None, str | None]:
+    """(label or None for "skip", note) from a label request's JSON body; ValueError says what is wrong."""
+    try:
+        body = await request.json()
+    except ValueError:
+        raise ValueError("the body must be JSON: {\"label\": 1 | 0 | \"skip\", \"note\": \"...\"}") from None
+    value = body.get("label") if isinstance(body, dict) else None
+    if value not in (0, 1, "skip") or isinstance(value, bool):
+        raise ValueError("label must be 1, 0 or \"skip\"")
+    note = body.get("note")
+    if note is not None and not isinstance(note, str):
+        raise ValueError("note must be text")
+    return (None if value == "skip" else value), note
+
+
+def _guard(allow_any_host: bool) -> Callable[[Request, Callable[[Request], Any]], Any]:
+    """The middleware: only local host names (DNS rebinding), and the security headers on every response."""
 
     async def guard(request: Request, call_next: Callable[[Request], Any]) -> Response:
         host = request.url.hostname or ""
@@ -89,15 +109,7 @@ def create_app(session: ReviewSession, token: str, *, allow_any_host: bool = Fal
         response.headers["Cache-Control"] = "no-store"
         return response
 
-    return Starlette(middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)], routes=[
-        Route("/", index),
-        Route("/favicon.ico", lambda request: Response(status_code=204)),
-        Route("/api/queue", api(queue)),
-        Route("/api/items/{index:int}", api(item)),
-        Route("/api/items/{index:int}/label", api(label), methods=["POST"]),
-        Route("/api/calibration", api(calibration)),
-        Mount("/static", StaticFiles(directory=static_dir()), name="static"),
-    ])
+    return guard
 
 
 def serve(session: ReviewSession, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = False,
