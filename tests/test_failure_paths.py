@@ -451,7 +451,7 @@ def test_a_cache_entry_without_a_trace_says_so() -> None:
 
     hit = Judgment(id="x", label=0, trace=[])
     item = __import__("judgeflow").Item(id="x", answer="a", reference="a")
-    served = from_cache(hit, item, model="baseline/lexical", strategy="graph", keep_trace=True)
+    served = from_cache(hit, item, model="baseline/lexical", keep_trace=True)
     assert served.trace and "served from the response cache" in json.dumps(served.trace[0].reply)
 
 

@@ -63,7 +63,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     c = load_criterion(args.name)
     if args.json:
-        print(json.dumps(c.familyl_dump() | {"fingerprint": c.fingerprint}, indent=2, ensure_ascii=False))
+        print(json.dumps(c.model_dump() | {"fingerprint": c.fingerprint}, indent=2, ensure_ascii=False))
         return 0
     con = console()
     con.print(f"[bold]{c.name}[/bold] ({c.family}) — {c.description}")
