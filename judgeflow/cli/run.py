@@ -136,7 +136,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.ray:
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
-    check_output(args.output, args.input)
+    check_output(args.output, args.input, store=args.store)
+    if args.batch:
+        from ..runs.batch import check_batch_input
+
+        check_batch_input(args.input)
     settings = settings_of(args)
     judge = make_judge(args)
     with spool(args.input) as (source, sha), RunStore(settings.store) as store:  # stdin is copied once
@@ -162,7 +166,7 @@ def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *,
     if resume:  # only a resumed run can have batches (a new run id has none): batch code loads only then
         from .batch_cmd import open_batches_note
 
-        if note := open_batches_note(run.store, run.run_id):
+        if note := open_batches_note(run.store, run.run_id, con):
             con.print(note, soft_wrap=True)
     session = Session()
     output = Path(settings.output or "-")
@@ -220,7 +224,7 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
     if as_json:
         summary = summary_json(tally, run_id=run.run_id, model=judge.model, output=output, prices=prices,
                                elapsed=session.elapsed, session_items=session.items)
-        print(json.dumps({**summary, "failure": failed}))
+        print(json.dumps({**summary, "unreadable": dict(run.store.unreadable), "failure": failed}))
         return 1 if failed else 0
     lines = summarize(tally, model=judge.model, prices=prices, elapsed=session.elapsed, session=session.usage,
                       session_items=session.items)
@@ -229,7 +233,8 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
 
         lines[-1] = cost_line(run.store, run.run_id, judge.model, prices) or lines[-1]
     con.print(f"run {run.run_id}: judged with {judge.model} -> {output}")
-    for note in client_notes(judge):
+    unreadable = run.store.unreadable_note()
+    for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
         con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
     for line in lines:
         con.print("  " + line)

@@ -98,6 +98,7 @@ class Run:
             input_path = STDIO if settings.input == STDIO else str(name.resolve())
             run_id = store.start_run(settings=record, input_path=input_path, input_sha=sha, output_path=output,
                                      total=total, command=settings.resume_command())
+            store.claim(run_id)
             info = store.get_run(run_id)
         return cls(store, info, source=source, name=name, total=total, aliases=aliases)
 
@@ -128,6 +129,7 @@ class Run:
             concurrency: items in flight at once.
             cache: serve hits from the store's cache (judged results are stored either way).
         """
+        self.store.claim(self.run_id)  # one writer per run (a no-op when this store holds it already)
         done = self.store.finished_ids(self.run_id)  # unscored rows are judged again
         position: dict[int, int] = {}  # stream position -> input position (the store's seq)
 
@@ -201,11 +203,13 @@ def _rows(source: Path, name: Path, settings: RunSettings) -> Iterator[Item | In
 
 
 def _resumable(store: RunStore, settings: RunSettings, record: dict[str, object], sha: str, output: str) -> RunInfo:
-    """The last run that wrote `output`, if it can be resumed with these settings and this input."""
+    """The last run that wrote `output`, if it can be resumed with these settings and this input (and this
+    process becomes its one writer: a second resume of it is refused, `RunBusy`)."""
     run = store.latest_run(output_path=output)
     if run is None:
         raise ConfigError(f"nothing to resume: no run in {store.path} wrote {settings.output}; run without --resume "
                           "(results already judged are served from the cache)")
+    store.claim(run.run_id)
     if run.input_sha != sha:
         raise ConfigError(
             f"{settings.input} changed since run {run.run_id} started (its content hash differs), so its finished "
