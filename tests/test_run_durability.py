@@ -66,7 +66,7 @@ def test_collect_of_a_stdin_batch_run_says_why_it_cannot(tmp_path: Path, capsys)
         from judgeflow.runs.batch.ledger import BatchLedger
 
         BatchLedger(store).add_intent(run_id, "t", 1, 1, "openai", ["k"])
-        BatchLedger(store).set_status(run_id, "t", "completed")
+        BatchLedger(store).mark_job(run_id, "t", "completed")
         store.set_status(run_id, "batch")
     assert main(["batch", "collect", run_id, "--store", str(tmp_path / "runs.sqlite")]) == 2
     assert "read its items from stdin" in capsys.readouterr().err
