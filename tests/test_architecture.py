@@ -248,9 +248,6 @@ def test_the_cache_check_can_fail(tmp_path):
 
 #: the longest a function in judgeflow/ may be, its def line, docstring and body together
 MAX_FUNCTION_LINES = 60
-#: still to split (backends/llm.py, split into the ask loop and the providers once the rate limiter
-#: has landed there); this list may only shrink
-KNOWN_LONG = ["judgeflow.backends.llm.LLMClient._once", "judgeflow.backends.llm.make_client"]
 
 
 def long_functions(root: Path = PACKAGE, limit: int = MAX_FUNCTION_LINES) -> list[str]:
@@ -269,8 +266,7 @@ def long_functions(root: Path = PACKAGE, limit: int = MAX_FUNCTION_LINES) -> lis
 
 
 def test_no_function_over_60_lines():
-    assert [f for f in long_functions() if f.split(":")[0] not in KNOWN_LONG] == []
-    assert all(any(f.startswith(k + ":") for f in long_functions()) for k in KNOWN_LONG)  # fixed: drop it
+    assert long_functions() == []
 
 
 def test_the_length_check_can_fail(tmp_path):

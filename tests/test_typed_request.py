@@ -44,7 +44,7 @@ def _send(provider: str, structured: str, fast: bool, model, replies):
         from instructor.core.hooks import Hooks
 
         kwargs = {"temperature": client.temperature} if provider == "openai" else {}
-        extra = client._shape(model)
+        extra = client.wire.request_shape(model, client.structured, client.base_url is not None)
         if extra:
             kwargs["extra_body"] = extra
         if provider == "anthropic" and client.temperature is not None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from rich.console import Console
 
+from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, ProviderUnavailable
 from ..judge import Judge
@@ -37,7 +38,7 @@ from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, run_failure, summarize
 from . import ensemble, ray_cmd
-from .argtypes import non_negative_int, positive_int, positive_seconds, share, temperature
+from .argtypes import non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
 from .render import console
 
 
@@ -76,20 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="continue the last run that wrote OUTPUT: finished items are not judged again")
     p.add_argument("--no-cache", action="store_true",
                    help="do not serve results from the store's response cache (new results are still cached)")
-    p.add_argument("--retries", type=non_negative_int, default=4,
-                   help="provider retries on 429/5xx/timeouts, with backoff and jitter, honouring retry-after (default 4)")
-    p.add_argument("--reasks", type=non_negative_int, default=2,
-                   help="re-asks after an invalid structured reply (default 2)")
-    p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per request (default 120)")
-    p.add_argument("--http-transport", default="auto", choices=["auto", "aiohttp", "httpx"],
-                   help="the provider SDK's HTTP stack (default auto: aiohttp when installed, which spends less "
-                        "client CPU per request; httpx is the SDKs' default)")
-    p.add_argument("--structured", default="auto", choices=["auto", "tools", "tools_strict", "json_schema", "json"],
-                   help="how the model is asked for structured output (default auto: OpenAI tools_strict, "
-                        "Anthropic tools, Ollama json_schema, other --base-url servers tools; falls back once "
-                        "if the endpoint rejects the request shape)")
-    p.add_argument("--max-tokens", type=positive_int,
-                   help="max_tokens for every call (default: sized to each step, e.g. a budget per claim)")
+    _provider_flags(p)
     p.add_argument("--max-input-chars", type=positive_int, default=DEFAULT_MAX_INPUT_CHARS,
                    help=f"an item whose texts together are longer is an invalid row (default {DEFAULT_MAX_INPUT_CHARS:,})")
     p.add_argument("--max-unscored", type=share, default=DEFAULT_MAX_UNSCORED,
@@ -104,6 +92,34 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ray_cmd.add_arguments(p)
     ensemble.add_args(p)
     p.set_defaults(func=cmd_run)
+
+
+def _provider_flags(p: argparse.ArgumentParser) -> None:
+    """How the run calls the provider: retries, rate limits, re-asks, timeout, HTTP stack, output shape."""
+    p.add_argument("--retries", type=non_negative_int, default=4,
+                   help="provider retries on 5xx/timeouts, with backoff and jitter (default 4); 429s are waited out "
+                        "up to --max-wait instead")
+    p.add_argument("--rpm", type=positive_float, metavar="N",
+                   help="requests per minute the endpoint allows, for one that sends no rate-limit headers "
+                        "(default: learned from the replies' headers)")
+    p.add_argument("--tpm", type=positive_float, metavar="N",
+                   help="tokens per minute the endpoint allows (input tokens on the Anthropic wire), for one that "
+                        "sends no rate-limit headers (default: learned from the replies' headers)")
+    p.add_argument("--max-wait", type=positive_seconds, default=DEFAULT_MAX_WAIT, metavar="SECONDS",
+                   help="the longest an item waits on the rate limit before it is unscored as rate limited "
+                        f"(default {DEFAULT_MAX_WAIT:g}; a 429 is waited out, not counted against --retries)")
+    p.add_argument("--reasks", type=non_negative_int, default=2,
+                   help="re-asks after an invalid structured reply (default 2)")
+    p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per request (default 120)")
+    p.add_argument("--http-transport", default="auto", choices=["auto", "aiohttp", "httpx"],
+                   help="the provider SDK's HTTP stack (default auto: aiohttp when installed, which spends less "
+                        "client CPU per request; httpx is the SDKs' default)")
+    p.add_argument("--structured", default="auto", choices=["auto", "tools", "tools_strict", "json_schema", "json"],
+                   help="how the model is asked for structured output (default auto: OpenAI tools_strict, "
+                        "Anthropic tools, Ollama json_schema, other --base-url servers tools; falls back once "
+                        "if the endpoint rejects the request shape)")
+    p.add_argument("--max-tokens", type=positive_int,
+                   help="max_tokens for every call (default: sized to each step, e.g. a budget per claim)")
 
 
 def settings_of(args: argparse.Namespace) -> RunSettings:
@@ -236,7 +252,7 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
     unreadable = run.store.unreadable_note()
     for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
         con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
-    for line in lines:
+    for line in lines + limit_report(session.elapsed, session.items):
         con.print("  " + line)
     if failed:
         again = (f"; re-judge the unscored rows with: {run.command}" if tally.unscored
@@ -245,6 +261,13 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
         con.print(f"[red]{failed}[/red]{again}", soft_wrap=True)
         return 1
     return 0
+
+
+def limit_report(elapsed: float, items: int) -> list[str]:
+    """The rate limits met this session (no provider SDK is imported for it)."""
+    from ..backends.limits import report
+
+    return report(elapsed, items)
 
 
 def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str, output: Path, prices: Any,
@@ -260,7 +283,14 @@ def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str
         "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
         "priced_by": None if model.startswith("baseline/") else getattr(price_for(model, prices), "source", None),
         "seconds": round(elapsed, 3), "items_this_session": session_items,
+        "rate_limited": t.rate_limited, "rate_limits": limit_stats(),
     }
+
+
+def limit_stats() -> list[dict[str, Any]]:
+    from ..backends.limits import stats
+
+    return stats()
 
 
 @contextlib.contextmanager
@@ -318,13 +348,29 @@ def progress_bar(con: Console, *, total: int, completed: int, disable: bool) -> 
 
 @contextlib.contextmanager
 def _rich_bar(con: Console, *, total: int, completed: int) -> Iterator[Any]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    from ..backends.limits import progress_note
+
+    class LimitColumn(ProgressColumn):
+        """The pace the provider's rate limit allows and the requests waiting on it (read live)."""
+
+        def render(self, task: Any) -> Text:
+            return Text(progress_note(), style="yellow")
 
     columns = (
         TextColumn("[bold]judging[/bold]"), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
         TextColumn("calls {task.fields[calls]} · tokens {task.fields[tokens]} · cached {task.fields[cached]} · "
-                   "errors {task.fields[errors]}"),
+                   "errors {task.fields[errors]}"), LimitColumn(),
     )
     with Progress(*columns, console=con, refresh_per_second=4) as progress:
         task = progress.add_task("judge", total=total, completed=completed, rate="", calls=0, tokens=0,
