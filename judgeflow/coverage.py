@@ -153,7 +153,8 @@ class LexicalRequirementChecker:
                 cond_words = _content(condition.group(0)) - _SPEC_WORDS
                 if cond_words and not cond_words <= out_words:  # every word of the condition must occur
                     checks.append(RequirementCheck(requirement_id=r.id, status="not_applicable",
-                                                   reason=f"its condition ({condition.group(0).strip(' ,:')}) does not arise in the output"))
+                                                   reason=f"its condition ({condition.group(0).strip(' ,:')}) "
+                                                          "does not arise in the output"))
                     continue
             words = _content(body) - _SPEC_WORDS
             numbers = _numbers(body)

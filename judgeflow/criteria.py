@@ -162,8 +162,8 @@ class Criterion(BaseModel):
         if self.coverage is None:
             return
         if self.family != "spec":
-            raise _invalid("coverage", f"requirement coverage applies to spec criteria only (family = \"spec\"), not {self.family!r}; "
-                           "remove the [coverage] table")
+            raise _invalid("coverage", "requirement coverage applies to spec criteria only (family = \"spec\"), "
+                                       f"not {self.family!r}; remove the [coverage] table")
         for key, (allowed, needed) in COVERAGE_FIELDS.items():
             text = getattr(self.coverage, key)
             try:

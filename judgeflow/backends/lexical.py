@@ -56,7 +56,8 @@ def split_claims(answer: str) -> list[Claim]:
             continue
         if p.endswith(":"):  # a lead-in ("Here is a summary of the passage:") states nothing itself
             continue
-        kind = "date" if (_YEAR.search(p) or _MONTHS.search(p)) else "number" if _NUM.search(p) else "name" if _names(p) else "other"
+        kind = ("date" if (_YEAR.search(p) or _MONTHS.search(p)) else "number" if _NUM.search(p)
+                else "name" if _names(p) else "other")
         claims.append(Claim(id=f"c{len(claims) + 1}", text=p, kind=kind))
     return claims
 
@@ -157,7 +158,8 @@ class LexicalJudge(Offline):
             if strict:
                 return "missing", f"concrete details {what} are not in the evidence", False
             if unrelated:
-                return "conflict", f"shares {overlap:.0%} of its content with the reference and names {what}, which it lacks", True
+                return ("conflict", f"shares {overlap:.0%} of its content with the reference and names {what}, "
+                        "which it lacks", True)
             return "weak", f"concrete details {what} cannot be checked offline", False
         if strict:
             return "missing", f"only {overlap:.0%} of its content words appear in the evidence", False

@@ -74,7 +74,8 @@ def to_feedback(judgment: Judgment, *, key: str, direction: Direction = "halluci
         "key": key,
         "score": score,
         "comment": comment,
-        "metadata": {"score_means": SCORE_MEANS[direction], "criterion": judgment.criterion, "model": judgment.model, "status": judgment.status,
+        "metadata": {"score_means": SCORE_MEANS[direction], "criterion": judgment.criterion, "model": judgment.model,
+                     "status": judgment.status,
                      "language": lang, "claims": [c.model_dump() for c in judgment.claims]},
     }
 

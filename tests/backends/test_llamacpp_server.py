@@ -15,7 +15,7 @@ import pytest
 
 from judgeflow.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.server
 
 

@@ -30,6 +30,7 @@ KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "JUDGEFLOW_MODEL", "JUDGEFLOW_BAS
 pytestmark = pytest.mark.ray
 
 
+@pytest.mark.slow
 def test_importing_judgeflow_never_imports_ray() -> None:
     code = ("import sys, judgeflow, judgeflow.cli, judgeflow.cli.run, judgeflow.integrations; "
             "judgeflow.cli.build_parser(); assert 'ray' not in sys.modules, 'ray imported'")
@@ -165,6 +166,7 @@ def test_two_actors_share_one_rate_limit(ray_local: Any, tmp_path: Path) -> None
     assert refused <= max(4, stats["llm_calls"] // 10), stats["by_status"]  # paced, not refused
 
 
+@pytest.mark.slow
 def test_killed_job_rerun_makes_no_repeated_calls(ray_local: Any, tmp_path: Path) -> None:
     fake = Fake(tmp_path, "--latency-ms", "150")  # valid schema-filled replies: every item judged, one call
     path = write_jsonl(tmp_path / "items.jsonl", items())

@@ -24,7 +24,7 @@ import pytest
 from judgeflow.calibration.agreement import calibrate
 from judgeflow.calibration.labels import read_labels
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 if not DATA.is_dir():
     DATA = Path("/work/shared/data")
@@ -72,6 +72,7 @@ def review_url(tmp_path: Path):
         server.wait(timeout=20)
 
 
+@pytest.mark.slow
 def test_label_three_items_by_keyboard_in_chromium(review_url):
     url, tmp = review_url
     artifacts = ROOT / "tests" / "artifacts"

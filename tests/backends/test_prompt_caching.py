@@ -58,7 +58,7 @@ def test_two_items_sharing_a_source_share_the_prefix_up_to_the_end_of_the_source
     common = len(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b))) * "x")
     end_of_source = a.index("</source>") + len("</source>")
     assert common >= end_of_source  # tools, system, instructions and the whole source are shared
-    ua, ub = user_text(check_a), user_text(check_b)
+    ua = user_text(check_a)
     assert ua.index("</source>") < ua.index("<claims>")  # the item's own text comes after the evidence
     assert "When did it open?" not in a[:end_of_source] and "Who built it?" not in b[:end_of_source]
     # the decompose step has its own short system message, the check step the criterion's

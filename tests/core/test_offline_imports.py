@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import subprocess
 import sys
@@ -18,6 +20,7 @@ print(json.dumps({"label": r.label, "labels": [x.label for x in rs],
 """
 
 
+@pytest.mark.slow
 def test_offline_judge_does_not_import_the_provider_sdks() -> None:
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300, check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])

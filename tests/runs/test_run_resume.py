@@ -26,7 +26,7 @@ from judgeflow.cli import main
 from judgeflow.runs.run import Run
 from judgeflow.runs.store import RunStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 from fakes import FakeProvider, start_cli, wait_for_results  # noqa: E402
 
 MODEL = "openai/fake-judge"
@@ -65,6 +65,7 @@ def out_rows(tmp_path: Path) -> list[dict]:
     return [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_judges_only_what_was_left(tmp_path: Path) -> None:
     inp = write_items(tmp_path / "in.jsonl", 40)
     with FakeProvider(latency=0.05) as fake:
@@ -90,6 +91,7 @@ def test_resume_after_a_kill_judges_only_what_was_left(tmp_path: Path) -> None:
     assert all(n == 2 for n in asked_again.values()), asked_again  # decompose + check, once each
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> None:
     inp = write_items(tmp_path / "in.jsonl", 30)
     with FakeProvider(latency=0.05) as fake:
@@ -142,6 +144,7 @@ def test_the_cache_is_keyed_by_content_not_by_id(tmp_path: Path, fake: FakeProvi
     assert out_rows(tmp_path)[0]["id"] == "renamed"
 
 
+@pytest.mark.slow
 def test_a_changed_criterion_invalidates_exactly_its_items(tmp_path: Path, fake: FakeProvider) -> None:
     crit = tmp_path / "mine.toml"
     crit.write_text((ROOT / "criteria" / "factual_correctness.toml").read_text().replace(

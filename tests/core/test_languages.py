@@ -107,8 +107,10 @@ def test_every_judgment_records_the_answer_language_for_per_language_reports(tmp
 
     items = tmp_path / "items.jsonl"
     items.write_text(
-        '{"id": "ru", "answer": "Москва была основана в 1247 году Юрием Долгоруким.", "reference": "1147, Юрий Долгорукий", "label": 1}\n'
-        '{"id": "en", "answer": "Moscow was founded in 1147 by Yuri Dolgorukiy.", "reference": "1147, by Yuri Dolgorukiy", "label": 0}\n',
+        '{"id": "ru", "answer": "Москва была основана в 1247 году Юрием Долгоруким.", '
+        '"reference": "1147, Юрий Долгорукий", "label": 1}\n'
+        '{"id": "en", "answer": "Moscow was founded in 1147 by Yuri Dolgorukiy.", '
+        '"reference": "1147, by Yuri Dolgorukiy", "label": 0}\n',
         encoding="utf-8",
     )
     out = tmp_path / "out.jsonl"

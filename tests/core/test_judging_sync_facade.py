@@ -81,6 +81,7 @@ gc.collect()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
 def test_one_judge_across_event_loops_with_or_without_closing(tmp_path, transport: str) -> None:
     """The SDK's connections belong to the loop that opened them. `async with Judge(...)` (or

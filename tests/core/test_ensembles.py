@@ -227,7 +227,8 @@ async def _collect(p: Panel, items: list[dict[str, str]], store: RunStore, run: 
     return [j async for j in Run.attach(store, run).judge(p, items)]
 
 
-def test_run_cli_refuses_batch_and_cold_samples_and_writes_member_votes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_cli_refuses_batch_and_cold_samples_and_writes_member_votes(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "items.jsonl"
     src.write_text("".join(json.dumps(moscow(id=f"q{i}", answer=a)) + "\n"
                            for i, a in enumerate(["In 1147.", "In 1247.", "Yuri Dolgorukiy founded it in 1147."])))

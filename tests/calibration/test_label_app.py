@@ -347,6 +347,7 @@ def test_cli_without_items_or_labels_exits_2_naming_the_fix(files, capsys):
     assert "--items" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_importing_judgeflow_does_not_import_starlette():
     code = "import sys, judgeflow, judgeflow.cli; print('starlette' in sys.modules, 'uvicorn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -410,6 +411,7 @@ def test_a_slow_calibration_never_holds_up_a_save(files, monkeypatch):
     assert order == ["save", "calibration"]
 
 
+@pytest.mark.slow
 def test_serve_pays_for_the_heavy_imports_before_it_prints_the_url(files, monkeypatch):
     import uvicorn
 

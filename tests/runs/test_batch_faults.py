@@ -24,7 +24,7 @@ from judgeflow.runs.batch.ledger import MAX_ATTEMPTS, BatchLedger
 from judgeflow.runs.batch.openai import OpenAIBatches
 from judgeflow.runs.store import RunStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROVIDERS = ["openai", "anthropic"]
 CLASSES = {"openai": OpenAIBatches, "anthropic": AnthropicBatches}
 

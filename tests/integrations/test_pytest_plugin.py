@@ -97,6 +97,7 @@ def test_plugin_is_registered_as_a_pytest11_entry_point() -> None:
     assert eps.get("judgeflow") == "judgeflow.pytest_plugin"
 
 
+@pytest.mark.slow
 def test_plugin_fixture_and_failure_message_in_a_real_pytest_run(tmp_path: Path) -> None:
     (tmp_path / "test_bot.py").write_text(textwrap.dedent('''
         from judgeflow.testing import assert_no_hallucination
@@ -138,6 +139,7 @@ def test_default_cache_is_under_the_pytest_rootdir(monkeypatch: pytest.MonkeyPat
     assert testing.cache_dir() == Path(".judgeflow") / "pytest-cache"
 
 
+@pytest.mark.slow
 def test_plugin_hides_its_frames_uses_pytest_cache_and_names_its_option(tmp_path: Path) -> None:
     """Issue 11: no judgeflow frames or docstring in a failure; --cache-clear clears the judged
     results (they live in pytest's config.cache); the no-key message names --judgeflow-model."""

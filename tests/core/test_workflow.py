@@ -27,7 +27,7 @@ from judgeflow.criteria import Criterion
 from judgeflow.items import Item
 from judgeflow.results import TraceEntry, Usage
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ITEM = {"id": "w1", "question": "Capital of France?", "answer": "Paris. It is on the Seine.", "reference": "Paris"}
 
 

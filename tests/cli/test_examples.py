@@ -15,7 +15,7 @@ from fakes import FakeLLM
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
 from judgeflow.languages import by_language
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def run_example(*args: str, cwd: Path | None = None) -> str:
@@ -35,6 +35,7 @@ def load(name: str) -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_rag_pipeline_prints_per_claim_passages() -> None:
     out = run_example(str(EXAMPLES / "rag_pipeline.py"))
     assert "label 0 (source_faithfulness)" in out
@@ -44,6 +45,7 @@ def test_rag_pipeline_prints_per_claim_passages() -> None:
     assert "(rag | judge).batch(questions) -> labels [0, 1, 1]" in out
 
 
+@pytest.mark.slow
 def test_agent_spec_review_extras_pass_missing_fails() -> None:
     out = run_example(str(EXAMPLES / "agent_spec_review.py"))
     assert "extras_ok: label 0" in out
@@ -51,6 +53,7 @@ def test_agent_spec_review_extras_pass_missing_fails() -> None:
     assert "wrong_value: label 1  claim c3 fails (verdict violates_spec): Python 3.8" in out
 
 
+@pytest.mark.slow
 def test_russian_quiz_catches_the_wrong_year_offline() -> None:
     out = run_example(str(EXAMPLES / "russian_quiz.py"))
     assert "ru-correct (ru): label 0, expected 0" in out
@@ -89,6 +92,7 @@ def test_russian_quiz_with_a_model_uses_the_short_reference_and_catches_1247() -
                                                    "labelled": 2, "agree": 2}
 
 
+@pytest.mark.slow
 def test_qa_bot_ci_example_passes_offline_in_its_own_pytest_run(tmp_path: Path) -> None:
     out = run_example("-m", "pytest", "-p", "no:cacheprovider", "-rP", "--judgeflow-cache-dir",
                       str(tmp_path / "cache"), str(EXAMPLES / "qa_bot_ci"), cwd=tmp_path)

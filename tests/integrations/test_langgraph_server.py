@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("langgraph_api", reason="langgraph-cli[inmem] is not installed")
 sdk = pytest.importorskip("langgraph_sdk", reason="langgraph-sdk is not installed")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).with_name("langgraph")
 WRONG_YEAR = {"id": "moscow-wrong-year", "question": "When was Moscow founded, and by whom?",
               "answer": "Moscow was founded in 1247 by Yuri Dolgorukiy.",
@@ -78,6 +78,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
         log.close()
 
 
+@pytest.mark.slow
 def test_langgraph_dev_judges_an_item_over_http(server) -> None:
     client = server
     [assistant] = client.assistants.search(graph_id="judge")
@@ -94,6 +95,7 @@ def test_langgraph_dev_judges_an_item_over_http(server) -> None:
     assert out["label"] == 1 and out["criterion"]["name"] == "reference_faithfulness", out
 
 
+@pytest.mark.slow
 def test_langgraph_dev_serves_the_context_schema(server) -> None:
     client = server
     [assistant] = client.assistants.search(graph_id="judge")

@@ -11,7 +11,7 @@ import pytest
 from judgeflow.cli import main
 from judgeflow.runs.store import RunStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 from fakes import FakeProvider  # noqa: E402
 
 PROVIDERS = ["openai", "anthropic"]

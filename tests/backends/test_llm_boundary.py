@@ -67,6 +67,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 # --- against the schema-following fake: every item scored --------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 @pytest.mark.parametrize("strategy", ["graph", "single"])
 def test_schema_following_fake_scores_every_item(tmp_path: Path, fake_llm: str, shared_data: Path, wire: str,

@@ -90,7 +90,7 @@ def test_the_summary_names_the_price_source(tmp_path: Path) -> None:
     results = [Judgment(id="a", label=1, usage=Usage(calls=2, input_tokens=1_000_000, output_tokens=0))]
     line = summarize(results, model=NOT_IN_TABLE, prices=load_prices(), elapsed=0, session=Usage(),
                      session_items=0)[-1]
-    assert line.startswith(f"estimated cost: $") and "(prices: genai-prices" in line
+    assert line.startswith("estimated cost: $") and "(prices: genai-prices" in line
     f = tmp_path / "prices.toml"
     f.write_text(f'["{NOT_IN_TABLE}"]\ninput = 1.0\noutput = 2.0\n')
     line = summarize(results, model=NOT_IN_TABLE, prices=load_prices(f), elapsed=0, session=Usage(),

@@ -17,7 +17,7 @@ import judgeflow
 from judgeflow.cli import EXIT_CODES, main
 from judgeflow.cli.render import PIPE_WIDTH, console, fit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_ITEMS = ROOT / "examples" / "qa_items.jsonl"
 
 
@@ -67,6 +67,7 @@ def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> No
         assert line in guide, f"the CLI guide's exit-code table lacks {line}"
 
 
+@pytest.mark.slow
 def test_closing_the_pipe_early_prints_no_traceback() -> None:
     """`judgeflow criteria show X --json | head -1`: the reader goes away before we finish."""
     r, w = os.pipe()

@@ -61,7 +61,8 @@ def test_batch_from_stdin_is_refused_before_anything_is_submitted(tmp_path: Path
 def test_collect_of_a_stdin_batch_run_says_why_it_cannot(tmp_path: Path, capsys) -> None:
     """A store written before the refusal may hold such a run: collect says so (it read stdin again)."""
     with RunStore(tmp_path / "runs.sqlite") as store:
-        run_id = store.start_run(settings={"model": "openai/fake-judge", "base_url": "http://127.0.0.1:9/v1"}, input_path="-", input_sha="x",
+        run_id = store.start_run(settings={"model": "openai/fake-judge", "base_url": "http://127.0.0.1:9/v1"},
+                                 input_path="-", input_sha="x",
                                  output_path=str(tmp_path / "out.jsonl"), total=2)
         from judgeflow.runs.batch.ledger import BatchLedger
 
@@ -130,6 +131,7 @@ def test_a_store_with_a_damaged_schema_value_names_the_file_and_the_fix(tmp_path
     assert str(path) in err and "--store" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_sigterm_of_batch_collect_prints_how_to_continue(tmp_path: Path) -> None:
     write_items(tmp_path / "in.jsonl", 2)
     store = tmp_path / "runs.sqlite"
@@ -180,6 +182,7 @@ def test_a_repeated_csv_column_is_refused(tmp_path: Path, capsys) -> None:
     assert "the column 'answer' appears twice in the header" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_real_cli_reads_a_repeated_key_as_invalid(tmp_path: Path) -> None:
     """The same through a child process reading stdin (the JSONL stream path)."""
     line = '{"id": "a", "reference": "Paris", "answer": "Paris", "answer": "Rome"}\n'
@@ -249,6 +252,7 @@ def _interrupted_run(tmp_path: Path, fake: FakeProvider, n: int) -> int:
     return stored_count(tmp_path / "runs.sqlite")
 
 
+@pytest.mark.slow
 def test_two_resumes_of_one_run_judge_what_is_left_once(tmp_path: Path) -> None:
     """Two real processes resume one run at once: one judges the rest, the other is refused with a
     clear line before it judges anything. Before, both judged everything left (both exit 0)."""
@@ -266,6 +270,7 @@ def test_two_resumes_of_one_run_judge_what_is_left_once(tmp_path: Path) -> None:
     assert [r["status"] for r in rows_of(tmp_path / "out.jsonl")] == ["judged"] * n
 
 
+@pytest.mark.slow
 def test_the_lock_of_a_killed_run_is_free_at_once(tmp_path: Path) -> None:
     """kill -9 leaves the lock file behind, but no lock: the resume goes ahead."""
     from fakes import wait_for_results
@@ -282,6 +287,7 @@ def test_the_lock_of_a_killed_run_is_free_at_once(tmp_path: Path) -> None:
     assert not list((tmp_path / "runs.sqlite.locks").glob("*.lock"))  # removed on release
 
 
+@pytest.mark.slow
 def test_a_second_collect_of_a_batch_run_is_refused(tmp_path: Path) -> None:
     """Two real `batch collect` processes of one run: the second is refused while the first polls
     (before, both polled, and both would submit the next round when the batch ended)."""
@@ -306,6 +312,7 @@ def test_a_second_collect_of_a_batch_run_is_refused(tmp_path: Path) -> None:
 
 # 12. an upload left at the provider by a kill -----------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("then", ["status", "collect", "resume"])
 def test_an_upload_left_by_a_kill_is_deleted_by_the_next_command(tmp_path: Path, then: str) -> None:
     """`run --batch` killed (-9) after uploading the batch input file, before the batch exists: the

@@ -50,6 +50,7 @@ MIXED = [
 ]
 
 
+@pytest.mark.slow
 def test_run_offline_writes_one_row_per_input_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inp = write_lines(tmp_path / "items.jsonl", MIXED)
     out = tmp_path / "out" / "results.jsonl"
@@ -104,6 +105,7 @@ class ScriptedLLM:
                                               evidence="1147", reason="compared with the reference")])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_run_with_an_llm_judged_unscored_and_invalid_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, provider: str
@@ -132,7 +134,8 @@ def test_run_with_an_llm_judged_unscored_and_invalid_rows(
     assert by_id["wrong"]["claims"] == [{
         "id": "c1", "text": "Moscow was founded in 1247.", "kind": "date", "verdict": "contradicted", "error": True,
         "basis": "reference", "evidence": "1147", "evidence_found": True, "reason": "compared with the reference"}]
-    assert by_id["good"]["usage"] == {"calls": 2, "input_tokens": 200, "output_tokens": 40, "cached_tokens": 0, "cache_write_tokens": 0, "repairs": 0,
+    assert by_id["good"]["usage"] == {"calls": 2, "input_tokens": 200, "output_tokens": 40, "cached_tokens": 0,
+                                      "cache_write_tokens": 0, "repairs": 0,
                                       "reasks": 0}
     unscored = by_id["u"]
     assert unscored["label"] is None and unscored["status"] == "unscored" and unscored["human_label"] == 1
@@ -141,6 +144,7 @@ def test_run_with_an_llm_judged_unscored_and_invalid_rows(
     assert by_id["no-answer"]["status"] == "invalid"
 
 
+@pytest.mark.slow
 def test_run_limit_mode_and_criterion(tmp_path: Path) -> None:
     inp = write_lines(tmp_path / "items.jsonl", MIXED)
     out = tmp_path / "r.jsonl"
@@ -161,6 +165,7 @@ def test_run_limit_mode_and_criterion(tmp_path: Path) -> None:
     assert row["routed_by"] == "criterion my_rag_check set for the run"
 
 
+@pytest.mark.slow
 def test_run_single_strategy_offline_gives_the_graph_labels(tmp_path: Path) -> None:
     inp = write_lines(tmp_path / "items.jsonl", MIXED)
     graph, single = tmp_path / "g.jsonl", tmp_path / "s.jsonl"
@@ -171,6 +176,7 @@ def test_run_single_strategy_offline_gives_the_graph_labels(tmp_path: Path) -> N
     assert {r["strategy"] for r in rows if r["status"] == "judged"} == {"single"}
 
 
+@pytest.mark.slow
 def test_run_reads_csv(tmp_path: Path) -> None:
     inp = tmp_path / "items.csv"
     inp.write_text('id,question,response,contexts,label\n'
@@ -183,6 +189,7 @@ def test_run_reads_csv(tmp_path: Path) -> None:
     assert by_id["c2"]["status"] == "invalid" and f"{inp}:3:" in by_id["c2"]["error"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv, words", [
     (["--criterion", "nonexistent_criterion"], "unknown criterion 'nonexistent_criterion'"),
     (["--model", "nosuch/model"], "unknown provider 'nosuch'"),
@@ -198,6 +205,7 @@ def test_run_bad_options_exit_2_with_one_red_line(
     assert "error:" in err and words in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_run_missing_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli(str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "r.jsonl")) == 2
     assert "no such file" in capsys.readouterr().err

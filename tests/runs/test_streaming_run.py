@@ -126,6 +126,7 @@ def test_the_tally_gives_the_same_summary_as_the_results_list() -> None:
     assert summarize(tally, **kw)[0] == "4 rows: label 1: 1, label 0: 1; unscored: 1; invalid: 1; served from cache: 1"
 
 
+@pytest.mark.slow
 def test_stdin_is_spooled_and_judged_like_the_file(tmp_path: Path) -> None:
     inp = tmp_path / "in.jsonl"
     ids = mixed_items(inp, 25)
@@ -147,6 +148,7 @@ def test_store_results_come_back_in_pages_in_input_order(tmp_path: Path) -> None
     assert got == [f"x{i:05d}" for i in range(1203)]
 
 
+@pytest.mark.slow
 def test_resume_after_ctrl_c_gives_every_row_once_in_input_order(tmp_path: Path) -> None:
     inp = tmp_path / "in.jsonl"
     ids = mixed_items(inp, 30)
@@ -180,6 +182,7 @@ print(json.dumps({"code": code, "loaded": sorted(m for m in HEAVY if m in sys.mo
 """
 
 
+@pytest.mark.slow
 def test_a_run_served_from_the_cache_imports_no_provider_sdk_no_langgraph_no_numpy(tmp_path: Path) -> None:
     inp = tmp_path / "in.jsonl"
     ids = mixed_items(inp, 12)
