@@ -12,7 +12,7 @@ pool, cookies and timeouts). What fails is handled by the SDK's own policy, step
 `request` loop does: `_should_retry` and `_sleep_for_retry` (408, 409, 429, 5xx,
 `x-should-retry`, `retry-after`), `APITimeoutError` and `APIConnectionError` after the retries,
 `_make_status_error_from_response` for a status error, and `x-stainless-retry-count` on each
-retry. tests/test_sdk_post.py checks the requests sent and the outcome against the SDK's `post`
+retry. tests/backends/test_sdk_post.py checks the requests sent and the outcome against the SDK's `post`
 for the same replies.
 
 It is used only where the SDK's request loop does nothing more per request: a plain

@@ -1,7 +1,7 @@
 """Live provider checks: skipped unless `pytest --runlive` (they need keys and cost a little).
 
-    OPENAI_API_KEY=... pytest --runlive tests/test_live.py
-    ANTHROPIC_API_KEY=... JUDGEFLOW_LIVE_ANTHROPIC=anthropic/claude-sonnet-4-5 pytest --runlive tests/test_live.py
+    OPENAI_API_KEY=... pytest --runlive tests/backends/test_live.py
+    ANTHROPIC_API_KEY=... JUDGEFLOW_LIVE_ANTHROPIC=anthropic/claude-sonnet-4-5 pytest --runlive tests/backends/test_live.py
 """
 
 from __future__ import annotations

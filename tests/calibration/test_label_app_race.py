@@ -10,7 +10,7 @@ A second test opens a 5,000-item review and checks that the page stays responsiv
 queue renders one page of rows (100), a label updates its row in place, and the pager turns
 (save latency and labels per minute are measured in benchmarks/review.py, not timed here).
 
-Needs playwright and chromium (as tests/test_review_browser.py); skips, saying which is missing.
+Needs playwright and chromium (as tests/calibration/test_label_app_browser.py); skips, saying which is missing.
 """
 
 from __future__ import annotations

@@ -195,7 +195,7 @@ def test_run_reads_csv(tmp_path: Path) -> None:
     (["--model", "nosuch/model"], "unknown provider 'nosuch'"),
     (["--model", "gpt-4o"], "provider/model"),
     (["--model", "openai/gpt-4o-mini"], "OPENAI_API_KEY"),
-])  # numbers out of range (--limit 0, ...) are refused by argparse: tests/test_failure_paths.py
+])  # numbers out of range (--limit 0, ...) are refused by argparse: tests/core/test_failure_paths.py
 def test_run_bad_options_exit_2_with_one_red_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], words: str
 ) -> None:
