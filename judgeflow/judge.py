@@ -16,7 +16,7 @@ from .backends import Backend, make_backend
 from .coverage import Coverage, requirement_checker
 from .criteria import Criterion, load_criterion
 from .errors import ConfigError, InvalidItemError, JudgeflowError
-from .items import FAMILIES, Item
+from .items import FAMILIES, ColumnMap, Item, check_column_map
 from .judging import CACHE_VERSION, DEFAULT_CONCURRENCY, ItemLike, SyncFacade, as_item, invalid_judgment
 from .languages import item_language
 from .results import Judgment
@@ -44,6 +44,7 @@ class Judge(SyncFacade):
         concurrency: int = DEFAULT_CONCURRENCY,
         keep_trace: bool = True,
         coverage: bool = False,
+        column_map: ColumnMap | None = None,
         **client_kwargs: Any,
     ) -> None:
         """
@@ -59,6 +60,8 @@ class Judge(SyncFacade):
             coverage: requirement coverage for items judged by a spec criterion: the spec is
                 split into requirements (once per spec) and each is marked against the output;
                 an unmet requirement makes the label 1 (`Judgment.requirements`).
+            column_map: item field -> the column of a dict item holding it, for your own names
+                (`{"reference": "gold_text"}`); a misspelt field is refused with the nearest one.
             **client_kwargs: passed to `llm.make_client` (base_url, api_key, temperature, ...).
         """
         if mode not in (None, "auto", *FAMILIES):
@@ -74,6 +77,7 @@ class Judge(SyncFacade):
         self.concurrency = concurrency
         self.keep_trace = keep_trace
         self.coverage = Coverage(requirement_checker(self.backend)) if coverage else None
+        self.column_map = check_column_map(column_map)
         self._compiled: Any = None
 
     @property
@@ -131,7 +135,7 @@ class Judge(SyncFacade):
 
     async def ajudge(self, item: ItemLike) -> Judgment:
         """Judge one item. Bad input gives an `invalid` judgment; judge failures an `unscored` one."""
-        it = as_item(item)
+        it = as_item(item, self.column_map)
         if isinstance(it, InvalidItemError):
             return invalid_judgment(it, model=self.model)
         from .workflow import JudgeState

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Ma
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .errors import ConfigError, InvalidItemError
-from .items import Item, passthrough
+from .items import ColumnMap, Item, passthrough
 from .results import Judgment
 from .scheduling import FirstOfSource, by_evidence
 
@@ -68,12 +68,13 @@ class Ensemble(Judging, Protocol):
         ...
 
 
-def as_item(obj: ItemLike) -> Item | InvalidItemError:
-    """An Item from an Item, a dict (aliases accepted), or pass an InvalidItemError through."""
+def as_item(obj: ItemLike, column_map: ColumnMap | None = None) -> Item | InvalidItemError:
+    """An Item from an Item, a dict (aliases, and `column_map`'s columns, accepted), or pass an
+    InvalidItemError through."""
     if isinstance(obj, (Item, InvalidItemError)):
         return obj
     try:
-        return Item.from_record(obj)
+        return Item.from_record(obj, column_map=column_map)
     except InvalidItemError as e:
         return e
 
@@ -102,17 +103,19 @@ def combined_key(kind: str, keys: list[str | None], **settings: Any) -> str | No
 
 async def judge_stream(
     judging: Judging, items: Iterable[ItemLike] | AsyncIterable[ItemLike], *, concurrency: int = DEFAULT_CONCURRENCY,
+    column_map: ColumnMap | None = None,
 ) -> AsyncIterator[tuple[int, Judgment]]:
     """Judge many items with bounded concurrency, yielding (input position, result) as each completes.
 
     Items that share a source are sent one after another (the provider's prompt cache); the first
     unexpected failure (e.g. `ProviderUnavailable`, a failed commit in a wrapper) stops the feed
-    and is raised once. Closing the iterator early stops the judging.
+    and is raised once. Closing the iterator early stops the judging. `column_map`: item field -> the
+    column of a dict item holding it.
     """
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     queue: asyncio.Queue[tuple[int, Judgment] | BaseException | None] = asyncio.Queue()
-    feeder = asyncio.create_task(_feed(judging, items, concurrency, queue))
+    feeder = asyncio.create_task(_feed(judging, items, concurrency, queue, column_map))
     try:
         while (result := await queue.get()) is not None:
             if isinstance(result, BaseException):
@@ -127,7 +130,7 @@ async def judge_stream(
 
 
 async def _feed(judging: Judging, items: Iterable[ItemLike] | AsyncIterable[ItemLike], limit: int,
-                queue: asyncio.Queue[Any]) -> None:
+                queue: asyncio.Queue[Any], column_map: ColumnMap | None) -> None:
     """Start one task per item, at most `limit` at once; put each result (or the first failure) on `queue`."""
     sem = asyncio.Semaphore(limit)
     failed: list[BaseException] = []
@@ -147,7 +150,7 @@ async def _feed(judging: Judging, items: Iterable[ItemLike] | AsyncIterable[Item
 
     try:
         try:
-            async for seq, obj in by_evidence(_as_items(items)):  # shared sources adjacent
+            async for seq, obj in by_evidence(_as_items(items, column_map)):  # shared sources adjacent
                 await sem.acquire()
                 if failed:  # failed while waiting for a slot: send nothing more
                     break
@@ -164,22 +167,24 @@ async def _feed(judging: Judging, items: Iterable[ItemLike] | AsyncIterable[Item
         await queue.put(None)
 
 
-async def _as_items(items: Iterable[ItemLike] | AsyncIterable[ItemLike]) -> AsyncIterator[tuple[int, Item | InvalidItemError]]:
+async def _as_items(items: Iterable[ItemLike] | AsyncIterable[ItemLike],
+                    column_map: ColumnMap | None = None) -> AsyncIterator[tuple[int, Item | InvalidItemError]]:
     if isinstance(items, AsyncIterable):
         n = 0
         async for obj in items:
-            yield n, as_item(obj)
+            yield n, as_item(obj, column_map)
             n += 1
     else:
         for n, obj in enumerate(items):
-            yield n, as_item(obj)
+            yield n, as_item(obj, column_map)
 
 
-def judge_many(judging: Judging, items: Iterable[ItemLike], *, concurrency: int = DEFAULT_CONCURRENCY) -> list[Judgment]:
+def judge_many(judging: Judging, items: Iterable[ItemLike], *, concurrency: int = DEFAULT_CONCURRENCY,
+               column_map: ColumnMap | None = None) -> list[Judgment]:
     """Sync facade: judge all items concurrently; the results in input order."""
 
     async def collect() -> list[tuple[int, Judgment]]:
-        stream = judge_stream(judging, list(items), concurrency=concurrency)
+        stream = judge_stream(judging, list(items), concurrency=concurrency, column_map=column_map)
         async with contextlib.aclosing(stream):
             return [r async for r in stream]
 
@@ -190,6 +195,8 @@ class SyncFacade:
     """`judge(item)` and `judge_many(items)` on any Judging, derived once from `ajudge`."""
 
     concurrency: int = DEFAULT_CONCURRENCY
+    #: item field -> the column of a dict item holding it (a Judge's `column_map=`)
+    column_map: ColumnMap | None = None
 
     def judge(self: Any, item: ItemLike) -> Judgment:
         """Sync facade over `ajudge`."""
@@ -197,7 +204,7 @@ class SyncFacade:
 
     def judge_many(self: Any, items: Iterable[ItemLike], *, concurrency: int | None = None) -> list[Judgment]:
         """Sync facade over `judge_stream`: all items, concurrently, in input order."""
-        return judge_many(self, items, concurrency=concurrency or self.concurrency)
+        return judge_many(self, items, concurrency=concurrency or self.concurrency, column_map=self.column_map)
 
     async def __aenter__(self: J) -> J:
         return self

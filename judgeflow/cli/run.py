@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import signal
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
@@ -31,7 +33,8 @@ from ..judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, Judging
 from ..results import Judgment, Usage
 from ..runs.gc_tuning import tuned_gc
-from ..runs.output import OutputError, check_output, spool
+from ..files import STDIO
+from ..runs.output import FORMATS, OutputError, check_output, output_format, spool
 from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..runs.run import Run
 from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
@@ -40,6 +43,7 @@ from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, run_failure, summarize
 from . import ensemble, ray_cmd
 from .argtypes import non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
 from .render import console
+from . import SUMMARIES
 
 
 EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored; 2 bad input or
@@ -48,12 +52,19 @@ model or path, rejected request shape: fix it, then --resume); 130 interrupted (
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("run", help="judge a JSONL or CSV file of items", epilog=EXIT_CODES)
+    p = sub.add_parser("run", help=SUMMARIES["run"], epilog=EXIT_CODES)
     p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
-    p.add_argument("-o", "--output", type=Path, required=True,
-                   help="results .jsonl (one judgment a line); - writes to stdout")
+    p.add_argument("-o", "--output", type=Path,
+                   help="results file (.jsonl, one judgment a line; .csv or .parquet: see --format); - writes to "
+                        "stdout (default: ITEMS.results.jsonl beside the input)")
+    p.add_argument("--format", choices=FORMATS, dest="format",
+                   help="the results file's format (default: from the -o suffix, .csv or .parquet, else jsonl; "
+                        "parquet needs pyarrow)")
     p.add_argument("--model", help=f"provider/model (default ${DEFAULT_MODEL_ENV}, else {OFFLINE_MODEL}, offline)")
     p.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint (vLLM, llama.cpp, LM Studio)")
+    p.add_argument("--map", action="append", metavar="FIELD=COLUMN",
+                   help="read an item field from a column of another name, e.g. --map reference=gold_text "
+                        "(repeatable; fields: id, question, answer, reference, source, spec, label, ...)")
     p.add_argument("--mode", default="auto", choices=["auto", "factual", "faithfulness", "spec"],
                    help="route by fields (auto) or force a mode")
     p.add_argument("--criterion", help="a criterion name or .toml path for every item (overrides --mode)")
@@ -67,7 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--limit", type=positive_int, help="judge only the first N rows")
     p.add_argument("--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY,
                    help=f"items judged at once (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--temperature", type=temperature, default=0.0)
+    p.add_argument("--temperature", type=temperature, default=0.0,
+                   help="sampling temperature of the judge model (default 0: the same item gets the same "
+                        "verdict; above 0 with --samples for self-consistency)")
     p.add_argument("--threshold", type=float,
                    help="offline judges only: baseline/lexical content-overlap or baseline/rouge-l F-measure threshold")
     p.add_argument("--trace", action="store_true", help="write prompts and raw replies into each row")
@@ -147,12 +160,24 @@ def note_offline(args: argparse.Namespace, con: Console) -> None:
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
 
 
+def default_output(args: argparse.Namespace, con: Console) -> None:
+    """No -o: ITEMS.results.jsonl beside the input (said in one line); stdin or --ray need an -o."""
+    if args.output is not None:
+        return
+    if str(args.input) == STDIO or getattr(args, "ray", False):
+        raise ConfigError("give the results file with -o, e.g. -o results.jsonl (-o - writes to stdout)")
+    args.output = args.input.with_name(f"{args.input.stem}.results.jsonl")
+    con.print(f"note: no -o given: writing the results to {args.output}", markup=False, soft_wrap=True)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     con = console(stderr=True)
+    default_output(args, con)
     if args.ray:
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
     check_output(args.output, args.input, store=args.store)
+    args.fmt = output_format(args.output, args.format)  # before judging: parquet needs pyarrow
     if args.batch:
         from ..runs.batch import check_batch_input
 
@@ -160,7 +185,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     judge = make_judge(args)
     with spool(args.input) as (source, sha), RunStore(settings.store) as store:  # stdin is copied once
-        run = Run.open(store, settings, model=judge.model, source=source, sha=sha, resume=args.resume)
+        run = Run.open(store, settings, model=judge.model, source=source, sha=sha, resume=args.resume,
+                       say=lambda note: con.print(note, soft_wrap=True, markup=False))
         note_offline(args, con)  # said only once the inputs are known to be fine
         note_aliases(run.aliases, con)
         if settings.batch:
@@ -183,7 +209,7 @@ def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *,
         from .batch_cmd import open_batches_note
 
         if note := open_batches_note(run.store, run.run_id, con):
-            con.print(note, soft_wrap=True)
+            con.print(note, soft_wrap=True, markup=False)
     session = Session()
     output = Path(settings.output or "-")
     try:
@@ -191,18 +217,18 @@ def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *,
             asyncio.run(_judge_all(run, judge, settings, con, session, already, progress))
     except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (it cancels the run's task)
         n = run.stop("interrupted", output)
-        con.print(f"[yellow]interrupted:[/yellow] {n} of {run.total} rows are saved (in {settings.store} and "
-                  f"{output}). Resume with:\n  {run.command}", soft_wrap=True)
+        con.print("[yellow]interrupted:[/yellow] " + escape(f"{n} of {run.total} rows are saved (in {settings.store} "
+                  f"and {output}). Resume with:\n  {run.command}"), soft_wrap=True)
         return 130
     except StoreError as e:  # a failed commit stopped the run: nothing more was sent
         with contextlib.suppress(StoreError, OutputError):
             run.stop("interrupted")
-        con.print(f"[red]error:[/red] {e}. Resume with:\n  {run.command}", soft_wrap=True)
+        con.print("[red]error:[/red] " + escape(f"{e}. Resume with:\n  {run.command}"), soft_wrap=True)
         return 2
     except ProviderUnavailable as e:
         n = run.stop("stopped", output)
-        con.print(f"[red]error:[/red] {e}. {n} of {run.total} rows saved; after fixing it, continue with: "
-                  f"{run.command}", soft_wrap=True)
+        con.print("[red]error:[/red] " + escape(f"{e}. {n} of {run.total} rows saved; after fixing it, continue "
+                                                f"with: {run.command}"), soft_wrap=True)
         return 3
     tally = run.finish(output)
     return _report(run, judge, settings, tally, session, con, resume=resume, as_json=as_json)
@@ -240,7 +266,9 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
     if as_json:
         summary = summary_json(tally, run_id=run.run_id, model=judge.model, output=output, prices=prices,
                                elapsed=session.elapsed, session_items=session.items)
-        print(json.dumps({**summary, "unreadable": dict(run.store.unreadable), "failure": failed}))
+        # with -o - the results are stdout: the summary goes to stderr, so stdout stays one result a line
+        print(json.dumps({**summary, "unreadable": dict(run.store.unreadable), "failure": failed}),
+              file=sys.stderr if str(output) == STDIO else sys.stdout)
         return 1 if failed else 0
     lines = summarize(tally, model=judge.model, prices=prices, elapsed=session.elapsed, session=session.usage,
                       session_items=session.items)
@@ -248,17 +276,17 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
         from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
 
         lines[-1] = cost_line(run.store, run.run_id, judge.model, prices) or lines[-1]
-    con.print(f"run {run.run_id}: judged with {judge.model} -> {output}")
+    con.print(f"run {run.run_id}: judged with {judge.model} -> {output}", markup=False, soft_wrap=True)
     unreadable = run.store.unreadable_note()
     for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
-        con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+        con.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     for line in lines + limit_report(session.elapsed, session.items):
-        con.print("  " + line)
+        con.print("  " + line, markup=False, soft_wrap=True)
     if failed:
         again = (f"; re-judge the unscored rows with: {run.command}" if tally.unscored
                  else "; fix the invalid rows (each row's error names the field and the fix) and run again"
                  if tally.invalid else f" in {settings.input}")
-        con.print(f"[red]{failed}[/red]{again}", soft_wrap=True)
+        con.print(f"[red]{escape(failed)}[/red]{escape(again)}", soft_wrap=True)
         return 1
     return 0
 
@@ -316,14 +344,6 @@ def client_notes(judging: Judging) -> list[str]:
     return judging.backend.notes if isinstance(judging, Judge) else []  # a panel or cascade: no one backend
 
 
-def note_aliases(used: Counter[tuple[str, str]], con: Console) -> None:
-    """Say which input fields were read under another name (e.g. 'context' as source): counts of
-    (field, alias), as `check_unique_ids` returns them."""
-    if used:
-        said = ", ".join(f"'{alias}' as {field} ({n} rows)" for (field, alias), n in sorted(used.items()))
-        con.print(f"[dim]fields read by alias: {said}[/dim]", soft_wrap=True)
-
-
 async def _judge_all(run: Run, judge: Judging, settings: RunSettings, con: Console, session: Session,
                      already: int, progress: bool) -> None:
     task = asyncio.current_task()
@@ -376,3 +396,11 @@ def _rich_bar(con: Console, *, total: int, completed: int) -> Iterator[Any]:
         task = progress.add_task("judge", total=total, completed=completed, rate="", calls=0, tokens=0,
                                  cached=0, errors=0)
         yield lambda **fields: progress.update(task, advance=1, **fields)
+
+
+def note_aliases(used: Counter[tuple[str, str]], con: Console) -> None:
+    """Say which input fields were read under another name (e.g. 'context' as source, or a --map
+    column): counts of (field, alias), as `check_input` returns them."""
+    if used:
+        said = ", ".join(f"'{alias}' as {field} ({n} rows)" for (field, alias), n in sorted(used.items()))
+        con.print(f"fields read by alias: {said}", soft_wrap=True, markup=False, style="dim")

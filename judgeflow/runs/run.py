@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError, InvalidItemError, StoreError
 from ..files import STDIO
@@ -37,15 +38,20 @@ from ..items import Item
 from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, as_item, judge_stream, row_id
 from ..results import Judgment
 from .cache import cached
-from .output import file_sha, write_output
-from .rows import check_unique_ids, input_rows
-from .settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
+from .output import file_sha, output_format, write_output
+from .inputs import check_input, raise_if_all_invalid
+from .rows import input_rows
+from .settings import DEFAULT_MAX_INPUT_CHARS, ENDPOINT, RunSettings
 from .store import RunInfo, RunStore
 from .summary import Tally
 
 #: results served from the cache committed in one transaction at most (see the module docstring)
 HIT_BATCH = 256
 Row = tuple[int, Judgment, None]
+
+
+def _quiet(note: str) -> None:
+    """Notes nobody asked to see."""
 
 
 class Run:
@@ -70,13 +76,14 @@ class Run:
 
     @classmethod
     def open(cls, store: RunStore, settings: RunSettings, *, model: str | None = None, source: Path | None = None,
-             sha: str | None = None, resume: bool = False) -> Run:
+             sha: str | None = None, resume: bool = False, say: Callable[[str], None] = _quiet) -> Run:
         """A new run of `settings` (input, output, ...), or with `resume` the last run that wrote its output.
 
         Args:
             model: what judges (`judging.model`: a panel's or cascade's description), as recorded.
             source: where the input is read from (default `settings.input`; stdin spooled to a file).
             sha: the input's sha256, if known (`runs.output.spool`).
+            say: where a note goes (an endpoint changed on resume).
         Raises:
             InvalidItemError: two rows share an id. ConfigError: nothing to resume, or the input or
             settings changed since the run started.
@@ -86,13 +93,23 @@ class Run:
         source = source or Path(settings.input)
         sha = sha or file_sha(source)
         name = Path(settings.input)
-        total, aliases = check_unique_ids(_rows(source, name, settings), name)  # bad input fails before judging
+        check = check_input(_rows(source, name, settings), name, criterion=_criterion(settings),
+                            mode=None if settings.mode == "auto" else settings.mode)  # bad input fails before judging
+        raise_if_all_invalid(check, name)
+        total, aliases = check.rows, check.aliases
         record = (settings.model_copy(update={"model": model}) if model else settings).record()
         if model is not None and not settings.ensemble:  # an ensemble is named by its flags in the command
             settings = settings.model_copy(update={"model": model})
         output = STDIO if settings.output == STDIO else str(Path(settings.output).resolve())
         if resume:
             info = _resumable(store, settings, record, sha, output)
+            if record.get(ENDPOINT) != info.settings.get(ENDPOINT):  # where requests go, not how items are judged
+                store.update_run(info.run_id, settings={**info.settings, ENDPOINT: record.get(ENDPOINT)},
+                                 command=settings.resume_command())
+                then, now = info.settings.get(ENDPOINT) or "the default", record.get(ENDPOINT) or "the default"
+                say(f"note: the endpoint changed since run {info.run_id} stopped ({then} then, {now} now); "
+                    "the run goes on there and records it")
+                info = store.get_run(info.run_id)
             store.set_status(info.run_id, "running")
         else:
             input_path = STDIO if settings.input == STDIO else str(name.resolve())
@@ -113,7 +130,8 @@ class Run:
             raise ConfigError(f"run {self.run_id} has no input file recorded")
         settings = self.info.settings
         return input_rows(self.source, name=str(self.name or self.source), limit=settings.get("limit"),
-                          max_input_chars=settings.get("max_input_chars") or DEFAULT_MAX_INPUT_CHARS)
+                          max_input_chars=settings.get("max_input_chars") or DEFAULT_MAX_INPUT_CHARS,
+                          column_map=settings.get("column_map"))
 
     def finished(self) -> int:
         """Rows with a final result (judged or invalid): what a resume skips."""
@@ -195,11 +213,22 @@ class Run:
         path = output or (Path(self.info.output_path) if self.info.output_path else None)
         if path is None:
             return 0
-        return write_output(self.store, self.run_id, path, trace=bool(self.info.settings.get("trace")), tally=tally)
+        settings = self.info.settings
+        return write_output(self.store, self.run_id, path, trace=bool(settings.get("trace")), tally=tally,
+                            fmt=output_format(path, settings.get("format")))
 
 
 def _rows(source: Path, name: Path, settings: RunSettings) -> Iterator[Item | InvalidItemError]:
-    return input_rows(source, name=str(name), limit=settings.limit, max_input_chars=settings.max_input_chars)
+    return input_rows(source, name=str(name), limit=settings.limit, max_input_chars=settings.max_input_chars,
+                      column_map=settings.column_map)
+
+
+def _criterion(settings: RunSettings) -> Any:
+    """The run's fixed criterion, if any (the first pass checks each row can be routed)."""
+    from ..criteria import load_criterion
+
+    return load_criterion(settings.criterion_arg) if settings.criterion_arg else None
+
 
 
 def _resumable(store: RunStore, settings: RunSettings, record: dict[str, object], sha: str, output: str) -> RunInfo:

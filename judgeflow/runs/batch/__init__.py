@@ -180,17 +180,20 @@ def is_pending(j: Judgment) -> bool:
 
 
 async def advance(
-    run: Run, judge: Judge, transport: ReplayTransport, rows: Sequence[Item | InvalidItemError],
+    run: Run, judge: Judge, transport: ReplayTransport, rows: Sequence[Item | InvalidItemError], *,
+    cache: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """Judge every unfinished row as far as the stored replies allow; record the finished ones.
 
+    `cache=False` (`run --batch --no-cache`, in every round): no result is served from the
+    response cache, so every item goes to the batch; new results still enter the cache.
     Returns the pending requests (the next batch), empty when the run is complete.
     """
     done = run.store.done_ids(run.run_id)
     todo = [(seq, it) for seq, it in enumerate(rows) if row_id(it) not in done]
     transport.pending.clear()
     made: list[str] = []
-    async for n, j in judge_stream(cached(judge, run.store), [it for _, it in todo], concurrency=64):
+    async for n, j in judge_stream(cached(judge, run.store, read=cache), [it for _, it in todo], concurrency=64):
         if not is_pending(j):  # judged results entered the cache
             run.record(todo[n][0], j)
             if j.usage.calls:
