@@ -156,7 +156,7 @@ def _sdk_client(base_url: str | None, api_key: str | None, api_version: str | No
 
 
 def _missing_key(model: str, env: str) -> ConfigError:
-    return ConfigError(f"model {model!r} needs an API key: set {env} (or pass api_key=...), "
+    return ConfigError(f"model {model!r} needs an API key: set the {env} environment variable, "
                        "or use --model baseline/lexical to judge offline")
 
 
