@@ -176,7 +176,7 @@ def test_the_pytest_plugin_takes_a_base_url() -> None:
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("OPENAI_API_KEY", "test")
             judge = testing.cached_judge()
-        assert judge.judge.backend.client.base_url == "http://127.0.0.1:9/v1"  # type: ignore[attr-defined]
+        assert judge.judging.inner.backend.client.base_url == "http://127.0.0.1:9/v1"  # type: ignore[attr-defined]
     finally:
         testing.configure()
 
