@@ -381,7 +381,7 @@ def _seams(model: str | None, backend: Any, editor: Any, editor_model: str | Non
            concurrency: int, proposals_dir: str | Path | None, client_kwargs: dict[str, Any]) -> tuple[StoreJudging, Editor]:
     from ..backends.llm_judge import LLMJudge
     from ..backends.passages import PassageJudge
-    from ..registry import make_backend
+    from ..backends import make_backend
     from ..runs.store import RunStore
 
     if store is not None and not isinstance(store, RunStore):
@@ -424,6 +424,6 @@ async def _close(judging: StoreJudging, editor: Editor) -> None:
 def tune(items: Iterable[Item | Mapping[str, Any] | InvalidItemError], criterion: str | Path | Criterion,
          model: str | None = None, **kwargs: Any) -> TuneResult:
     """Sync facade of `atune`: returns the tuned criterion (or None) and the report."""
-    from ..judge import _run
+    from ..judging import run_sync
 
-    return _run(atune(items, criterion, model, **kwargs))  # type: ignore[no-any-return]
+    return run_sync(atune(items, criterion, model, **kwargs))  # type: ignore[no-any-return]

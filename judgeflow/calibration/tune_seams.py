@@ -26,7 +26,7 @@ from ..criteria import Criterion
 from ..errors import ConfigError, JudgeflowError
 from ..items import Item
 from ..judge import Judge
-from ..registry import Backend
+from ..backends import Backend
 from ..results import Judgment, Usage
 from .edits import CriterionEdit, edits_reply, read_edits
 
@@ -94,21 +94,21 @@ class StoreJudging:
         """Calls judging `items` takes at least: the items not in the cache, times the strategy's calls."""
         misses = len(items)
         if self.store is not None:
-            from ..runs.cache import cache_key
-
             judge = self._judge(criterion)
-            misses = sum(1 for it in items if (k := cache_key(judge, it)) is None or self.store.cached(k) is None)
+            misses = sum(1 for it in items if (k := judge.fingerprint(it)) is None or self.store.cached(k) is None)
         return misses * CALLS_PER_ITEM.get(self.strategy, 2)
 
     async def judge(self, criterion: Criterion, items: Sequence[Item]) -> list[Judgment]:
-        """Every item's result under `criterion`, in input order."""
-        from ..runs.runner import judge_indexed
+        """Every item's result under `criterion`, in input order (through the cache when there is a store)."""
+        from ..judging import judge_stream
+        from ..runs.cache import cached
 
+        judging = self._judge(criterion) if self.store is None else cached(self._judge(criterion), self.store)
         out: list[Judgment | None] = [None] * len(items)
-        async for seq, j in judge_indexed(self._judge(criterion), list(items), store=self.store):
+        async for seq, j in judge_stream(judging, list(items), concurrency=self.concurrency):
             out[seq] = j
         missing = [items[i].id for i, j in enumerate(out) if j is None]
-        if missing:  # pragma: no cover - every item yields one result (judge_indexed's contract)
+        if missing:  # pragma: no cover - every item yields one result (judge_stream's contract)
             raise RuntimeError(f"no result for items {missing[:5]}")
         return out  # type: ignore[return-value]
 
