@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import signal
-import sqlite3
 import time
 from pathlib import Path
 
 import httpx2
 import pytest
-from fakes import FakeProvider, start_cli
+from fakes import FakeProvider, start_cli, stored_count
 from fakes.tuning import EDITS, ReadingFake, capital_items
 
 from judgeflow.calibration.edits import (
@@ -253,17 +252,6 @@ def test_the_editor_can_be_another_model() -> None:
     assert result.criterion is not None and result.report.editor_usage.calls == 2
 
 
-def _cached_rows(store: Path) -> int:
-    try:
-        db = sqlite3.connect(store, timeout=5)
-        try:
-            return int(db.execute("SELECT COUNT(*) FROM cache").fetchone()[0])
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
-
-
 @pytest.mark.slow
 def test_a_killed_tune_resumes_and_pays_for_nothing_twice(tmp_path: Path) -> None:
     """SIGKILL half-way (no clean-up at all), then the same command: every item judgment and
@@ -279,7 +267,7 @@ def test_a_killed_tune_resumes_and_pays_for_nothing_twice(tmp_path: Path) -> Non
                 "--concurrency", "2", "-o", str(tmp_path / "out")]
         proc = start_cli(args, tmp_path)
         deadline = time.monotonic() + 120
-        while _cached_rows(store) < 50:  # the first judging (40) is done, the held-out judging under way
+        while stored_count(store, "cache") < 50:  # the first judging (40) is done, the held-out judging under way
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "tune judged nothing"
             time.sleep(0.05)

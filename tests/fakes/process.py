@@ -25,12 +25,12 @@ def start_cli(args: list[str], cwd: Path, *, sigint: Literal["default", "ignored
                             preexec_fn=lambda: signal.signal(signal.SIGINT, disposition))
 
 
-def stored_count(store: Path) -> int:
-    """Results recorded in a run store so far (0 while it does not exist yet)."""
+def stored_count(store: Path, table: Literal["results", "cache"] = "results") -> int:
+    """Results recorded in a run store so far, or entries in its response cache (0 while it does not exist yet)."""
     try:
         db = sqlite3.connect(store, timeout=5)
         try:
-            return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+            return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
         finally:
             db.close()
     except sqlite3.Error:
