@@ -105,11 +105,14 @@ def verify_evidence(claims: Sequence[ClaimResult], evidence: dict[str, str | Non
     out = []
     for c in claims:
         text = evidence.get(c.basis or "")
-        quote = _CITATION.sub("", c.evidence or "").strip().strip(_QUOTES).strip()
-        found: bool | None = None
-        if text and quote:
-            haystack = _norm(text)
-            fragments = [_norm(f).strip(_QUOTES + " ") for f in _ELLIPSIS.split(quote)]
-            found = all(f in haystack for f in fragments if f)
+        quote = _CITATION.sub("", c.evidence or "")
+        found = quote_in(quote, text) if text and quote.strip().strip(_QUOTES).strip() else None
         out.append(c.model_copy(update={"evidence_found": found}) if found is not None else c)
     return out
+
+
+def quote_in(quote: str, text: str) -> bool:
+    """Whether an evidence quote occurs in `text` (case and spacing ignored; "..." joins fragments)."""
+    haystack = _norm(text)
+    fragments = [_norm(f).strip(_QUOTES + " ") for f in _ELLIPSIS.split(quote.strip().strip(_QUOTES).strip())]
+    return all(f in haystack for f in fragments if f)

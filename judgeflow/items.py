@@ -22,6 +22,8 @@ from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
 from .errors import InvalidItemError
 from .files import read_rows
+from .trace_runs import langsmith_messages
+from .traces import TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages, trace_fields
 
 Mode = Literal["factual", "faithfulness", "spec"]
 MODES: tuple[str, ...] = ("factual", "faithfulness", "spec")
@@ -47,7 +49,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "spec": ("requirements", "specification", "rubric"),
     "label": ("human_label", "is_hallucination", "hallucination"),
 }
-_CANONICAL = ("id", "question", "answer", "reference", "source", "spec", "mode", "criterion", "label")
+_CANONICAL = ("id", "question", "answer", "reference", "source", "spec", "mode", "criterion", "label", "messages")
 
 
 class Item(BaseModel):
@@ -73,6 +75,8 @@ class Item(BaseModel):
     """Explicit criterion name or path for this item."""
     label: Literal[0, 1] | None = None
     """Human label: 1 = hallucination/error, 0 = none."""
+    messages: list[TraceMessage] | None = None
+    """A trace item: the conversation before the judged turn, labelled (its evidence is `source`)."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Other input fields, carried through to the result untouched."""
     aliases: dict[str, str] = Field(default_factory=dict)
@@ -97,9 +101,19 @@ class Item(BaseModel):
     ) -> Item:
         """Build an item from a dict, resolving aliases and normalising `source`.
 
+        A conversation (`messages` in the OpenAI, Anthropic or LangChain format, or a LangSmith
+        run tree) is judged at its last assistant turn: see `items_from_record` for every turn.
+
         Raises:
             InvalidItemError: naming the path, line, field and the fix.
         """
+        return items_from_record(record, path=path, line=line)[0] if _is_trace(record) else \
+            cls._from_fields(record, path=path, line=line)
+
+    @classmethod
+    def _from_fields(
+        cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None
+    ) -> Item:
         if not isinstance(record, Mapping):
             raise InvalidItemError(
                 f"expected a JSON object per line, got {type(record).__name__}",
@@ -167,6 +181,60 @@ class Item(BaseModel):
         if len(self.source) == 1:
             return self.source[0]
         return "\n\n".join(f"[Document {i}]\n{d}" for i, d in enumerate(self.source, 1))
+
+
+def _is_trace(record: Any) -> bool:
+    return isinstance(record, Mapping) and is_trace(record)
+
+
+def items_from_record(record: Mapping[str, Any], *, path: str | None = None, line: int | None = None,
+                      turns: Turns = "last", system: bool = False) -> list[Item]:
+    """The items of one row: one, or for a conversation with `turns="all"` one per assistant turn
+    (ids `ID#t3`: turn 3), each judged against the messages before it.
+
+    A row that gives its own `answer` beside `messages` judges that answer against the whole
+    conversation. `system=True` counts the system prompt as evidence (it is left out by default).
+
+    Raises:
+        InvalidItemError: naming the path, line, field (e.g. `messages[3].tool_call_id`) and the fix.
+    """
+    if not _is_trace(record):
+        return [Item._from_fields(record, path=path, line=line)]
+    rec = dict(record)
+    item_id = next((rec[k] for k in ("id", *ALIASES["id"]) if not _blank(rec.get(k))), None)
+    if item_id is None and "messages" not in rec:
+        item_id = rec.get("id")  # a LangSmith run's own id
+    try:
+        if "messages" in rec:
+            messages = read_messages(rec.pop("messages"))
+        else:
+            messages = langsmith_messages(rec)
+            rec = {k: v for k, v in rec.items() if k in ("label", "spec", "id", *ALIASES["label"], *ALIASES["spec"])}
+    except TraceError as e:
+        who = f"item '{item_id}' " if item_id is not None else ""
+        err = InvalidItemError(f"{who}{e}", path=path, line=line, field=e.field,
+                               item_id=str(item_id) if item_id is not None else None)
+        err.record = dict(record)
+        raise err from None
+    own = any(not _blank(rec.get(k)) for k in ("answer", *ALIASES["answer"]))
+    at: list[int | None] = [None] if own else list(judged_turns(messages, turns))
+    if not at:
+        raise InvalidItemError(f"{'item ' + repr(str(item_id)) + ' ' if item_id is not None else ''}has messages "
+                               "but no assistant message with text to judge; add the agent's reply, or give "
+                               "\"answer\"", path=path, line=line, field="messages",
+                               item_id=str(item_id) if item_id is not None else None)
+    out = []
+    for i in at:
+        fields = trace_fields(messages, i, system=system)
+        given = rec.get("source")
+        if not _blank(given):
+            fields["source"] += [f"[document {n}]\n{d}" for n, d in enumerate(normalize_source(given), 1)]
+        row = {**{k: v for k, v in rec.items() if k != "source"}, **{k: v for k, v in fields.items()
+                                                                     if k != "question" or _blank(rec.get(k))}}
+        if turns == "all" and i is not None:
+            row["id"] = f"{item_id if item_id is not None else f'line-{line}'}#t{messages[i].turn}"
+        out.append(Item._from_fields(row, path=path, line=line))
+    return out
 
 
 def resolve_fields(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
@@ -386,13 +454,14 @@ def read_records(path: str | Path, *, data: bytes | None = None, name: str | Non
     return read_rows(path, data=data, name=name)
 
 
-def read_items(path: str | Path, *, data: bytes | None = None,
-               name: str | None = None) -> Iterator[Item | InvalidItemError]:
+def read_items(path: str | Path, *, data: bytes | None = None, name: str | None = None,
+               turns: Turns = "last", system: bool = False) -> Iterator[Item | InvalidItemError]:
     """Yield an Item, or the InvalidItemError that explains why a row is unusable, per row.
 
     Nothing is dropped: callers turn error rows into error results. `path` "-" reads stdin.
     Each Item knows its line (`Item.where`), so later errors (routing) can name it. `name`: the
     name messages give when `path` is a copy of the input (see `files.read_rows`).
+    Conversations: `turns="all"` gives one item per assistant turn (`items_from_record`).
     """
     shown = str(path) if name is None else name
     for line, rec in read_records(path, data=data, name=name):
@@ -401,7 +470,7 @@ def read_items(path: str | Path, *, data: bytes | None = None,
             yield rec
             continue
         try:
-            yield Item.from_record(rec, path=shown, line=line)
+            yield from items_from_record(rec, path=shown, line=line, turns=turns, system=system)
         except InvalidItemError as e:
             yield e
 

@@ -52,8 +52,11 @@ class ClaimResult(BaseModel):
     evidence: str = ""
     evidence_found: bool | None = None
     """Whether the evidence quote occurs in the item's reference/source/spec (case and spacing
-    ignored; "..." may join fragments). None when there is no quote or the basis is knowledge."""
+    ignored; "..." may join fragments). None when there is no quote or the basis is knowledge.
+    For a trace, checked against the one message the evidence came from (`cited`)."""
     reason: str = ""
+    cited: str | None = None
+    """Traces: the message the evidence came from ("tool get_weather, call_1", "user turn 2")."""
 
 
 class RequirementResult(BaseModel):

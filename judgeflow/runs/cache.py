@@ -49,7 +49,7 @@ def cache_key(judge: Any, item: Item) -> str | None:
     }
     # surrogatepass: a lone surrogate in an Item built in code must not crash the key
     key = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
-    checker = coverage_checker(judge, item, criterion.mode)
+    checker = coverage_checker(judge, item, "spec" if criterion.covers_spec else criterion.mode)
     if checker is None:
         return key
     coverage = f"{key}|coverage-v{COVERAGE_VERSION}|{checker.fingerprint}|{criterion.coverage_fingerprint}"
