@@ -206,7 +206,8 @@ def items_from_record(record: Mapping[str, Any], *, path: str | None = None, lin
         item_id = rec.get("id")  # a LangSmith run's own id
     try:
         if "messages" in rec:
-            messages = read_messages(rec.pop("messages"))
+            system_prompt = rec.pop("system") if isinstance(rec.get("system"), str) else None  # Anthropic's
+            messages = read_messages(rec.pop("messages"), system=system_prompt)
         else:
             messages = langsmith_messages(rec)
             rec = {k: v for k, v in rec.items() if k in ("label", "spec", "id", *ALIASES["label"], *ALIASES["spec"])}

@@ -196,15 +196,17 @@ def _raw(msg: Any, where: str) -> list[dict[str, Any]]:
     return out
 
 
-def read_messages(messages: Any, *, field: str = "messages") -> list[TraceMessage]:
-    """Any supported message list -> labelled `TraceMessage`s.
+def read_messages(messages: Any, *, field: str = "messages", system: str | None = None) -> list[TraceMessage]:
+    """Any supported message list -> labelled `TraceMessage`s (`system`: a system prompt given apart,
+    as Anthropic's API takes it).
 
     Raises:
         TraceError: naming the message and field, and the fix.
     """
     if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
         raise TraceError(f"{field} must be a list of messages, got {type(messages).__name__}", field)
-    raw = [r for i, m in enumerate(messages) for r in _raw(m, f"{field}[{i}]")]
+    raw = [{"role": "system", "text": system, "calls": []}] if system else []
+    raw += [r for i, m in enumerate(messages) for r in _raw(m, f"{field}[{i}]")]
     return _label(raw, field)
 
 
