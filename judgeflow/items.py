@@ -22,7 +22,7 @@ from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
 from .errors import InvalidItemError
 from .files import read_rows
-from .trace_runs import langsmith_messages
+from .trace_runs import langsmith_messages, run_trees
 from .traces import TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages, trace_fields
 
 Mode = Literal["factual", "faithfulness", "spec"]
@@ -465,7 +465,7 @@ def read_items(path: str | Path, *, data: bytes | None = None, name: str | None 
     Conversations: `turns="all"` gives one item per assistant turn (`items_from_record`).
     """
     shown = str(path) if name is None else name
-    for line, rec in read_records(path, data=data, name=name):
+    for line, rec in _with_run_trees(read_records(path, data=data, name=name)):
         if isinstance(rec, InvalidItemError):
             rec.line = rec.line if rec.line is not None else line
             yield rec
@@ -474,6 +474,24 @@ def read_items(path: str | Path, *, data: bytes | None = None, name: str | None 
             yield from items_from_record(rec, path=shown, line=line, turns=turns, system=system)
         except InvalidItemError as e:
             yield e
+
+
+def _with_run_trees(rows: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+    """The rows; a flat LangSmith export (one run a row, linked by `parent_run_id`) as its root runs
+    with their child runs nested (read whole: such exports are one agent session each, not millions)."""
+    first = next(rows, None)
+    if first is None:
+        return
+    if not (isinstance(first[1], Mapping) and "run_type" in first[1] and "parent_run_id" in first[1]):
+        yield first
+        yield from rows
+        return
+    everything = [first, *rows]
+    runs = [rec for _, rec in everything if isinstance(rec, Mapping)]
+    line_of = {str(rec.get("id")): line for line, rec in everything if isinstance(rec, Mapping)}
+    yield from ((line, rec) for line, rec in everything if not isinstance(rec, Mapping))
+    for root in run_trees(runs):
+        yield line_of.get(str(root.get("id")), 0), root
 
 
 def load_items(path: str | Path) -> list[Item]:

@@ -103,7 +103,7 @@ def _tool(run: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         docs = outputs.get("documents") or [] if isinstance(outputs, Mapping) else []
         text = "\n\n".join(str(d.get("page_content", d) if isinstance(d, Mapping) else d) for d in docs)
     else:
-        text = _answer(outputs) or ""
+        text = (_answer(outputs) or "") if outputs else ""
     if run.get("error"):
         text = f"{text}\n{run['error']}".strip()
     call = ToolCall(id=call_id, name=name, arguments=_arguments(args))

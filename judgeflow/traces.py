@@ -298,7 +298,7 @@ def attribute(claims: Sequence[ClaimResult], source: Sequence[str]) -> list[Clai
             out.append(c)
             continue
         label, body = docs[at]
-        reason = c.reason if label in c.reason else f"{c.reason.rstrip('. ')} (evidence: {label})".lstrip(" ")
+        reason = c.reason if label in c.reason else f"{c.reason.rstrip()} (evidence: {label})".lstrip()
         found = quote_in(quote, body) if quote.strip() else None
         out.append(c.model_copy(update={"cited": label, "reason": reason, "evidence_found": found}))
     return out

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -32,8 +33,13 @@ from ..criteria import Criterion
 from ..errors import ConfigError
 from ..items import Item
 from ..results import TraceEntry, Usage
+from ..traces import split_document
 
 DEFAULT_PASSAGE_CHARS = 800
+
+
+class TraceCutWarning(UserWarning):
+    """A trace's evidence was cut to the passages most relevant to the claims."""
 _CITATION = re.compile(r"^\[document (\d+), passage (\d+)\]\s?")
 
 
@@ -225,7 +231,27 @@ class PassageJudge:
         if sum(len(s) for s in item.source) <= self.max_source_chars:
             return item, passages  # short source: sent unchanged, evidence still cited
         chosen = select_passages(queries, passages, max_chars=self.max_source_chars)
+        if item.messages is not None:
+            return self._narrow_trace(item, passages, chosen), chosen
         return item.model_copy(update={"source": [p.text for p in chosen]}), chosen
+
+    def _narrow_trace(self, item: Item, passages: list[Passage], chosen: list[Passage]) -> Item:
+        """A trace cut to its passages: each headed by its message's label, and a warning naming
+        the messages left out (a claim about them can no longer be checked against them)."""
+        labels = [split_document(d)[0] or f"document {i}" for i, d in enumerate(item.source or [], 1)]
+        kept = []
+        for p in chosen:
+            head = f"[{labels[p.doc - 1]}]"
+            body = p.text[len(head):].lstrip() if p.text.startswith(head) else p.text
+            kept.append(f"{head}\n{body}")
+        dropped = [labels[d - 1] for d in sorted({p.doc for p in passages} - {p.doc for p in chosen})]
+        cut = len(passages) - len(chosen)
+        if cut:
+            warnings.warn(f"item {item.id!r}: the trace is longer than max_source_chars={self.max_source_chars}; "
+                          f"{cut} of {len(passages)} passages were cut" + (f", dropping {len(dropped)} message(s): "
+                          f"{'; '.join(dropped[:5])}{' ...' if len(dropped) > 5 else ''}" if dropped else "")
+                          + "; raise max_source_chars to send more", TraceCutWarning, stacklevel=2)
+        return item.model_copy(update={"source": kept})
 
     def _cited(self, checks: list[ClaimCheck], passages: list[Passage]) -> list[ClaimCheck]:
         return [c.model_copy(update={"evidence": cite(c.evidence, passages)}) for c in checks]

@@ -74,7 +74,8 @@ def _rows(run: RunInfo) -> list[Any]:
     if file_sha(path) != run.input_sha:
         raise ConfigError(f"{path} changed since run {run.run_id} was submitted; its batch replies may not match "
                           "the rows any more: restore the file, or start a new run")
-    rows = list(read_items(path))
+    rows = list(read_items(path, turns=run.settings.get("turns") or "last",
+                           system=bool(run.settings.get("system_prompt"))))
     limit = run.settings.get("limit")
     return rows[:limit] if limit else rows
 

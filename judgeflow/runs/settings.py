@@ -27,7 +27,7 @@ DEFAULT_MAX_INPUT_CHARS = 200_000
 #: settings that change the results of a run; a resume must match them (the stored record's keys)
 RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
                    "requirements", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
-                   "threshold")
+                   "threshold", "turns", "system_prompt")
 #: also recorded with the run (not compared on resume)
 RECORDED = (*RESULT_SETTINGS, "criterion_arg", "batch")
 
@@ -57,6 +57,10 @@ class RunSettings(BaseModel):
     batch: bool = False
     ensemble: dict[str, Any] | None = None
     threshold: float | None = None
+    turns: str = "last"
+    """Conversations: judge the last assistant turn ("last") or every one ("all")."""
+    system_prompt: bool = False
+    """Conversations: the system prompt counts as evidence."""
     # how the run calls the provider and where it writes; not what its results are
     retries: int = 4
     reasks: int = 2
@@ -91,7 +95,8 @@ class RunSettings(BaseModel):
             concurrency=args.concurrency, input=str(args.input), output=str(args.output),
             store=str(args.store), prices=str(args.prices) if args.prices else None,
             max_unscored=getattr(args, "max_unscored", DEFAULT_MAX_UNSCORED), no_cache=args.no_cache,
-            ensemble_flags=ensemble_flags or [],
+            ensemble_flags=ensemble_flags or [], turns=getattr(args, "turns", "last"),
+            system_prompt=bool(getattr(args, "system_prompt", False)),
         )
 
     @classmethod
@@ -163,11 +168,12 @@ class RunSettings(BaseModel):
             ("--max-input-chars", self.max_input_chars, DEFAULT_MAX_INPUT_CHARS),
             ("--max-unscored", self.max_unscored, DEFAULT_MAX_UNSCORED),
             ("--max-source-chars", self.max_source_chars, None), ("--threshold", self.threshold, None),
+            ("--turns", self.turns, "last"),
         ]
         for flag, value, default in opts:
             if value is not None and value != default:
                 parts += [flag, str(value)]
-        for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache)):
+        for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache), ("--system-prompt", self.system_prompt)):
             if on:
                 parts.append(flag)
         command = shlex.join([*parts, "--resume"])
