@@ -197,3 +197,25 @@ def test_the_offline_judge_gives_a_floor_on_the_hand_written_set() -> None:
     assert all(r.criterion == "trace_grounding" and r.label is not None for r in results)
     agree = sum(r.label == i.label for r, i in zip(results, rows, strict=True))
     assert agree >= 0.75 * len(rows)  # a floor, not a target: the LLM judge is what gets calibrated
+
+
+def test_a_trace_set_judged_through_the_fake_provider(tmp_path: Path) -> None:
+    """The real openai SDK + Instructor against the loopback fake: every row scored, routed to the
+    trace criterion, and every tool result of every trace in what was sent."""
+    from fakes import FakeProvider
+
+    from judgeflow.cli import main
+
+    out = tmp_path / "out.jsonl"
+    with FakeProvider() as fake:
+        code = main(["run", str(EXAMPLES / "traces.jsonl"), "-o", str(out), "--model", "openai/fake-judge",
+                     "--base-url", fake.base_url + "/v1", "--store", str(tmp_path / "runs.sqlite"), "--no-progress"])
+        sent = "\n".join(str(m.get("content")) for body in fake.requests for m in body.get("messages", []))
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    items = list(read_items(EXAMPLES / "traces.jsonl"))
+    assert code == 0 and len(rows) == len(items) == 18
+    assert all(r["status"] == "judged" and r["label"] in (0, 1) for r in rows)
+    assert {r["criterion"] for r in rows} == {"trace_grounding"}
+    results = [m.text for it in items for m in it.messages or [] if m.role == "tool"]
+    assert len(results) >= 18 and all(text in sent for text in results)
+    assert "[tool get_weather, call_1]" in sent and "[user turn 1]" in sent
