@@ -219,3 +219,38 @@ def test_a_trace_set_judged_through_the_fake_provider(tmp_path: Path) -> None:
     results = [m.text for it in items for m in it.messages or [] if m.role == "tool"]
     assert len(results) >= 18 and all(text in sent for text in results)
     assert "[tool get_weather, call_1]" in sent and "[user turn 1]" in sent
+
+
+def _agent(inputs: dict) -> dict:
+    """A stand-in agent: the output a LangGraph ReAct agent returns (`{"messages": [...]}`)."""
+    return {"messages": [HumanMessage(inputs["q"]),
+                         AIMessage("", tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1"}]),
+                         ToolMessage("Paris: 18 C, light rain.", tool_call_id="call_1"),
+                         AIMessage("It is 25 C and sunny in Paris.")]}
+
+
+def test_the_callback_judges_an_agent_run_as_it_finishes_sync_and_async() -> None:
+    import asyncio
+
+    from langchain_core.runnables import RunnableLambda
+
+    from judgeflow.integrations.trace_callback import TraceJudgeCallback
+
+    seen: list = []
+    judged = TraceJudgeCallback(model="baseline/lexical", on_judgment=seen.append)
+    agent = RunnableLambda(_agent) | RunnableLambda(lambda out: out)  # nested runs: only the outermost is judged
+    agent.invoke({"q": "Weather in Paris?"}, config={"callbacks": [judged]})
+    asyncio.run(agent.ainvoke({"q": "Weather in Paris?"}, config={"callbacks": [judged]}))
+    assert [(j.label, j.criterion) for j in judged.judgments] == [(1, "trace_grounding")] * 2 and seen == judged.judgments
+    assert judged.judgments[0].claims[0].cited == "tool get_weather, call_1"
+    RunnableLambda(lambda x: {"answer": "no conversation"}).invoke({}, config={"callbacks": [judged]})
+    assert len(judged.judgments) == 2  # a run whose output is not a conversation is left alone
+
+
+def test_an_agent_piped_into_the_judge_runnable_is_judged_on_its_trace() -> None:
+    from langchain_core.runnables import RunnableLambda
+
+    from judgeflow.integrations.runnable import as_runnable
+
+    result = (RunnableLambda(_agent) | as_runnable(model="baseline/lexical")).invoke({"q": "Weather in Paris?"})
+    assert result.label == 1 and result.criterion == "trace_grounding" and result.id.startswith("lc-")
