@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 JudgmentStatus = Literal["judged", "unscored", "invalid"]
 Status = JudgmentStatus  # the old name (before 0.2)
@@ -56,7 +56,15 @@ class ClaimResult(BaseModel):
     For a trace, checked against the one message the evidence came from (`cited`)."""
     reason: str = ""
     cited: str | None = None
-    """Traces: the message the evidence came from ("tool get_weather, call_1", "user turn 2")."""
+    """Traces: the message the evidence came from ("tool get_weather, call_1", "user turn 2");
+    written only when set, so other rows keep their shape."""
+
+    @model_serializer(mode="wrap")
+    def _without_unset_cited(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("cited", "") is None:
+            del data["cited"]
+        return data
 
 
 class RequirementResult(BaseModel):

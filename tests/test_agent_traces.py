@@ -254,3 +254,21 @@ def test_an_agent_piped_into_the_judge_runnable_is_judged_on_its_trace() -> None
 
     result = (RunnableLambda(_agent) | as_runnable(model="baseline/lexical")).invoke({"q": "Weather in Paris?"})
     assert result.label == 1 and result.criterion == "trace_grounding" and result.id.startswith("lc-")
+
+
+def test_the_review_app_shows_the_conversation_with_the_cited_message(tmp_path: Path) -> None:
+    pytest.importorskip("starlette")
+    from judgeflow.calibration.review_app.session import ReviewSession
+
+    items = [r for r in read_items(EXAMPLES / "traces.jsonl") if isinstance(r, Item)]
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(j.to_row()) + "\n" for j in Judge("baseline/lexical").judge_many(items)))
+    s = ReviewSession(results, tmp_path / "labels.jsonl", items=EXAMPLES / "traces.jsonl", reveal=True)
+    i = next(k for k, it in enumerate(s.labeller.items) if it.id == "weather-wrong")
+    view = s.item(i)
+    assert view["source_labels"] == ["user turn 1", "tool get_weather, call_1"]
+    assert view["source"][1].startswith("called get_weather with")  # the label is the heading, not text
+    claim = view["judge"]["claims"][0]
+    assert claim["cited"] == "tool get_weather, call_1"
+    span = claim["spans"][0]
+    assert span["doc"] == 1 and span["cited"] and view["source"][1][span["start"]:span["end"]] == "Paris: 18 C, light rain, wind 12 km/h."
