@@ -28,9 +28,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from fakes import FakeProvider  # noqa: E402
+from fakes import FakeProvider
 
-from judgeflow import Item, Judge, read_items  # noqa: E402
+from judgeflow import Item, Judge, read_items
 
 
 def single_turn(item: Item) -> Item:

@@ -111,9 +111,7 @@ class Item(BaseModel):
             cls._from_fields(record, path=path, line=line)
 
     @classmethod
-    def _from_fields(
-        cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None
-    ) -> Item:
+    def _from_fields(cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None) -> Item:
         if not isinstance(record, Mapping):
             raise InvalidItemError(
                 f"expected a JSON object per line, got {type(record).__name__}",

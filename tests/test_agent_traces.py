@@ -8,7 +8,13 @@ import warnings
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, messages_to_dict
+from langchain_core.messages import (
+    AIMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    messages_to_dict,
+)
 
 from judgeflow import InvalidItemError, Item, Judge, read_items
 from judgeflow.items import items_from_record
@@ -65,8 +71,8 @@ def test_one_trace_in_every_format_gives_the_same_item() -> None:
     assert it.source == [
         "[user turn 1]\nBook the 09:40 flight to Lisbon.",
         "[assistant turn 2]\nBooking it now.",
-        '[tool book_flight, call_1]\ncalled book_flight with {"date": "2025-06-03", "flight": "TP1351"}\n'
-        "returned:\nError: payment declined.",
+        ('[tool book_flight, call_1]\ncalled book_flight with {"date": "2025-06-03", "flight": "TP1351"}\n'
+        "returned:\nError: payment declined."),
         "[user turn 3]\nSo is it booked?",
     ]  # the system prompt is not evidence unless asked
     assert "status" not in it.source[2]
@@ -98,8 +104,8 @@ def test_a_langsmith_run_tree_reads_as_the_same_conversation() -> None:
     assert item.id == "r1" and item.label == 1 and item.answer == "Yes, flight TP1351 at 09:40 is booked."
     assert item.source == [
         "[user turn 1]\nBook the 09:40 flight to Lisbon.", "[assistant turn 2]\nBooking it now.",
-        '[tool book_flight, call_1]\ncalled book_flight with {"date": "2025-06-03", "flight": "TP1351"}\n'
-        "status: error\nreturned:\nError: payment declined."]
+        ('[tool book_flight, call_1]\ncalled book_flight with {"date": "2025-06-03", "flight": "TP1351"}\n'
+        "status: error\nreturned:\nError: payment declined.")]
     flat = [{**root, "child_runs": None, "parent_run_id": None},
             *({**c, "parent_run_id": "r1", "start_time": f"2025-01-01T00:00:0{i}"} for i, c in enumerate(root["child_runs"]))]
     from judgeflow.integrations.langsmith import from_langsmith_runs
