@@ -192,7 +192,12 @@ def _raw(msg: Any, where: str) -> list[dict[str, Any]]:
     calls = msg.get("tool_calls") or []
     if not isinstance(calls, list):
         raise TraceError(f"{where}.tool_calls must be a list", f"{where}.tool_calls")
-    out[-1]["calls"] = [*out[-1].get("calls", []), *(_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls))]
+    made = [_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)]
+    legacy = msg.get("function_call")  # OpenAI's older single function call, answered by role "function"
+    if isinstance(legacy, Mapping):
+        made.append(_call({"id": legacy.get("name"), "function": legacy}, f"{where}.function_call"))
+    known = {c.id for c in out[-1].get("calls", [])}  # LangChain keeps tool_use blocks AND tool_calls
+    out[-1]["calls"] = [*out[-1].get("calls", []), *(c for c in made if c.id not in known)]
     return out
 
 

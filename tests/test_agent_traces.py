@@ -278,3 +278,26 @@ def test_the_review_app_shows_the_conversation_with_the_cited_message(tmp_path: 
     assert claim["cited"] == "tool get_weather, call_1"
     span = claim["spans"][0]
     assert span["doc"] == 1 and span["cited"] and view["source"][1][span["start"]:span["end"]] == "Paris: 18 C, light rain, wind 12 km/h."
+
+
+def test_anthropic_blocks_inside_a_langchain_message_and_legacy_function_calls() -> None:
+    both = AIMessage(content=[{"type": "text", "text": "Booking it now."},
+                              {"type": "tool_use", "id": "call_1", "name": "book_flight", "input": ARGS}],
+                     tool_calls=[{"name": "book_flight", "args": ARGS, "id": "call_1"}])
+    item = Item.from_record({"id": "t", "messages": [LC_OBJECTS[1], both, *LC_OBJECTS[3:]]})
+    assert _same(item) == _same(Item.from_record({"id": "t", "messages": OPENAI[1:]}))  # the call once, not twice
+    legacy = [{"role": "user", "content": "Weather?"},
+              {"role": "assistant", "content": None, "function_call": {"name": "get_weather", "arguments": "{}"}},
+              {"role": "function", "name": "get_weather", "content": "18 C"},
+              {"role": "assistant", "content": "It is 18 C."}]
+    assert Item.from_record({"id": "f", "messages": legacy}).source[1] == \
+        "[tool get_weather, get_weather]\ncalled get_weather with {}\nreturned:\n18 C"
+
+
+def test_a_trace_with_a_spec_gets_requirement_coverage_too() -> None:
+    rec = {"id": "t", "messages": OPENAI, "spec": "The reply must give the booking reference."}
+    judge = Judge("baseline/lexical", coverage=True)
+    with_spec = judge.judge(Item.from_record(rec))
+    assert with_spec.criterion == "trace_grounding" and with_spec.requirements is not None
+    assert [r.text for r in with_spec.requirements] == ["The reply must give the booking reference."]
+    assert judge.judge(Item.from_record({"id": "t", "messages": OPENAI})).requirements is None
