@@ -301,3 +301,31 @@ def test_a_trace_with_a_spec_gets_requirement_coverage_too() -> None:
     assert with_spec.criterion == "trace_grounding" and with_spec.requirements is not None
     assert [r.text for r in with_spec.requirements] == ["The reply must give the booking reference."]
     assert judge.judge(Item.from_record({"id": "t", "messages": OPENAI})).requirements is None
+
+
+def test_the_cli_reads_a_flat_langsmith_export_and_judges_every_turn(tmp_path: Path) -> None:
+    from judgeflow.cli import main
+
+    runs = [{"id": "r1", "name": "agent", "run_type": "chain", "parent_run_id": None,
+             "inputs": {"question": "Weather in Paris?"}, "outputs": {"output": "It is 25 C and sunny."}},
+            {"id": "t1", "name": "get_weather", "run_type": "tool", "parent_run_id": "r1",
+             "start_time": "2025-01-01T00:00:01", "inputs": {"input": "Paris"}, "outputs": {"output": "18 C, rain"}}]
+    export = tmp_path / "export.jsonl"
+    export.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    out = tmp_path / "out.jsonl"
+    store = str(tmp_path / "runs.sqlite")
+    assert main(["run", str(export), "-o", str(out), "--store", store, "--no-progress"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["id"], r["label"], r["criterion"]) for r in rows] == [("r1", 1, "trace_grounding")]
+    assert rows[0]["claims"][0]["cited"] == "tool get_weather, t1"
+
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(json.dumps({"id": "t", "messages": OPENAI}) + "\n")
+    out_all = tmp_path / "all.jsonl"
+    assert main(["run", str(traces), "-o", str(out_all), "--store", store, "--no-progress", "--turns", "all"]) == 0
+    assert [json.loads(line)["id"] for line in out_all.read_text().splitlines()] == ["t#t2", "t#t4"]
+    from judgeflow.runs.store import RunStore
+
+    with RunStore(store) as s:
+        run = s.latest_run(output_path=str(out_all))
+    assert run is not None and run.settings["turns"] == "all" and "--turns all" in (run.command or "")
