@@ -232,6 +232,8 @@ def items_from_record(record: Mapping[str, Any], *, path: str | None = None, lin
                                                                      if k != "question" or _blank(rec.get(k))}}
         if turns == "all" and i is not None:
             row["id"] = f"{item_id if item_id is not None else f'line-{line}'}#t{messages[i].turn}"
+            if i != at[-1]:  # a row's label is about its last reply, not the turns before it
+                row = {k: v for k, v in row.items() if k not in ("label", *ALIASES["label"])}
         out.append(Item._from_fields(row, path=path, line=line))
     return out
 

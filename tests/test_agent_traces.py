@@ -114,8 +114,8 @@ def test_a_langsmith_run_tree_reads_as_the_same_conversation() -> None:
 
 
 def test_turns_all_judges_each_assistant_turn_against_what_came_before() -> None:
-    items = items_from_record({"id": "t", "messages": OPENAI}, turns="all")
-    assert [i.id for i in items] == ["t#t2", "t#t4"]
+    items = items_from_record({"id": "t", "messages": OPENAI, "label": 1}, turns="all")
+    assert [(i.id, i.label) for i in items] == [("t#t2", None), ("t#t4", 1)]  # the label is the last reply's
     assert items[0].answer == "Booking it now." and items[0].source == ["[user turn 1]\nBook the 09:40 flight to Lisbon."]
     assert items[1].source == Item.from_record({"id": "t", "messages": OPENAI}).source
     with_system = items_from_record({"id": "t", "messages": OPENAI}, system=True)[0]
