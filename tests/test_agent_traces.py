@@ -329,3 +329,34 @@ def test_the_cli_reads_a_flat_langsmith_export_and_judges_every_turn(tmp_path: P
     with RunStore(store) as s:
         run = s.latest_run(output_path=str(out_all))
     assert run is not None and run.settings["turns"] == "all" and "--turns all" in (run.command or "")
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_the_trace_set_against_the_shared_schema_following_fake(tmp_path: Path, wire: str) -> None:
+    """An extra check: ../shared/tools/fake_llm.py fills replies from the sent schema alone (the
+    trace criterion's verdict and basis enums included); skipped when it is not beside the project."""
+    import subprocess
+    import sys
+
+    from conftest import SHARED
+
+    from judgeflow.cli import main
+
+    fake = SHARED / "tools" / "fake_llm.py"
+    if not fake.exists():
+        pytest.skip("../shared/tools/fake_llm.py is not beside the project")
+    proc = subprocess.Popen([sys.executable, str(fake), "--port", "0", "--host", "127.0.0.1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("PORT="), line
+        base = f"http://127.0.0.1:{int(line.strip().split('=')[1])}" + ("/v1" if wire == "openai" else "")
+        out = tmp_path / "out.jsonl"
+        code = main(["run", str(EXAMPLES / "traces.jsonl"), "-o", str(out), "--model", f"{wire}/fake-judge",
+                     "--base-url", base, "--store", str(tmp_path / "runs.sqlite"), "--no-progress"])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert code == 0 and len(rows) == 18
+    assert all(r["status"] == "judged" and r["criterion"] == "trace_grounding" for r in rows)
