@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from .aggregate import quote_in
+from .quotes import quote_in
 from .results import ClaimResult
 
 Role = Literal["system", "user", "assistant", "tool"]
