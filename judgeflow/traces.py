@@ -150,7 +150,7 @@ def _blocks(role: str, content: Any, where: str) -> list[dict[str, Any]]:
             raise TraceError(f"{here} (tool_result) has no \"tool_use_id\"; give the id of the tool_use it answers",
                              f"{here}.tool_use_id")
         out.append({"role": "tool", "text": _text(b.get("content"), f"{here}.content"),
-                    "call_id": str(b["tool_use_id"]), "failed": bool(b.get("is_error"))})
+                    "call_id": str(b["tool_use_id"]), "failed": bool(b.get("is_error")), "where": f"{here}.tool_use_id"})
     text = _text(plain if isinstance(content, list) else content, f"{where}.content")
     calls = [_call(b, f"{where}.content[{i}]") for i, b in uses]
     if text or calls or not out:
@@ -187,7 +187,7 @@ def _raw(msg: Any, where: str) -> list[dict[str, Any]]:
             raise TraceError(f"{where} is a tool message without \"tool_call_id\"; give the id of the call it answers",
                              f"{where}.tool_call_id")
         return [{"role": "tool", "text": _text(msg.get("content"), f"{where}.content"), "call_id": str(call_id),
-                 "tool": msg.get("name"), "failed": bool(msg.get("failed"))}]
+                 "tool": msg.get("name"), "failed": bool(msg.get("failed")), "where": f"{where}.tool_call_id"}]
     out = _blocks(role, msg.get("content"), where)
     calls = msg.get("tool_calls") or []
     if not isinstance(calls, list):
@@ -223,8 +223,10 @@ def _label(raw: list[dict[str, Any]], field: str) -> list[TraceMessage]:
         if r["role"] == "tool":
             tool = r.get("tool") or names.get(r["call_id"])
             if tool is None:
-                raise TraceError(f"{field}: a tool result answers call id {r['call_id']!r}, which no earlier assistant "
-                                 "message made; give the assistant's tool call (or the tool's \"name\")", field)
+                where = r.get("where", field)
+                raise TraceError(f"{where.rpartition('.')[0] or where} answers call id {r['call_id']!r}, which no "
+                                 "earlier assistant message made; give the assistant's tool call (or the tool's "
+                                 "\"name\")", where)
             out.append(TraceMessage(label=f"tool {tool}, {r['call_id']}", role="tool", text=r["text"], tool=tool,
                                     call_id=r["call_id"], failed=r.get("failed", False)))
             continue

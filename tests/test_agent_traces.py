@@ -131,7 +131,7 @@ def test_an_answer_given_apart_is_judged_against_the_whole_conversation() -> Non
     ([{"role": "user", "content": "hi"}, {"role": "tool", "content": "18 C"}, {"role": "assistant", "content": "ok"}],
      "messages[1].tool_call_id", "give the id of the call it answers"),
     ([{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c9", "content": "x"},
-      {"role": "assistant", "content": "ok"}], "messages", "which no earlier assistant message made"),
+      {"role": "assistant", "content": "ok"}], "messages[1].tool_call_id", "which no earlier assistant message made"),
     ([{"role": "robot", "content": "hi"}], "messages[0].role", "use one of"),
     ([{"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "function": {"arguments": "{}"}}]}],
      "messages[0].tool_calls[0].name", "no tool name"),
