@@ -12,6 +12,7 @@ tools are accepted as aliases and recorded in `Item.aliases`: RAGAS (`user_input
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
-from .errors import InvalidItemError
+from .errors import ConfigError, InvalidItemError
 from .files import read_rows
 from .trace_runs import langsmith_messages, run_trees
 from .traces import TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages, trace_fields
@@ -50,6 +51,39 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "label": ("human_label", "is_hallucination", "hallucination"),
 }
 _CANONICAL = ("id", "question", "answer", "reference", "source", "spec", "mode", "criterion", "label", "messages")
+#: the item fields a column map (`--map FIELD=COLUMN`, `column_map=`) may name
+FIELDS = _CANONICAL
+ColumnMap = Mapping[str, str]
+
+
+def check_column_map(column_map: ColumnMap | None) -> dict[str, str]:
+    """A column map (item field -> the column holding it) checked: every key an item field.
+
+    Raises:
+        ConfigError: a key is not a field (with the nearest field: `refernce` -> `reference`).
+    """
+    out: dict[str, str] = {}
+    for field, column in (column_map or {}).items():
+        if field not in FIELDS:
+            close = difflib.get_close_matches(str(field), FIELDS, n=1, cutoff=0.6)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            raise ConfigError(f"column map: {field!r} is not an item field; {hint}"
+                              f"map one of: {', '.join(FIELDS)} (FIELD=COLUMN, e.g. reference=gold_text)")
+        if not isinstance(column, str) or not column:
+            raise ConfigError(f"column map: give the column that holds {field!r} as a name, got {column!r}")
+        out[field] = column
+    return out
+
+
+def parse_column_map(pairs: Sequence[str] | None) -> dict[str, str]:
+    """`["reference=gold_text", ...]` (the CLI's `--map`) as a checked column map."""
+    out: dict[str, str] = {}
+    for pair in pairs or ():
+        field, eq, column = pair.partition("=")
+        if not eq or not field.strip() or not column.strip():
+            raise ConfigError(f"--map {pair!r}: write FIELD=COLUMN, e.g. --map reference=gold_text")
+        out[field.strip()] = column.strip()
+    return check_column_map(out)
 
 
 class Item(BaseModel):
@@ -97,21 +131,26 @@ class Item(BaseModel):
 
     @classmethod
     def from_record(
-        cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None
+        cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None,
+        column_map: ColumnMap | None = None,
     ) -> Item:
         """Build an item from a dict, resolving aliases and normalising `source`.
 
-        A conversation (`messages` in the OpenAI, Anthropic or LangChain format, or a LangSmith
-        run tree) is judged at its last assistant turn: see `items_from_record` for every turn.
+        `column_map` (field -> column, checked by `check_column_map`) reads a field from a column
+        of another name first; the column is recorded in `aliases`. A conversation (`messages` in
+        the OpenAI, Anthropic or LangChain format, or a LangSmith run tree) is judged at its last
+        assistant turn: see `items_from_record` for every turn.
 
         Raises:
             InvalidItemError: naming the path, line, field and the fix.
         """
-        return items_from_record(record, path=path, line=line)[0] if _is_trace(record) else \
-            cls._from_fields(record, path=path, line=line)
+        if _is_trace(record, column_map):
+            return items_from_record(record, path=path, line=line, column_map=column_map)[0]
+        return cls._from_fields(record, path=path, line=line, column_map=column_map)
 
     @classmethod
-    def _from_fields(cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None) -> Item:
+    def _from_fields(cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None,
+                     column_map: ColumnMap | None = None) -> Item:
         if not isinstance(record, Mapping):
             raise InvalidItemError(
                 f"expected a JSON object per line, got {type(record).__name__}",
@@ -126,7 +165,7 @@ class Item(BaseModel):
             err.record = scrub_surrogates(dict(record))
             err.item_id = str(err.record.get("id") or "") or None
             raise err
-        values, aliases, rec = resolve_fields(record)
+        values, aliases, rec = resolve_fields(record, column_map)
         item_id = values.get("id")
         item_id = str(item_id) if item_id is not None else (f"line-{line}" if line else None)
 
@@ -181,24 +220,30 @@ class Item(BaseModel):
         return "\n\n".join(f"[Document {i}]\n{d}" for i, d in enumerate(self.source, 1))
 
 
-def _is_trace(record: Any) -> bool:
-    return isinstance(record, Mapping) and is_trace(record)
+def _is_trace(record: Any, column_map: ColumnMap | None = None) -> bool:
+    if not isinstance(record, Mapping):
+        return False
+    column = (column_map or {}).get("messages")
+    return is_trace({"messages": record[column]} if column and column in record else record)
 
 
 def items_from_record(record: Mapping[str, Any], *, path: str | None = None, line: int | None = None,
-                      turns: Turns = "last", system: bool = False) -> list[Item]:
+                      turns: Turns = "last", system: bool = False, column_map: ColumnMap | None = None) -> list[Item]:
     """The items of one row: one, or for a conversation with `turns="all"` one per assistant turn
     (ids `ID#t3`: turn 3), each judged against the messages before it.
 
     A row that gives its own `answer` beside `messages` judges that answer against the whole
     conversation. `system=True` counts the system prompt as evidence (it is left out by default).
+    `column_map` as in `Item.from_record` (`messages` may be mapped from another column too).
 
     Raises:
         InvalidItemError: naming the path, line, field (e.g. `messages[3].tool_call_id`) and the fix.
     """
-    if not _is_trace(record):
-        return [Item._from_fields(record, path=path, line=line)]
+    if not _is_trace(record, column_map):
+        return [Item._from_fields(record, path=path, line=line, column_map=column_map)]
     rec = dict(record)
+    if (column := (column_map or {}).get("messages")) and column in rec:
+        rec["messages"] = rec.pop(column)
     item_id = next((rec[k] for k in ("id", *ALIASES["id"]) if not _blank(rec.get(k))), None)
     if item_id is None and "messages" not in rec:
         item_id = rec.get("id")  # a LangSmith run's own id
@@ -234,22 +279,32 @@ def items_from_record(record: Mapping[str, Any], *, path: str | None = None, lin
             row["id"] = f"{item_id if item_id is not None else f'line-{line}'}#t{messages[i].turn}"
             if i != at[-1]:  # a row's label is about its last reply, not the turns before it
                 row = {k: v for k, v in row.items() if k not in ("label", *ALIASES["label"])}
-        out.append(Item._from_fields(row, path=path, line=line))
+        out.append(Item._from_fields(row, path=path, line=line,
+                                     column_map={f: c for f, c in (column_map or {}).items() if f != "messages"}))
     return out
 
 
-def resolve_fields(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
+def resolve_fields(record: Mapping[str, Any], column_map: ColumnMap | None = None,
+                   ) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     """Split a raw row into (canonical field -> value, canonical field -> alias used, other fields).
 
-    Each canonical field takes its own name, else the first non-blank alias (ALIASES order); a
-    blank canonical field counts as absent. Everything not taken is an "other field", carried
-    through to the result unchanged, on valid and invalid rows alike.
+    A field named in `column_map` is read from its column first. Each other canonical field takes
+    its own name, else the first non-blank alias (ALIASES order); a blank canonical field counts
+    as absent. Everything not taken is an "other field", carried through to the result unchanged,
+    on valid and invalid rows alike.
     """
     rec = dict(record)
     values: dict[str, Any] = {}
     aliases: dict[str, str] = {}
+    for field, column in (column_map or {}).items():
+        if column in rec and not _blank(rec[column]):
+            values[field] = rec.pop(column)
+            if column != field:
+                aliases[field] = column
     _unpack(rec, aliases)  # openevals / LangSmith dicts (inputs, outputs, reference_outputs) opened first
     for field in _CANONICAL:
+        if field in values:  # read from a mapped column; a column of the field's own name is carried through
+            continue
         if field in rec and not _blank(rec[field]):
             values[field] = rec.pop(field)
             continue
@@ -456,22 +511,26 @@ def read_records(path: str | Path, *, data: bytes | None = None, name: str | Non
 
 
 def read_items(path: str | Path, *, data: bytes | None = None, name: str | None = None,
-               turns: Turns = "last", system: bool = False) -> Iterator[Item | InvalidItemError]:
+               column_map: ColumnMap | None = None, turns: Turns = "last",
+               system: bool = False) -> Iterator[Item | InvalidItemError]:
     """Yield an Item, or the InvalidItemError that explains why a row is unusable, per row.
 
     Nothing is dropped: callers turn error rows into error results. `path` "-" reads stdin.
     Each Item knows its line (`Item.where`), so later errors (routing) can name it. `name`: the
-    name messages give when `path` is a copy of the input (see `files.read_rows`).
-    Conversations: `turns="all"` gives one item per assistant turn (`items_from_record`).
+    name messages give when `path` is a copy of the input (see `files.read_rows`). `column_map`:
+    field -> column, for columns of other names (`check_column_map`). Conversations: `turns="all"`
+    gives one item per assistant turn, `system=True` counts the system prompt as evidence
+    (`items_from_record`); a flat LangSmith export is read as its run trees.
     """
     shown = str(path) if name is None else name
+    column_map = check_column_map(column_map)
     for line, rec in _with_run_trees(read_records(path, data=data, name=name)):
         if isinstance(rec, InvalidItemError):
             rec.line = rec.line if rec.line is not None else line
             yield rec
             continue
         try:
-            yield from items_from_record(rec, path=shown, line=line, turns=turns, system=system)
+            yield from items_from_record(rec, path=shown, line=line, turns=turns, system=system, column_map=column_map)
         except InvalidItemError as e:
             yield e
 
@@ -494,10 +553,10 @@ def _with_run_trees(rows: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]
         yield line_of.get(str(root.get("id")), 0), root
 
 
-def load_items(path: str | Path) -> list[Item]:
+def load_items(path: str | Path, *, column_map: ColumnMap | None = None) -> list[Item]:
     """Read every item, raising the first InvalidItemError (for strict callers)."""
     items = []
-    for row in read_items(path):
+    for row in read_items(path, column_map=column_map):
         if isinstance(row, InvalidItemError):
             raise row
         items.append(row)
