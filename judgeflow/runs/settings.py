@@ -196,7 +196,6 @@ class RunSettings(BaseModel):
                 parts += [flag, str(value)]
         for field, column in (self.column_map or {}).items():
             parts += ["--map", f"{field}={column}"]
-        for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache)):
         for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache), ("--system-prompt", self.system_prompt)):
             if on:
                 parts.append(flag)
