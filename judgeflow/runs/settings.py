@@ -111,8 +111,7 @@ class RunSettings(BaseModel):
             store=str(args.store), prices=str(args.prices) if args.prices else None,
             max_unscored=getattr(args, "max_unscored", DEFAULT_MAX_UNSCORED), no_cache=args.no_cache,
             ensemble_flags=ensemble_flags or [], column_map=parse_column_map(getattr(args, "map", None)) or None,
-            format=getattr(args, "format", None),
-            ensemble_flags=ensemble_flags or [], turns=getattr(args, "turns", "last"),
+            format=getattr(args, "format", None), turns=getattr(args, "turns", "last"),
             system_prompt=bool(getattr(args, "system_prompt", False)),
         )
 
