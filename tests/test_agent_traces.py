@@ -264,7 +264,7 @@ def test_an_agent_piped_into_the_judge_runnable_is_judged_on_its_trace() -> None
 
 def test_the_review_app_shows_the_conversation_with_the_cited_message(tmp_path: Path) -> None:
     pytest.importorskip("starlette")
-    from judgeflow.calibration.review_app.session import ReviewSession
+    from judgeflow.calibration.label_app.session import ReviewSession
 
     items = [r for r in read_items(EXAMPLES / "traces.jsonl") if isinstance(r, Item)]
     results = tmp_path / "results.jsonl"
