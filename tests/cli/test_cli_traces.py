@@ -33,6 +33,7 @@ def test_a_trace_set_judged_through_the_fake_provider(tmp_path: Path) -> None:
     assert "[tool get_weather, call_1]" in sent and "[user turn 1]" in sent
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_the_trace_set_against_the_shared_schema_following_fake(tmp_path: Path, fake_llm: str, wire: str) -> None:
     """An extra check: the shared fake fills replies from the sent schema alone (the trace criterion's

@@ -100,6 +100,7 @@ def test_qa_bot_ci_example_passes_offline_in_its_own_pytest_run(tmp_path: Path) 
     assert "c1 [contradicted] Moscow was first mentioned in 1247." in out
 
 
+@pytest.mark.slow
 def test_agent_trace_review_names_the_tool_message_and_reports_kappa() -> None:
     out = run_example(str(EXAMPLES / "agent_trace_review.py"))
     assert "weather: label 1 (trace_grounding: conversation (messages) present)" in out
