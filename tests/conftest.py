@@ -64,6 +64,23 @@ def _own_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
     mp.undo()
 
 
+@pytest.fixture(scope="module")
+def fake_llm() -> Iterator[str]:
+    """http://127.0.0.1:<port> of ../shared/tools/fake_llm.py (unmodified: it fills every reply from the JSON
+    schema the request carries), run as a subprocess; skipped when it is not beside the project."""
+    if not FAKE_LLM.exists():
+        pytest.skip("../shared/tools/fake_llm.py is not beside the project")
+    proc = subprocess.Popen([sys.executable, str(FAKE_LLM), "--port", "0", "--host", "127.0.0.1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("PORT="), line
+        yield f"http://127.0.0.1:{int(line.strip().split('=')[1])}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     if not (SHARED_DATA / "factual_qa.jsonl").exists():
