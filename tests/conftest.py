@@ -86,20 +86,3 @@ def shared_data() -> Path:
     if not (SHARED_DATA / "factual_qa.jsonl").exists():
         pytest.skip("../shared/data is not beside the project")
     return SHARED_DATA
-
-
-@pytest.fixture(scope="module")
-def fake_llm() -> Iterator[str]:
-    """http://127.0.0.1:<port> of a running ../shared/tools/fake_llm.py (a schema-filling fake
-    server; its replies are seeded noise of the right shape); skips when it is absent."""
-    if not FAKE_LLM.exists():
-        pytest.skip("../shared/tools/fake_llm.py is not beside the project")
-    proc = subprocess.Popen([sys.executable, str(FAKE_LLM), "--port", "0", "--host", "127.0.0.1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("PORT="), line
-        yield f"http://127.0.0.1:{int(line.strip().split('=')[1])}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
