@@ -97,7 +97,7 @@ class JudgeVote(BaseModel):
 
 
 #: result fields written only when set, so a single judge's rows keep their old shape
-OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade")
+OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade", "repeats")
 
 
 class Judgment(BaseModel):
@@ -135,6 +135,9 @@ class Judgment(BaseModel):
     """Panels and self-consistency: the share of all scored votes agreeing with the label."""
     cascade: dict[str, Any] | None = None
     """Cascades: {"escalated": bool, "escalated_on": [...], "audited": bool, "cheap_label": 0/1/None}."""
+    repeats: list[JudgeVote] | None = None
+    """Test-retest (`judgeflow run --repeats K`): the same judge's K verdicts on this item, the first
+    being the row's own label; an item whose repeats differ is unstable. None without repeats."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """The input's other fields, carried through untouched."""
     trace: list[TraceEntry] = Field(default_factory=list)

@@ -23,8 +23,8 @@ from rich.console import Console
 from ..errors import JudgeflowError
 
 #: modules under judgeflow.cli that define a subcommand, in help order
-COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "sample_cmd", "label_cmd", "batch_cmd",
-            "review_cmd")
+COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "gate_cmd", "stability_cmd", "sample_cmd",
+            "label_cmd", "batch_cmd", "review_cmd")
 #: subcommand (its first word on the command line) -> the module that registers it
 COMMAND_NAMES = {module.removesuffix("_cmd"): module for module in COMMANDS}
 
