@@ -32,6 +32,8 @@ if _TYPE_CHECKING:
     from .backends.llm import LLMClient, make_client
     from .calibration.agreement import CalibrationReport, calibrate
     from .calibration.comparison import ComparisonReport, compare
+    from .calibration.gate import GateResult, gate
+    from .calibration.stability import StabilityReport, stability
     from .workflow import JudgeContext, JudgeState, build_graph
 
 # The provider SDKs (openai, anthropic, instructor) take seconds to import; offline judging,
@@ -41,6 +43,8 @@ if _TYPE_CHECKING:
 _LAZY = {"LLMClient": "backends.llm", "make_client": "backends.llm",
          "CalibrationReport": "calibration.agreement", "calibrate": "calibration.agreement",
          "ComparisonReport": "calibration.comparison", "compare": "calibration.comparison",
+         "GateResult": "calibration.gate", "gate": "calibration.gate",
+         "StabilityReport": "calibration.stability", "stability": "calibration.stability",
          "JudgeContext": "workflow", "JudgeState": "workflow", "build_graph": "workflow"}
 
 
@@ -63,6 +67,7 @@ __all__ = [
     "ConfigError",
     "Criterion",
     "CriterionError",
+    "GateResult",
     "InvalidItemError",
     "Item",
     "Judge",
@@ -81,12 +86,14 @@ __all__ = [
     "RunStore",
     "SingleJudgment",
     "SpecJudge",
+    "StabilityReport",
     "TraceEntry",
     "Usage",
     "areview",
     "build_graph",
     "calibrate",
     "compare",
+    "gate",
     "judge",
     "list_criteria",
     "load_criterion",
@@ -95,4 +102,5 @@ __all__ = [
     "make_client",
     "read_items",
     "review",
+    "stability",
 ]

@@ -26,6 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--items", type=Path, metavar="FILE",
                    help="the items file the results were judged from: shows each disagreement's question, evidence "
                         "and answer in --html/--json (default: the --labels file)")
+    p.add_argument("--retest", type=Path, action="append", metavar="RUN",
+                   help="another results file of the same items by the same judge (judged with --no-cache): puts the "
+                        "judge's test-retest kappa beside its kappa with people (repeat for more; rows made with "
+                        "`run --repeats K` need none)")
     add_report_args(p)
     p.set_defaults(func=cmd_calibrate)
 
@@ -60,9 +64,21 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     from ..calibration.report_html import write_calibration_html
 
-    report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot, items=args.items)
+    report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot, items=args.items,
+                       retest=retest_of(args))
     return emit(args, report, render, lambda: write_calibration_html(
         report, args.html, title=f"Calibration: {args.results.name}"))
+
+
+def retest_of(args: argparse.Namespace) -> Any:
+    """The judge's stability on these items: from --retest runs, or from the rows' own repeats; else None."""
+    from ..calibration.labels import read_results
+    from ..calibration.stability import stability
+
+    if args.retest:
+        return stability([args.results, *args.retest], seed=args.seed, n_boot=args.n_boot)
+    rows = read_results(args.results)
+    return stability(rows, seed=args.seed, n_boot=args.n_boot) if any(j.repeats for j in rows) else None
 
 
 def fmt(x: float | None, pct: bool = False) -> str:
@@ -125,6 +141,8 @@ def render(report: CalibrationReport, con: Console) -> None:
         fk = "undefined" if report.fleiss_kappa is None else f"{report.fleiss_kappa:.2f}"
         con.print(f"agreement between the {report.fleiss_members} members (Fleiss' kappa): {fk} on the "
                   f"{report.fleiss_items} labelled items all of them scored")
+    if report.retest is not None:
+        con.print(f"[bold]test-retest:[/bold] {report.retest.text}", soft_wrap=True)
     if report.kappa_note:
         con.print(f"[yellow]note:[/yellow] {report.kappa_note}")
     con.print(f"[bold]diagnosis:[/bold] {report.diagnosis}")
