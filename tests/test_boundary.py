@@ -8,8 +8,6 @@ fills every reply from the JSON schema the request carries and knows nothing els
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import MOSCOW_RIGHT, FakeLLM, RawArgs, Status, moscow, moscow_checks, moscow_claims
+from fakes import MOSCOW_RIGHT, FakeLLM, RawArgs, Status, moscow, moscow_checks, moscow_claims, schema_fake
 
 from judgeflow import Judge
 from judgeflow.backends import LLMJudge
@@ -38,15 +36,8 @@ def fake_llm() -> Iterator[str]:
     """http://127.0.0.1:<port> of a running fake_llm.py."""
     if not FAKE_LLM.exists():
         pytest.skip("../shared/tools/fake_llm.py is not beside the project")
-    proc = subprocess.Popen([sys.executable, str(FAKE_LLM), "--port", "0", "--host", "127.0.0.1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("PORT="), line
-        yield f"http://127.0.0.1:{int(line.strip().split('=')[1])}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with schema_fake(FAKE_LLM) as url:
+        yield url.removesuffix("/v1")
 
 
 def fake_stats(base: str) -> dict[str, Any]:

@@ -13,9 +13,9 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import SHARED
 from fakes import schema_fake
 
-from conftest import SHARED
 from judgeflow.calibration.agreement import calibrate
 from judgeflow.calibration.stability import merged, stability
 from judgeflow.cli import main

@@ -24,7 +24,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from bot import quiz_bot  # the bot beside this file (pytest puts this folder on sys.path)
 
 from judgeflow import Item

@@ -15,7 +15,7 @@ import html
 import re
 
 from .gate import Flip, GateResult
-from .rates import RunRate, pct, rate_text
+from .rates import RunRate, rate_text
 
 MAX_ROWS = 15
 MAX_CELL = 140
@@ -60,9 +60,9 @@ def gate_markdown(r: GateResult) -> str:
         f"| run | results | hallucination rate [{level} Wilson] | unscored | invalid | rows | judge | model calls |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
         _run_row("baseline", r.baseline), _run_row("candidate", r.candidate), "",
-        f"Paired on {r.paired} items scored in both runs ({r.not_paired} left out: unscored or invalid in a run): "
-        f"**{len(r.got_worse)}** went 0 → 1, **{len(r.got_better)}** went 1 → 0; McNemar exact p = {r.mcnemar_p:.3g} "
-        f"(alpha {r.alpha:g}).", "",
+        (f"Paired on {r.paired} items scored in both runs ({r.not_paired} left out: unscored or invalid in a run): "
+         f"**{len(r.got_worse)}** went 0 → 1, **{len(r.got_better)}** went 1 → 0; McNemar exact p = {r.mcnemar_p:.3g} "
+         f"(alpha {r.alpha:g})."), "",
     ]
     lines += [f"- {'**failed**' if o.failed else 'ok'} `{o.rule}`: {cell(o.text, 400)}" for o in r.rules]
     if r.repeats:
@@ -70,7 +70,7 @@ def gate_markdown(r: GateResult) -> str:
                      + (f" ({sum(f.unstable for f in r.got_worse)} of them among the 0 → 1)" if r.unstable else ""))
     lines += _flips("Went 0 → 1 (a hallucination found only in the candidate)", r.got_worse)
     lines += _flips("Went 1 → 0", r.got_better)
-    lines += ["", f"<sub>The gate itself makes no model calls; the calls above are what judging each run cost "
-                  f"(unchanged answers are served from the response cache). Rates: share of scored rows labelled 1 "
-                  f"({pct(r.candidate.rate)} candidate).</sub>", ""]
+    lines += ["", ("<sub>Rate: the share of scored rows labelled 1 (a hallucination found). The gate makes no "
+                   "model calls; the calls above are what judging each run cost (answers unchanged since an earlier "
+                   "run are served from the response cache).</sub>"), ""]
     return "\n".join(lines)

@@ -22,14 +22,14 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
+from ..errors import RunsDiffer
+from ..results import ClaimResult, JudgeVote, Judgment
 from . import DEFAULT_BOOT
 from .agreement import agreement, bootstrap_indices, deciding_claim, percentile_ci, strength
 from .labels import Label, read_run
 from .members import fleiss_kappa
 from .pairing import by_id, differences
 from .rates import pct, wilson_interval
-from ..errors import RunsDiffer
-from ..results import ClaimResult, JudgeVote, Judgment
 
 #: a later run with more than this share of its rows served from the cache repeats the first run's verdicts
 CACHED_SHARE = 0.5

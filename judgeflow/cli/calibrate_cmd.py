@@ -50,13 +50,18 @@ def emit(args: argparse.Namespace, report: BaseModel, render_fn: Callable[[Any, 
     """Write the HTML report if asked, then print JSON or the rich rendering."""
     if args.html:
         write_html()
-    if args.json:
-        print(report.model_dump_json(indent=2))
-    else:
-        render_fn(report, console())
+    show(report, render_fn, as_json=args.json)
     if args.html:
         console(stderr=True).print(f"HTML report -> {args.html}")
     return 0
+
+
+def show(report: BaseModel, render_fn: Callable[[Any, Console], None], *, as_json: bool) -> None:
+    """Print the report as JSON (--json) or with its rich rendering."""
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        render_fn(report, console())
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

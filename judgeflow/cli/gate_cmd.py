@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .argtypes import share
+from .calibrate_cmd import show
 from .render import console, fit
 
 if TYPE_CHECKING:
@@ -51,10 +52,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
                   max_unscored=DEFAULT_MAX_UNSCORED if args.max_unscored is None else args.max_unscored)
     text = gate_markdown(result)
     written = write_markdown(text, args.markdown)
-    if args.json:
-        print(result.model_dump_json(indent=2))
-    else:
-        render(result, console())
+    show(result, render, as_json=args.json)
     for where in written:
         console(stderr=True).print(f"Markdown summary -> {where}")
     return result.exit_code

@@ -10,8 +10,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .render import console, fit
 from ..calibration import DEFAULT_BOOT
+from .calibrate_cmd import show
+from .render import console, fit
 
 if TYPE_CHECKING:
     from ..calibration.stability import StabilityReport
@@ -39,10 +40,7 @@ def cmd_stability(args: argparse.Namespace) -> int:
     report = stability(args.runs, store=args.store, seed=args.seed, n_boot=args.n_boot)
     if args.output:
         write_jsonl_atomic(args.output, (j.to_row() for j in merged(args.runs, store=args.store)))
-    if args.json:
-        print(report.model_dump_json(indent=2))
-    else:
-        render(report, console())
+    show(report, render, as_json=args.json)
     if args.output:
         console(stderr=True).print(f"rows with repeats -> {args.output}")
     return 0
