@@ -12,28 +12,22 @@ score interval (Wilson, 1927): unlike the normal approximation it stays inside [
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable
 from statistics import NormalDist
 
 from pydantic import BaseModel, Field
 
+from ..cascade import wilson
 from ..results import Judgment
 
 
 def wilson_interval(ones: int, n: int, level: float = 0.95) -> tuple[float, float] | None:
-    """Wilson's score interval for `ones` successes in `n` trials at `level` (two-sided); None if n is 0."""
-    if n <= 0:
-        return None
+    """Wilson's score interval for `ones` successes in `n` trials at `level` (two-sided); None if n is 0.
+    The formula is the cascade's (`cascade.wilson`, its audit's miss rate), at this level's z."""
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")
-    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
-    p = ones / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return wilson(ones, n, NormalDist().inv_cdf(1 - (1 - level) / 2))
 
 
 class RunRate(BaseModel):
