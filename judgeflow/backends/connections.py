@@ -44,8 +44,9 @@ def check_transport(transport: str) -> str:
     return transport
 
 
-def sdk_client(module: str, cls: str, *, transport: str = "auto", **kwargs: Any) -> Any:
-    """The provider SDK's client `module.cls(**kwargs)`, imported on first use, over `transport`."""
+def sdk_client(module: str, cls: str, *, transport: str = "auto", limiter: Any = None, **kwargs: Any) -> Any:
+    """The provider SDK's client `module.cls(**kwargs)`, imported on first use, over `transport`;
+    its model requests paced by `limiter` (a `limits.Limiter`) when one is given."""
     sdk = importlib.import_module(module)
     url = urlsplit(str(kwargs.get("base_url") or kwargs.get("azure_endpoint") or ""))
     if transport == "auto" and (url.username or url.password):
@@ -56,7 +57,12 @@ def sdk_client(module: str, cls: str, *, transport: str = "auto", **kwargs: Any)
         except (AttributeError, RuntimeError):
             if transport == "aiohttp":
                 raise ConfigError(f"--http-transport aiohttp needs aiohttp: pip install '{module}[aiohttp]'") from None
-    return getattr(sdk, cls)(**kwargs)
+    client = getattr(sdk, cls)(**kwargs)
+    if limiter is not None:
+        from .paced import attach
+
+        attach(client, limiter, "anthropic" if module == "anthropic" else "openai")
+    return client
 
 
 @dataclass(eq=False)

@@ -193,7 +193,7 @@ def _kappa(report: StabilityReport, items: list[ItemStability], k: int, *, seed:
     if k == 2:
         report.kappa_method = "Cohen's kappa between the two repeats"
         a = agreement([r[0] for r in full], [r[1] for r in full], seed=seed, n_boot=n_boot)  # type: ignore[misc]
-        report.kappa, report.kappa_ci, report.kappa_note = a.kappa, a.kappa_ci, a.kappa_note
+        report.kappa, report.kappa_ci, report.kappa_note = a.kappa, a.kappa_ci, a.kappa_note or a.kappa_ci_note
         return
     report.kappa_method = f"Fleiss' kappa between the {k} repeats"
     r = np.asarray(full, dtype=float)
