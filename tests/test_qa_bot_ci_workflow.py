@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow  # every test starts subprocesses (the schema check, the workflow's commands)
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "qa_bot_ci"
 WORKFLOW = EXAMPLE / "qa-bot-gate.yml"

@@ -149,6 +149,7 @@ def fake_items(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return items
 
 
+@pytest.mark.slow  # the schema fake runs as a subprocess
 def test_the_schema_fake_with_different_seeds_is_noise(tmp_path: Path, fake_items: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     runs = _judge_twice(tmp_path, (1, 2), fake_items)
@@ -160,6 +161,7 @@ def test_the_schema_fake_with_different_seeds_is_noise(tmp_path: Path, fake_item
     assert json.loads(capsys.readouterr().out)["flipped"] == r.flipped
 
 
+@pytest.mark.slow
 def test_the_schema_fake_with_one_seed_is_stable(tmp_path: Path, fake_items: Path) -> None:
     r = stability(_judge_twice(tmp_path, (1, 1), fake_items))
     assert (r.compared, r.flipped, r.kappa) == (60, 0, 1.0)
