@@ -5,52 +5,68 @@ Labels everywhere: 1 = hallucination/error, 0 = none found, None = unscored.
 
 import importlib as _importlib
 import sys as _sys
+import types as _types
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from . import _moved
+__version__ = "0.2.0"
 
-_moved.install(_sys.modules[__name__])  # old module paths (judgeflow.llm, ...) keep working
-
-from .backends import Backend, LLMJudge, make_backend
-from .backends.lexical import LexicalJudge
-from .schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
-from .criteria import Criterion, list_criteria, load_criterion
-from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
-from .items import Item, load_items, read_items
-from .judge import Judge, judge
-from .panel import Panel
-from .cascade import Cascade
-from .spec_review import SpecJudge, areview, review
-from .results import ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage
-from .backends.rouge import RougeJudge
-from .runs.store import RunStore
-
-__version__ = "0.1.0"
+# Every public name loads on first use: `judgeflow --version` and `--help` import none of the
+# judging code, offline judging never loads the provider SDKs (openai, anthropic, Instructor: seconds
+# to import), a run served from the response cache never builds the workflow (LangGraph, about a
+# second), and judging never loads calibration (numpy). One table: name -> the module defining it.
+_LAZY = {
+    "Backend": "backends", "LLMJudge": "backends", "make_backend": "backends",
+    "LexicalJudge": "backends.lexical", "RougeJudge": "backends.rouge",
+    "LLMClient": "backends.llm", "make_client": "backends.llm",
+    "Claim": "schemas", "ClaimCheck": "schemas", "ClaimChecks": "schemas", "Claims": "schemas",
+    "SingleJudgment": "schemas",
+    "Criterion": "criteria", "list_criteria": "criteria", "load_criterion": "criteria",
+    "ConfigError": "errors", "CriterionError": "errors", "InvalidItemError": "errors", "JudgeflowError": "errors",
+    "LLMError": "errors",
+    "Item": "items", "load_items": "items", "read_items": "items",
+    "Judge": "judge", "judge": "judge",
+    "Judging": "judging", "judge_many": "judging", "judge_stream": "judging",
+    "Panel": "ensembles", "Cascade": "ensembles",
+    "areview": "spec_review", "review": "spec_review",
+    "ClaimResult": "results", "JudgeVote": "results", "Judgment": "results", "RequirementResult": "results",
+    "TraceEntry": "results", "Usage": "results", "results_to_dataframe": "results",
+    "RunStore": "runs.store",
+    "CalibrationReport": "calibration.agreement", "calibrate": "calibration.agreement",
+    "ComparisonReport": "calibration.comparison", "compare": "calibration.comparison",
+    "GateResult": "calibration.gate", "gate": "calibration.gate",
+    "StabilityReport": "calibration.stability", "stability": "calibration.stability",
+    "JudgeContext": "workflow", "JudgeState": "workflow", "build_graph": "workflow",
+}
 
 if _TYPE_CHECKING:
+    from .backends import Backend, LLMJudge, make_backend
+    from .backends.lexical import LexicalJudge
     from .backends.llm import LLMClient, make_client
+    from .backends.rouge import RougeJudge
     from .calibration.agreement import CalibrationReport, calibrate
     from .calibration.comparison import ComparisonReport, compare
     from .calibration.gate import GateResult, gate
     from .calibration.stability import StabilityReport, stability
+    from .criteria import Criterion, list_criteria, load_criterion
+    from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
+    from .items import Item, load_items, read_items
+    from .judge import Judge, judge
+    from .ensembles import Cascade, Panel
+    from .judging import Judging, judge_many, judge_stream
+    from .results import (ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage,
+                          results_to_dataframe)
+    from .runs.store import RunStore
+    from .schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
+    from .spec_review import areview, review
     from .workflow import JudgeContext, JudgeState, build_graph
-
-# The provider SDKs (openai, anthropic, instructor) take seconds to import; offline judging,
-# calibration and `judgeflow criteria` never need them, so they load on first use. So does the
-# workflow (LangGraph, about a second): a run served from the response cache never builds it;
-# and calibration (numpy, a third of a second): judging never needs it.
-_LAZY = {"LLMClient": "backends.llm", "make_client": "backends.llm",
-         "CalibrationReport": "calibration.agreement", "calibrate": "calibration.agreement",
-         "ComparisonReport": "calibration.comparison", "compare": "calibration.comparison",
-         "GateResult": "calibration.gate", "gate": "calibration.gate",
-         "StabilityReport": "calibration.stability", "stability": "calibration.stability",
-         "JudgeContext": "workflow", "JudgeState": "workflow", "build_graph": "workflow"}
 
 
 def __getattr__(name: str) -> _Any:
     if name in _LAZY:
-        return getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value  # the next lookup is a plain attribute
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -75,6 +91,7 @@ __all__ = [
     "JudgeState",
     "JudgeVote",
     "JudgeflowError",
+    "Judging",
     "Judgment",
     "LLMClient",
     "LLMError",
@@ -85,7 +102,6 @@ __all__ = [
     "RougeJudge",
     "RunStore",
     "SingleJudgment",
-    "SpecJudge",
     "StabilityReport",
     "TraceEntry",
     "Usage",
@@ -95,12 +111,29 @@ __all__ = [
     "compare",
     "gate",
     "judge",
+    "judge_many",
+    "judge_stream",
     "list_criteria",
     "load_criterion",
     "load_items",
     "make_backend",
     "make_client",
     "read_items",
+    "results_to_dataframe",
     "review",
     "stability",
 ]
+
+
+class _Package(_types.ModuleType):
+    """The package keeps the function `judgeflow.judge` when its module `judgeflow/judge.py` is imported
+    (the import system sets a package attribute for every submodule it loads; every other public name
+    has no module of its own name)."""
+
+    def __setattr__(self, name: str, value: _Any) -> None:
+        if name == "judge" and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

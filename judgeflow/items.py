@@ -12,19 +12,22 @@ tools are accepted as aliases and recorded in `Item.aliases`: RAGAS (`user_input
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
-from .errors import InvalidItemError
+from .errors import ConfigError, InvalidItemError
 from .files import read_rows
 
-Mode = Literal["factual", "faithfulness", "spec"]
-MODES: tuple[str, ...] = ("factual", "faithfulness", "spec")
+#: the criterion families, declared once: a criterion's `family`, and the routing override
+#: (`Item.mode`, `Judge(mode=...)`, `--mode`) names the family whose default criterion to use
+Family = Literal["factual", "faithfulness", "spec"]
+FAMILIES: tuple[str, ...] = get_args(Family)
 
 #: canonical field -> accepted aliases, in order of preference (the one alias table).
 #: `inputs`, `outputs` and `reference_outputs` (openevals, LangSmith examples) may hold a string
@@ -48,6 +51,39 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "label": ("human_label", "is_hallucination", "hallucination"),
 }
 _CANONICAL = ("id", "question", "answer", "reference", "source", "spec", "mode", "criterion", "label")
+#: the item fields a column map (`--map FIELD=COLUMN`, `column_map=`) may name
+FIELDS = _CANONICAL
+ColumnMap = Mapping[str, str]
+
+
+def check_column_map(column_map: ColumnMap | None) -> dict[str, str]:
+    """A column map (item field -> the column holding it) checked: every key an item field.
+
+    Raises:
+        ConfigError: a key is not a field (with the nearest field: `refernce` -> `reference`).
+    """
+    out: dict[str, str] = {}
+    for field, column in (column_map or {}).items():
+        if field not in FIELDS:
+            close = difflib.get_close_matches(str(field), FIELDS, n=1, cutoff=0.6)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            raise ConfigError(f"column map: {field!r} is not an item field; {hint}"
+                              f"map one of: {', '.join(FIELDS)} (FIELD=COLUMN, e.g. reference=gold_text)")
+        if not isinstance(column, str) or not column:
+            raise ConfigError(f"column map: give the column that holds {field!r} as a name, got {column!r}")
+        out[field] = column
+    return out
+
+
+def parse_column_map(pairs: Sequence[str] | None) -> dict[str, str]:
+    """`["reference=gold_text", ...]` (the CLI's `--map`) as a checked column map."""
+    out: dict[str, str] = {}
+    for pair in pairs or ():
+        field, eq, column = pair.partition("=")
+        if not eq or not field.strip() or not column.strip():
+            raise ConfigError(f"--map {pair!r}: write FIELD=COLUMN, e.g. --map reference=gold_text")
+        out[field.strip()] = column.strip()
+    return check_column_map(out)
 
 
 class Item(BaseModel):
@@ -67,8 +103,8 @@ class Item(BaseModel):
     """Source documents the answer should be faithful to (RAG, summaries)."""
     spec: str | None = None
     """Requirements the answer (an agent's output) was written against."""
-    mode: Mode | None = None
-    """Explicit judging mode for this item; overrides routing by fields."""
+    mode: Family | None = None
+    """Route this item to the default criterion of this family, instead of routing by its fields."""
     criterion: str | None = None
     """Explicit criterion name or path for this item."""
     label: Literal[0, 1] | None = None
@@ -93,9 +129,13 @@ class Item(BaseModel):
 
     @classmethod
     def from_record(
-        cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None
+        cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None,
+        column_map: ColumnMap | None = None,
     ) -> Item:
         """Build an item from a dict, resolving aliases and normalising `source`.
+
+        `column_map` (field -> column, checked by `check_column_map`) reads a field from a column
+        of another name first; the column is recorded in `aliases`.
 
         Raises:
             InvalidItemError: naming the path, line, field and the fix.
@@ -105,16 +145,8 @@ class Item(BaseModel):
                 f"expected a JSON object per line, got {type(record).__name__}",
                 path=path, line=line,
             )
-        broken = lone_surrogate(record)
-        if broken is not None:
-            field, at = broken
-            err = InvalidItemError(
-                f"field '{field}' holds a lone surrogate {at} (half of a UTF-16 pair, e.g. a cut emoji), "
-                "which is not text; remove it or write the whole character", path=path, line=line, field=field)
-            err.record = scrub_surrogates(dict(record))
-            err.item_id = str(err.record.get("id") or "") or None
-            raise err
-        values, aliases, rec = resolve_fields(record)
+        _refuse_surrogates(record, path, line)
+        values, aliases, rec = resolve_fields(record, column_map)
         item_id = values.get("id")
         item_id = str(item_id) if item_id is not None else (f"line-{line}" if line else None)
 
@@ -126,30 +158,8 @@ class Item(BaseModel):
 
         if item_id is None:
             raise bad("has no 'id'; add an \"id\" field (any unique string)", "id")
-        answer = values.get("answer")
-        if answer is None:
-            names = ", ".join(("answer",) + ALIASES["answer"])
-            raise bad(f"has no 'answer'; give the text to judge in one of: {names}", "answer")
-        if not isinstance(answer, str):
-            answer = json.dumps(answer, ensure_ascii=False) if not isinstance(answer, (int, float)) else str(answer)
-        for field in ("question", "reference", "spec"):
-            v = values.get(field)
-            if v is not None and not isinstance(v, str):
-                values[field] = _as_text(v, field, bad)
-        if "source" in values:
-            values["source"] = normalize_source(values["source"], bad)
-        if "mode" in values:
-            m = str(values["mode"]).strip().lower()
-            m = {"auto": None, "faithful": "faithfulness", "factuality": "factual"}.get(m, m)
-            if m is not None and m not in MODES:
-                raise bad(f"has mode {values['mode']!r}; use one of: auto, {', '.join(MODES)}", "mode")
-            values["mode"] = m
-        if "label" in values:
-            values["label"] = parse_label(values["label"], bad)
-        values["id"], values["answer"] = item_id, answer
-        if "criterion" in values and not isinstance(values["criterion"], str):
-            raise bad(f"has criterion {values['criterion']!r}; give a criterion name such as "
-                      "\"factual_correctness\" (see `judgeflow criteria list`), or leave it out", "criterion")
+        values["id"] = item_id
+        _normalise(values, bad)
         try:
             item = cls(**values, extra=rec, aliases=aliases)
         except ValidationError as e:  # any other field of the wrong type: that row's invalid result, never a crash
@@ -169,18 +179,70 @@ class Item(BaseModel):
         return "\n\n".join(f"[Document {i}]\n{d}" for i, d in enumerate(self.source, 1))
 
 
-def resolve_fields(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
+
+def _refuse_surrogates(record: Mapping[str, Any], path: str | None, line: int | None) -> None:
+    """A lone surrogate (half a UTF-16 pair, e.g. a cut emoji) is not text: an invalid row that says where."""
+    broken = lone_surrogate(record)
+    if broken is None:
+        return
+    field, at = broken
+    err = InvalidItemError(
+        f"field '{field}' holds a lone surrogate {at} (half of a UTF-16 pair, e.g. a cut emoji), "
+        "which is not text; remove it or write the whole character", path=path, line=line, field=field)
+    err.record = scrub_surrogates(dict(record))
+    err.item_id = str(err.record.get("id") or "") or None
+    raise err
+
+
+def _normalise(values: dict[str, Any], bad: Callable[[str, str], InvalidItemError]) -> None:
+    """Every known field of a row in its Item form (texts, sources, mode, label), or `bad(...)` raised."""
+    answer = values.get("answer")
+    if answer is None:
+        names = ", ".join(("answer",) + ALIASES["answer"])
+        raise bad(f"has no 'answer'; give the text to judge in one of: {names}", "answer")
+    if not isinstance(answer, str):
+        answer = json.dumps(answer, ensure_ascii=False) if not isinstance(answer, (int, float)) else str(answer)
+    values["answer"] = answer
+    for field in ("question", "reference", "spec"):
+        v = values.get(field)
+        if v is not None and not isinstance(v, str):
+            values[field] = _as_text(v, field, bad)
+    if "source" in values:
+        values["source"] = normalize_source(values["source"], bad)
+    if "mode" in values:
+        m = str(values["mode"]).strip().lower()
+        m = {"auto": None, "faithful": "faithfulness", "factuality": "factual"}.get(m, m)
+        if m is not None and m not in FAMILIES:
+            raise bad(f"has mode {values['mode']!r}; use one of: auto, {', '.join(FAMILIES)}", "mode")
+        values["mode"] = m
+    if "label" in values:
+        values["label"] = parse_label(values["label"], bad)
+    if "criterion" in values and not isinstance(values["criterion"], str):
+        raise bad(f"has criterion {values['criterion']!r}; give a criterion name such as "
+                  "\"factual_correctness\" (see `judgeflow criteria list`), or leave it out", "criterion")
+
+
+def resolve_fields(record: Mapping[str, Any], column_map: ColumnMap | None = None,
+                   ) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     """Split a raw row into (canonical field -> value, canonical field -> alias used, other fields).
 
-    Each canonical field takes its own name, else the first non-blank alias (ALIASES order); a
-    blank canonical field counts as absent. Everything not taken is an "other field", carried
-    through to the result unchanged, on valid and invalid rows alike.
+    A field named in `column_map` is read from its column first. Each other canonical field takes
+    its own name, else the first non-blank alias (ALIASES order); a blank canonical field counts
+    as absent. Everything not taken is an "other field", carried through to the result unchanged,
+    on valid and invalid rows alike.
     """
     rec = dict(record)
     values: dict[str, Any] = {}
     aliases: dict[str, str] = {}
+    for field, column in (column_map or {}).items():
+        if column in rec and not _blank(rec[column]):
+            values[field] = rec.pop(column)
+            if column != field:
+                aliases[field] = column
     _unpack(rec, aliases)  # openevals / LangSmith dicts (inputs, outputs, reference_outputs) opened first
     for field in _CANONICAL:
+        if field in values:  # read from a mapped column; a column of the field's own name is carried through
+            continue
         if field in rec and not _blank(rec[field]):
             values[field] = rec.pop(field)
             continue
@@ -386,30 +448,32 @@ def read_records(path: str | Path, *, data: bytes | None = None, name: str | Non
     return read_rows(path, data=data, name=name)
 
 
-def read_items(path: str | Path, *, data: bytes | None = None,
-               name: str | None = None) -> Iterator[Item | InvalidItemError]:
+def read_items(path: str | Path, *, data: bytes | None = None, name: str | None = None,
+               column_map: ColumnMap | None = None) -> Iterator[Item | InvalidItemError]:
     """Yield an Item, or the InvalidItemError that explains why a row is unusable, per row.
 
     Nothing is dropped: callers turn error rows into error results. `path` "-" reads stdin.
     Each Item knows its line (`Item.where`), so later errors (routing) can name it. `name`: the
-    name messages give when `path` is a copy of the input (see `files.read_rows`).
+    name messages give when `path` is a copy of the input (see `files.read_rows`). `column_map`:
+    field -> column, for columns of other names (`check_column_map`).
     """
     shown = str(path) if name is None else name
+    column_map = check_column_map(column_map)
     for line, rec in read_records(path, data=data, name=name):
         if isinstance(rec, InvalidItemError):
             rec.line = rec.line if rec.line is not None else line
             yield rec
             continue
         try:
-            yield Item.from_record(rec, path=shown, line=line)
+            yield Item.from_record(rec, path=shown, line=line, column_map=column_map)
         except InvalidItemError as e:
             yield e
 
 
-def load_items(path: str | Path) -> list[Item]:
+def load_items(path: str | Path, *, column_map: ColumnMap | None = None) -> list[Item]:
     """Read every item, raising the first InvalidItemError (for strict callers)."""
     items = []
-    for row in read_items(path):
+    for row in read_items(path, column_map=column_map):
         if isinstance(row, InvalidItemError):
             raise row
         items.append(row)

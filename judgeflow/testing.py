@@ -10,8 +10,8 @@ A failing check raises AssertionError listing each failing claim with its verdic
 evidence. At the dataset level, `assert_rate_below(results, 0.05)` fails when the upper bound of the
 hallucination rate's interval is above the limit (a rate of 0 of 20 does not prove a rate below 5%). The judge is the offline `baseline/lexical` unless `model=` (or $JUDGEFLOW_MODEL, or
 pytest's `--judgeflow-model`) names an LLM. Judged results are cached as JSON files under
-`.judgeflow/pytest-cache/`, keyed by `runs.cache.cache_key` (the run store's key: backend
-fingerprint, criterion, strategy and the item's content), so re-running a suite does not pay twice;
+`.judgeflow/pytest-cache/` through the one read-through cache (`runs.cache.Cached`, keyed by the
+judge's `fingerprint(item)`, as in the run store), so re-running a suite does not pay twice;
 unscored results are never cached. The pytest plugin (`judgeflow.pytest_plugin`, registered
 as an entry point) adds the `judgeflow_judge` fixture and the options.
 """
@@ -31,31 +31,22 @@ from .criteria import Criterion
 from .errors import ConfigError
 from .items import Item
 from .judge import Judge
+from .judging import Judging, run_sync
 from .results import Judgment
-from .runs.cache import FileCache, cache_key
+from .runs.cache import Cached, FileCache
 
 CACHE_DIR_ENV = "JUDGEFLOW_CACHE_DIR"
 DEFAULT_CACHE_DIR = Path(".judgeflow") / "pytest-cache"
 
 
-JudgmentCache = FileCache  # the old name (before 0.2)
+class Checker:
+    """A judging (cached on disk, or not) that checks answers: `assert_no_hallucination`."""
 
-
-class CachedJudge:
-    """A Judge whose judged results are read from and written to a `FileCache`."""
-
-    def __init__(self, judge: Judge, cache: FileCache | None) -> None:
-        self.judge = judge
-        self.cache = cache
+    def __init__(self, judging: Judging) -> None:
+        self.judging = judging
 
     def judge_item(self, item: Item) -> Judgment:
-        key = cache_key(self.judge, item) if self.cache else None
-        if key and self.cache and (hit := self.cache.get(key)) is not None:
-            return hit.model_copy(update={"id": item.id, "extra": item.extra, "cached": True})
-        result = self.judge.judge(item)
-        if key and self.cache and result.status == "judged":
-            self.cache.put(key, result)
-        return result
+        return run_sync(self.judging.ajudge(item))  # type: ignore[no-any-return]
 
     def assert_no_hallucination(
         self,
@@ -121,13 +112,14 @@ def failure_message(result: Judgment, item: Item) -> str:
     return "\n".join(lines)
 
 
-_settings: dict[str, Any] = {"model": None, "cache_dir": None, "cache": True}
-_judges: dict[tuple[str, str | None, bool, str], CachedJudge] = {}
+_settings: dict[str, Any] = {"model": None, "cache_dir": None, "cache": True, "base_url": None}
+_judges: dict[tuple[str, str | None, bool, str], Checker] = {}
 
 
-def configure(*, model: str | None = None, cache_dir: str | Path | None = None, cache: bool = True) -> None:
+def configure(*, model: str | None = None, cache_dir: str | Path | None = None, cache: bool = True,
+              base_url: str | None = None) -> None:
     """Run-wide defaults (the pytest plugin calls this from its command-line options)."""
-    _settings.update(model=model, cache_dir=cache_dir, cache=cache)
+    _settings.update(model=model, cache_dir=cache_dir, cache=cache, base_url=base_url)
     _judges.clear()
 
 
@@ -145,21 +137,23 @@ def cache_dir() -> Path:
 
 def cached_judge(
     model: str | None = None, *, criterion: str | Criterion | None = None, cache: bool | None = None
-) -> CachedJudge:
-    """A (memoised) CachedJudge for `model` (default: configured, $JUDGEFLOW_MODEL, else offline)."""
+) -> Checker:
+    """A (memoised) Checker for `model` (default: configured, $JUDGEFLOW_MODEL, else offline), cached on disk."""
     model = model or _settings["model"] or default_model()
     use_cache = _settings["cache"] if cache is None else cache
     crit_key = criterion.name if isinstance(criterion, Criterion) else criterion
-    key = (model, crit_key, use_cache, str(cache_dir()))
+    base_url = _settings["base_url"]
+    key = (model, crit_key, use_cache, str(cache_dir()), base_url)
     if key not in _judges or isinstance(criterion, Criterion):
         try:
-            judge = Judge(model, criterion=criterion, keep_trace=False)
+            judge = Judge(model, criterion=criterion, keep_trace=False, **({"base_url": base_url} if base_url else {}))
         except ConfigError as e:
             if "judgeflow.pytest_plugin" not in sys.modules:
                 raise
             # under pytest the option is --judgeflow-model (pytest's own --model may belong to another plugin)
-            raise ConfigError(str(e).replace("--model ", "--judgeflow-model ")) from None
-        _judges[key] = CachedJudge(judge, FileCache(cache_dir()) if use_cache else None)
+            raise ConfigError(str(e).replace("--model ", "--judgeflow-model ")
+                              .replace("--base-url ", "--judgeflow-base-url ")) from None
+        _judges[key] = Checker(Cached(judge, FileCache(cache_dir()), keep_trace=False) if use_cache else judge)
     return _judges[key]
 
 

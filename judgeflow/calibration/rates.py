@@ -18,13 +18,13 @@ from statistics import NormalDist
 
 from pydantic import BaseModel, Field
 
-from ..cascade import wilson
+from ..ensembles.cascade import wilson
 from ..results import Judgment
 
 
 def wilson_interval(ones: int, n: int, level: float = 0.95) -> tuple[float, float] | None:
     """Wilson's score interval for `ones` successes in `n` trials at `level` (two-sided); None if n is 0.
-    The formula is the cascade's (`cascade.wilson`, its audit's miss rate), at this level's z."""
+    The formula is the cascade's (`ensembles.cascade.wilson`, its audit's miss rate), at this level's z."""
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")
     return wilson(ones, n, NormalDist().inv_cdf(1 - (1 - level) / 2))

@@ -22,24 +22,29 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
-from ..runs.settings import RunSettings
-from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
-from ..runs.batch.ledger import BatchLedger
+from .render import console
+
 from ..errors import ConfigError
 from ..files import STDIO
-from ..items import read_items
-from ..runs.pricing import estimate_cost, load_prices
+from ..judging import judge_stream
 from ..results import Usage
-from ..runs import runner
-from ..runs.output import file_sha, write_output
+from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
+from ..runs.batch.ledger import BatchLedger
+from ..runs.cache import cached
+from ..runs.output import file_sha
+from ..runs.pricing import estimate_cost, load_prices
+from ..runs.run import Run
+from ..runs.settings import RunSettings
 from ..runs.store import DEFAULT_STORE, RunBusy, RunInfo, RunStore
-from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
+from ..runs.summary import DEFAULT_MAX_UNSCORED, run_failure, summarize
 from .argtypes import positive_seconds, share
+from . import SUMMARIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("batch", help="follow runs submitted with `judgeflow run --batch`")
+    p = sub.add_parser("batch", help=SUMMARIES["batch"])
     bsub = p.add_subparsers(dest="batch_command", required=True, metavar="ACTION")
     sp = bsub.add_parser("status", help="where a batch run is")
     cp = bsub.add_parser("collect", help="collect finished batches, submit the next stage, write the output")
@@ -63,27 +68,26 @@ def _provider(run: RunInfo, http_client: Any = None) -> Any:
     return make_provider(run.settings["model"], base_url=run.settings.get("base_url"), http_client=http_client)
 
 
-def _rows(run: RunInfo) -> list[Any]:
-    if run.input_path is None:
+def _rows(run: Run) -> list[Any]:
+    """The run's input rows, if its input file is unchanged since it was submitted."""
+    info = run.info
+    if info.input_path is None:
         raise ConfigError(f"run {run.run_id} has no input file recorded")
-    if run.input_path == STDIO:  # submitted before `run - --batch` was refused: its rows were never kept
+    if info.input_path == STDIO:  # submitted before `run - --batch` was refused: its rows were never kept
         raise ConfigError(f"run {run.run_id} read its items from stdin, which cannot be read again to collect its "
                           "batches; cancel its batch at the provider and submit the items from a file: "
                           "`judgeflow run items.jsonl --batch ...`")
-    path = Path(run.input_path)
-    if file_sha(path) != run.input_sha:
+    path = Path(info.input_path)
+    if file_sha(path) != info.input_sha:
         raise ConfigError(f"{path} changed since run {run.run_id} was submitted; its batch replies may not match "
                           "the rows any more: restore the file, or start a new run")
-    rows = list(read_items(path))
-    limit = run.settings.get("limit")
-    return rows[:limit] if limit else rows
+    return list(run.rows())
 
 
-def submit(store: RunStore, run_id: str, rows: list[Any], *, con: Console, http_client: Any = None,
-           max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
+def submit(run: Run, *, con: Console, http_client: Any = None, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
     """Record what needs no model call and submit the first batch (called by `judgeflow run --batch`)."""
-    run = store.get_run(run_id)
-    return asyncio.run(_step(store, run, rows, _provider(run, http_client), con, max_unscored=max_unscored))
+    provider = _provider(run.info, http_client)
+    return asyncio.run(_step(run, list(run.rows()), provider, con, max_unscored=max_unscored))
 
 
 def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> None:
@@ -105,7 +109,7 @@ def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> No
         if left:
             con.print(f"[yellow]note:[/yellow] could not delete {', '.join(left)} at {provider.name}, uploaded "
                       "before an interruption; delete it yourself (it holds the prompts)", soft_wrap=True)
-        ledger.set_status(run.run_id, job.tag, "abandoned")
+        ledger.mark_job(run.run_id, job.tag, "abandoned")
 
 
 def settle_intents(store: RunStore, run: RunInfo, con: Console, http_client: Any = None) -> None:
@@ -121,18 +125,20 @@ def settle_intents(store: RunStore, run: RunInfo, con: Console, http_client: Any
     _reconcile(store, run, _provider(run, http_client), con)
 
 
-async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, con: Console,
+async def _step(run: Run, rows: list[Any], provider: Any, con: Console,
                 *, online: bool = False, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
     """Judge as far as the replies allow, then submit the next round, or finish the run."""
+    store = run.store
     ledger = BatchLedger(store)
-    _reconcile(store, run, provider, con)
+    _reconcile(store, run.info, provider, con)
     open_ = [j.batch_id for j in ledger.jobs(run.run_id) if j.open]
     if open_:
         con.print(f"run {run.run_id}: batch {', '.join(map(str, open_))} is still at the provider; collect it with: "
-                  f"judgeflow batch collect {run.run_id}{_store_opt(store)}", soft_wrap=True)
+                  f"judgeflow batch collect {run.run_id}{_store_opt(store)}", soft_wrap=True, markup=False)
         return 0
     transport = ReplayTransport(ledger, run.run_id)
-    pending = await advance(store, run.run_id, replay_judge(run.settings, transport), transport, rows)
+    pending = await advance(run, replay_judge(run.info.settings, transport), transport, rows,
+                            cache=not run.info.settings.get("no_cache"))
     if pending:
         round_ = max((j.round for j in ledger.jobs(run.run_id)), default=0) + 1
         parts = split(pending, provider)
@@ -143,18 +149,17 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
             batch_id = provider.submit(requests, tag)
             ledger.set_submitted(run.run_id, tag, batch_id)
             ids.append(batch_id)
-        store.set_status(run.run_id, "batch")
+        run.submitted()
         con.print(f"run {run.run_id}: round {round_}: submitted {len(pending)} requests as {len(ids)} {provider.name} "
                   f"batch{'es' if len(ids) > 1 else ''} {', '.join(ids)}; {store.count(run.run_id)} of {len(rows)} "
                   f"rows done so far.\n"
                   f"  follow it with: judgeflow batch status {run.run_id}{_store_opt(store)}\n"
                   f"  collect it with: judgeflow batch collect {run.run_id}{_store_opt(store)} [--wait 60]",
-                  soft_wrap=True)
+                  soft_wrap=True, markup=False)
         return 0
     if online:
-        await _rejudge_online(store, run, rows)
-    store.set_status(run.run_id, "done")
-    return _finish(store, run, con, max_unscored)
+        await _rejudge_online(run, rows)
+    return _finish(run, con, max_unscored)
 
 
 def open_batches_note(store: RunStore, run_id: str, con: Console | None = None) -> str | None:
@@ -174,34 +179,32 @@ def _store_opt(store: RunStore) -> str:
     return "" if str(store.path) == str(DEFAULT_STORE) else f" --store {store.path}"
 
 
-async def _rejudge_online(store: RunStore, run: RunInfo, rows: list[Any]) -> None:
-    s = run.settings
+async def _rejudge_online(run: Run, rows: list[Any]) -> None:
+    store = run.store
     failed = {j.id for j in store.results(run.run_id) if j.status == "unscored"}
-    seq_of = {it.id: n for n, it in enumerate(rows) if not isinstance(it, Exception)}
-    judge = RunSettings.from_record(s).judge(keep_trace=bool(s.get("trace")))
-    todo = [it for it in rows if not isinstance(it, Exception) and it.id in failed]
-    async for j in runner.ajudge_many(judge, todo, store=store):
-        store.record(run.run_id, seq_of[j.id], j)
+    todo = [(n, it) for n, it in enumerate(rows) if not isinstance(it, Exception) and it.id in failed]
+    judge = RunSettings.from_record(run.info.settings).judge(keep_trace=bool(run.info.settings.get("trace")))
+    async for n, j in judge_stream(cached(judge, store), [it for _, it in todo]):
+        run.record(todo[n][0], j)
         BatchLedger(store).mark_items(run.run_id, [j.id], batch=False)
 
 
-def _finish(store: RunStore, run: RunInfo, con: Console, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
+def _finish(run: Run, con: Console, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
     """Write the output and the summary; 1 when nothing was judged or too many rows are unscored, like `run`."""
-    results = list(store.results(run.run_id))
-    if run.output_path:
-        write_output(store, run.run_id, Path(run.output_path), trace=bool(run.settings.get("trace")))
-    con.print(f"run {run.run_id}: done -> {run.output_path}")
+    store = run.store
+    results = run.finish()
+    con.print(f"run {run.run_id}: done -> {run.info.output_path}", markup=False, soft_wrap=True)
     prices = load_prices()
-    lines = summarize(results, model=run.settings["model"], prices=prices, elapsed=0, session=Usage(),
-                      session_items=0)
-    lines[-1] = cost_line(store, run.run_id, run.settings["model"], prices) or lines[-1]
+    model = run.info.settings["model"]
+    lines = summarize(results, model=model, prices=prices, elapsed=0, session=Usage(), session_items=0)
+    lines[-1] = cost_line(store, run.run_id, model, prices) or lines[-1]
     for line in lines:
-        con.print("  " + line)
+        con.print("  " + line, markup=False, soft_wrap=True)
     if note := store.unreadable_note():
-        con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+        con.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     failed = run_failure(results, max_unscored)
     if failed:
-        con.print(f"[red]{failed}[/red]; see each row's error. Re-judge them online with: "
+        con.print(f"[red]{escape(failed)}[/red]; see each row's error. Re-judge them online with: "
                   f"judgeflow batch collect {run.run_id}{_store_opt(store)} --online", soft_wrap=True)
         return 1
     return 0
@@ -221,12 +224,12 @@ def cost_line(store: RunStore, run_id: str, model: str, prices: Any) -> str | No
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    con = Console(highlight=False)
+    con = console()  # never wrapped in a file or a pipe
     with RunStore(args.store) as store:
         run = store.get_run(args.run_id)
         settle_intents(store, run, con)
         jobs = BatchLedger(store).jobs(run.run_id)
-        con.print(f"run {run.run_id}: {run.status}, {store.count(run.run_id)} of {run.total} rows done")
+        con.print(f"run {run.run_id}: {run.status}, {store.count(run.run_id)} of {run.total} rows done", markup=False)
         if not jobs:
             con.print("  no batches (not a --batch run)")
             return 0
@@ -237,7 +240,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             if job.open and job.batch_id:
                 st = provider.status(job.batch_id)
                 line += f" (provider: {st.state}{', ready to collect' if st.done else ''}; {st.counts})"
-            con.print(line)
+            con.print(line, markup=False, soft_wrap=True)
     return 0
 
 
@@ -254,12 +257,12 @@ def _collect_ended(store: RunStore, run: RunInfo, provider: Any, con: Console, *
             continue
         ok, failed = provider.results(job.batch_id, set(job.keys))
         ledger.add_results(run.run_id, ok, failed)
-        ledger.set_status(run.run_id, job.tag, st.state)
+        ledger.mark_job(run.run_id, job.tag, st.state)
         if failed or st.state not in ("completed", "ended"):
             cancelled = sum(final for _, final in failed.values())
             con.print(f"run {run.run_id}: batch {job.batch_id} {st.state}: kept {len(ok)} completed lines; "
                       f"{len(failed)} failed or missing" + (f" ({cancelled} cancelled: not sent again)" if cancelled
-                                                            else ""))
+                                                            else ""), markup=False, soft_wrap=True)
         if not keep_files:
             left = provider.delete(job.batch_id)
             if left:
@@ -269,14 +272,14 @@ def _collect_ended(store: RunStore, run: RunInfo, provider: Any, con: Console, *
 
 
 def cmd_collect(args: argparse.Namespace, *, http_client: Any = None) -> int:
-    con = Console(stderr=True, highlight=False)
+    con = console(stderr=True)
     with RunStore(args.store) as store, sigterm_interrupts():
         try:
             return _collect(args, store, con, http_client)
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM
-            con.print(f"[yellow]interrupted:[/yellow] every batch reply collected so far is kept in {store.path}. "
-                      f"Continue with:\n  judgeflow batch collect {args.run_id}{_store_opt(store)}"
-                      + (" --online" if args.online else ""), soft_wrap=True)
+            con.print("[yellow]interrupted:[/yellow] " + escape(
+                f"every batch reply collected so far is kept in {store.path}. Continue with:\n  judgeflow batch "
+                f"collect {args.run_id}{_store_opt(store)}" + (" --online" if args.online else "")), soft_wrap=True)
             return 130
 
 
@@ -296,24 +299,24 @@ def sigterm_interrupts() -> Iterator[None]:
 def _collect(args: argparse.Namespace, store: RunStore, con: Console, http_client: Any) -> int:
     store.claim(store.get_run(args.run_id).run_id)  # one writer per run: a second collect is refused
     while True:
-        run = store.get_run(args.run_id)
+        run = Run.attach(store, args.run_id)
         if not BatchLedger(store).jobs(run.run_id):
             raise ConfigError(f"run {run.run_id} has no batches; submit one with `judgeflow run ... --batch`")
-        if run.status == "done":
+        if run.info.status == "done":
             if args.online:
-                asyncio.run(_rejudge_online(store, run, _rows(run)))
-            return _finish(store, run, con, args.max_unscored)
-        provider = _provider(run, http_client)
-        _reconcile(store, run, provider, con)
-        waiting = _collect_ended(store, run, provider, con, keep_files=args.keep_batch_files)
+                asyncio.run(_rejudge_online(run, _rows(run)))
+            return _finish(run, con, args.max_unscored)
+        provider = _provider(run.info, http_client)
+        _reconcile(store, run.info, provider, con)
+        waiting = _collect_ended(store, run.info, provider, con, keep_files=args.keep_batch_files)
         if not waiting:
-            code = asyncio.run(_step(store, run, _rows(run), provider, con, online=args.online,
+            code = asyncio.run(_step(run, _rows(run), provider, con, online=args.online,
                                      max_unscored=args.max_unscored))
             if store.get_run(run.run_id).status == "done" or not args.wait:
                 return code
             continue
         for line in waiting:
-            con.print(f"run {run.run_id}: {line}")
+            con.print(f"run {run.run_id}: {line}", markup=False, soft_wrap=True)
         if not args.wait:
             return 0
         time.sleep(args.wait)

@@ -14,11 +14,10 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from ..cascade import DEFAULT_ESCALATE_ON, Cascade
+from ..ensembles.cascade import DEFAULT_ESCALATE_ON, Cascade
 from ..errors import ConfigError
 from ..judge import Judge
-from ..panel import RULES, Ensemble, Panel
-from ..runs.panel_summary import summary_lines  # noqa: F401 (re-exported)
+from ..ensembles.panel import RULES, Panel
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -76,7 +75,28 @@ def _split(spec: str, flag: str) -> list[str]:
     return parts
 
 
-def make(args: argparse.Namespace, member_kwargs: Callable[[str], dict[str, Any]]) -> Ensemble | None:
+def _wire(model: str) -> str:
+    """The request format a provider speaks: OpenAI's (openai, azure, ollama) or its own."""
+    provider = model.partition("/")[0]
+    return "OpenAI" if provider in ("openai", "azure", "ollama") else provider.capitalize()
+
+
+def check_one_wire(args: argparse.Namespace) -> None:
+    """One --base-url cannot serve members that speak different wires (OpenAI and Anthropic)."""
+    if not args.base_url:
+        return
+    specs = [*(_split(args.panel, "--panel") if args.panel else []),
+             *(s for s in (_split(args.cascade, "--cascade") if args.cascade else []) if s != "panel")]
+    shared = [s for s in specs if "@" not in s]  # the members --base-url applies to
+    wires = sorted({_wire(s) for s in shared})
+    if len(wires) > 1:
+        example = ",".join(f"{s}@http://HOST:PORT{'/v1' if _wire(s) == 'OpenAI' else ''}" for s in shared[:2])
+        raise ConfigError(f"--base-url {args.base_url} is one endpoint, but the members {', '.join(shared)} speak "
+                          f"{' and '.join(wires)} requests: give each member its own endpoint as model@url "
+                          f"(e.g. {example}) and drop --base-url")
+
+
+def make(args: argparse.Namespace, member_kwargs: Callable[[str], dict[str, Any]]) -> Panel | Cascade | None:
     """The panel or cascade the options ask for, or None for a single judge.
 
     `member_kwargs(model)` gives the Judge keyword arguments for one member (retries, temperature, ...).
@@ -95,6 +115,7 @@ def make(args: argparse.Namespace, member_kwargs: Callable[[str], dict[str, Any]
         raise ConfigError(f"--samples {args.samples} needs a temperature above 0: at temperature 0 every sample "
                           f"gives the same answer; add --temperature 0.7 (or drop --samples)")
     tie = 1 if args.panel_tie == "1" else None
+    check_one_wire(args)
 
     def member(spec: str) -> Judge:
         model, _, url = spec.partition("@")

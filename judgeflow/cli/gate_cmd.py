@@ -13,6 +13,7 @@ from rich.table import Table
 
 from .argtypes import share
 from .calibrate_cmd import show
+from . import SUMMARIES
 from .render import console, fit
 
 if TYPE_CHECKING:
@@ -26,8 +27,7 @@ STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("gate", help="CI gate: is a bot's new run worse than its baseline? (paired McNemar, rate "
-                                    "intervals; exit 1 when worse)", epilog=EXIT_CODES)
+    p = sub.add_parser("gate", help=SUMMARIES["gate"], epilog=EXIT_CODES)
     p.add_argument("candidate", help="the changed bot's results (.jsonl from `judgeflow run -o`, or a run id in --store)")
     p.add_argument("--baseline", required=True, help="the baseline's results on the same questions with the same "
                                                      "judge (a results file or a run id)")

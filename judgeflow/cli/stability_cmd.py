@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ..calibration import DEFAULT_BOOT
 from .calibrate_cmd import show
+from . import SUMMARIES
 from .render import console, fit
 
 if TYPE_CHECKING:
@@ -19,8 +20,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("stability", help="test-retest: how often the same judge flips its verdict on the same item "
-                                         "(flip rate, kappa between repeats, the claims that flip)")
+    p = sub.add_parser("stability", help=SUMMARIES["stability"])
     p.add_argument("runs", nargs="+", help="two or more results files (or run ids) of the same items judged again "
                                            "with --no-cache, or one run made with `judgeflow run --repeats K`")
     p.add_argument("--store", type=Path, help="the run store that run ids are looked up in")

@@ -17,7 +17,9 @@ from ..backends import default_model
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..criteria import load_criterion
 from ..errors import ConfigError
-from ..judge import DEFAULT_CONCURRENCY, Judge
+from ..items import parse_column_map
+from ..judge import Judge
+from ..judging import DEFAULT_CONCURRENCY
 from ..redact import redact
 from .store import DEFAULT_STORE
 from .summary import DEFAULT_MAX_UNSCORED
@@ -25,12 +27,16 @@ from .summary import DEFAULT_MAX_UNSCORED
 #: an item whose texts together are longer than this is an invalid row, not a huge request
 DEFAULT_MAX_INPUT_CHARS = 200_000
 
-#: settings that change the results of a run; a resume must match them (the stored record's keys)
-RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
-                   "requirements", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
+#: settings that change the results of a run; a resume must match them (the stored record's keys).
+#: The endpoint (`base_url`) is not one: it says where requests go, not how items are judged, so a
+#: run stopped on a bad endpoint resumes with the corrected one (recorded, see `ENDPOINT`).
+RESULT_SETTINGS = ("model", "mode", "column_map", "criterion", "strategy", "temperature", "limit", "trace",
+                   "coverage", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
                    "threshold")
 #: also recorded with the run (not compared on resume)
-RECORDED = (*RESULT_SETTINGS, "criterion_arg", "batch")
+RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format")
+#: the recorded setting a resume may change (the run's record is updated to the new value)
+ENDPOINT = "base_url"
 
 
 class RunSettings(BaseModel):
@@ -49,8 +55,8 @@ class RunSettings(BaseModel):
     temperature: float | None = None
     limit: int | None = None
     trace: bool = False
-    requirements: bool = False
-    """Requirement coverage (spec criteria): on with --mode spec unless --no-requirements."""
+    coverage: bool = False
+    """Requirement coverage (spec criteria): on with --mode spec unless --no-coverage."""
     max_source_chars: int | None = None
     structured: str = "auto"
     max_tokens: int | None = None
@@ -58,6 +64,10 @@ class RunSettings(BaseModel):
     batch: bool = False
     ensemble: dict[str, Any] | None = None
     threshold: float | None = None
+    format: str | None = None
+    """The results file's format as given (`--format`; None: from the -o suffix)."""
+    column_map: dict[str, str] | None = None
+    """Item field -> the input column holding it (`--map FIELD=COLUMN`)."""
     # how the run calls the provider and where it writes; not what its results are
     retries: int = 4
     reasks: int = 2
@@ -80,13 +90,13 @@ class RunSettings(BaseModel):
     def from_args(cls, args: Any, *, ensemble: dict[str, Any] | None = None, ensemble_flags: list[str] | None = None,
                   model: str | None = None) -> RunSettings:
         """The settings of a `judgeflow run` command line (argparse namespace)."""
-        flag = getattr(args, "requirements", None)
+        flag = getattr(args, "coverage", None)
         crit = load_criterion(args.criterion) if args.criterion else None
         return cls(
             model=model or args.model or default_model(), base_url=args.base_url, mode=args.mode,
             criterion=f"{crit.name}@{crit.fingerprint}" if crit else None, criterion_arg=args.criterion,
             strategy=args.strategy, temperature=args.temperature, limit=args.limit, trace=args.trace,
-            requirements=bool(flag) if flag is not None else args.mode == "spec",
+            coverage=bool(flag) if flag is not None else args.mode == "spec",
             max_source_chars=getattr(args, "max_source_chars", None), structured=getattr(args, "structured", "auto"),
             max_tokens=getattr(args, "max_tokens", None),
             max_input_chars=getattr(args, "max_input_chars", DEFAULT_MAX_INPUT_CHARS), batch=args.batch,
@@ -97,7 +107,8 @@ class RunSettings(BaseModel):
             concurrency=args.concurrency, input=str(args.input), output=str(args.output),
             store=str(args.store), prices=str(args.prices) if args.prices else None,
             max_unscored=getattr(args, "max_unscored", DEFAULT_MAX_UNSCORED), no_cache=args.no_cache,
-            ensemble_flags=ensemble_flags or [],
+            ensemble_flags=ensemble_flags or [], column_map=parse_column_map(getattr(args, "map", None)) or None,
+            format=getattr(args, "format", None),
         )
 
     @classmethod
@@ -144,7 +155,7 @@ class RunSettings(BaseModel):
                               f"({shlex.join(self.ensemble_flags) or 'see the run command'})")
         kwargs = self.judge_kwargs() | overrides
         return Judge(self.model, mode=self.mode, criterion=self.criterion_arg, strategy=self.strategy,  # type: ignore[arg-type]
-                     concurrency=self.concurrency, keep_trace=keep_trace, coverage=self.requirements, **kwargs)
+                     concurrency=self.concurrency, keep_trace=keep_trace, coverage=self.coverage, **kwargs)
 
     def diff(self, other: RunSettings) -> list[str]:
         """The result settings that differ, as "name: then-value then, now-value now" (self is now)."""
@@ -172,13 +183,18 @@ class RunSettings(BaseModel):
             ("--max-input-chars", self.max_input_chars, DEFAULT_MAX_INPUT_CHARS),
             ("--max-unscored", self.max_unscored, DEFAULT_MAX_UNSCORED),
             ("--max-source-chars", self.max_source_chars, None), ("--threshold", self.threshold, None),
+            ("--format", self.format, None),
         ]
         for flag, value, default in opts:
             if value is not None and value != default:
                 parts += [flag, str(value)]
+        for field, column in (self.column_map or {}).items():
+            parts += ["--map", f"{field}={column}"]
         for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache)):
             if on:
                 parts.append(flag)
+        if self.coverage != (self.mode == "spec"):  # not the default for the mode: say it
+            parts.append("--coverage" if self.coverage else "--no-coverage")
         command = shlex.join([*parts, "--resume"])
         clean = redact(command)
         if clean != command:  # never print or store a credential; say how to put it back

@@ -7,8 +7,8 @@
 
 Each judged item is committed on its own, so a kill, a crash or a power loss loses at most the
 items in flight, never a finished one, and never leaves a half-written row. (Results served from
-the cache are committed in batches, `record_many`; see `runs.runner` for what that may lose.) The cache maps a key
-(see `runs.cache.cache_key`) to a judged result; it is shared by every run in the file. API keys are
+the cache are committed in batches, `record_many`; see `runs.run` for what that may lose.) The cache maps a key
+(a judging's `fingerprint(item)`, see `runs.cache`) to a judged result; it is shared by every run in the file. API keys are
 never written here: runs keep only the settings the CLI chose to record.
 """
 
@@ -192,6 +192,11 @@ class RunStore:
         )
         return run_id
 
+    def update_run(self, run_id: str, *, settings: dict[str, Any], command: str) -> None:
+        """Record a run's settings and resume command anew (a resume with another endpoint)."""
+        self._write("update", "UPDATE runs SET settings=?, command=? WHERE run_id=?",
+                    (redact(json.dumps(settings, sort_keys=True)), redact(command), run_id))
+
     def set_status(self, run_id: str, status: str) -> None:
         self._write("update", "UPDATE runs SET status=? WHERE run_id=?", (status, run_id))
 
@@ -270,13 +275,6 @@ class RunStore:
             self._write("update", "UPDATE results SET status='unscored' WHERE run_id=? AND item_id=?", (run_id, item_id))
             return Judgment.unscored(item_id, f"the stored result could not be read ({_first_line(e)}); it is judged "
                                               "again when the run is resumed (--resume)")
-
-    def judge_indexed(self, judge: Any, items: Any, *, run: str | None = None, cache: bool = True,
-                      concurrency: int | None = None) -> Any:
-        """`runs.runner.judge_indexed` with this store (the deprecated `Judge.ajudge_many(store=...)`)."""
-        from .runner import judge_indexed
-
-        return judge_indexed(judge, items, store=self, run=run, cache=cache, concurrency=concurrency)
 
     # cache ----------------------------------------------------------------------------------
 
