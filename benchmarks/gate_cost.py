@@ -9,7 +9,8 @@ requests it answers) and one run store kept between the runs, as actions/cache k
 1. main: every answer is judged (the baseline);
 2. a pull request that does not change the bot: every answer is served from the response cache;
 3. a pull request that changes 4 answers: only those are judged;
-4. the gate itself: reads two results files, sends nothing.
+4. the gate itself: reads two results files, sends nothing;
+5. opt-in test-retest on main (`--repeats 3`): the first verdict of each answer is the cached one.
 
 Prints the requests the provider received in each step, the calls the rows account for, and the
 ratio to the first step.
@@ -78,6 +79,9 @@ def main_() -> None:
         before = len(fake.requests)
         code = run(["gate", str(d / "pr2.jsonl"), "--baseline", str(d / "baseline.jsonl")])
         steps.append((f"the gate itself (exit {code})", len(fake.requests) - before, 0))
+        before = len(fake.requests)
+        assert run(["run", str(d / "answers-baseline.jsonl"), "-o", str(d / "repeats.jsonl"), *judge, "--repeats", "3"]) == 0
+        steps.append(("main with --repeats 3 (opt-in)", len(fake.requests) - before, calls(d / "repeats.jsonl")))
     first = steps[0][1]
     print(f"{'step':40} {'requests':>9} {'row calls':>10} {'ratio to main':>14}")
     for name, n, rows in steps:

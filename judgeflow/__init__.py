@@ -27,7 +27,7 @@ _LAZY = {
     "Item": "items", "load_items": "items", "read_items": "items",
     "Judge": "judge", "judge": "judge",
     "Judging": "judging", "judge_many": "judging", "judge_stream": "judging",
-    "Panel": "ensembles", "Cascade": "ensembles",
+    "Panel": "ensembles", "Cascade": "ensembles", "Repeats": "ensembles",
     "areview": "spec_review", "review": "spec_review",
     "ClaimResult": "results", "JudgeVote": "results", "Judgment": "results", "RequirementResult": "results",
     "TraceEntry": "results", "Usage": "results", "results_to_dataframe": "results",
@@ -52,7 +52,7 @@ if _TYPE_CHECKING:
     from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
     from .items import Item, load_items, read_items
     from .judge import Judge, judge
-    from .ensembles import Cascade, Panel
+    from .ensembles import Cascade, Panel, Repeats
     from .judging import Judging, judge_many, judge_stream
     from .results import (ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage,
                           results_to_dataframe)
@@ -98,6 +98,7 @@ __all__ = [
     "LLMJudge",
     "LexicalJudge",
     "Panel",
+    "Repeats",
     "RequirementResult",
     "RougeJudge",
     "RunStore",

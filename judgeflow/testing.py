@@ -8,8 +8,9 @@
 
 A failing check raises AssertionError listing each failing claim with its verdict, reason and
 evidence. At the dataset level, `assert_rate_below(results, 0.05)` fails when the upper bound of the
-hallucination rate's interval is above the limit (a rate of 0 of 20 does not prove a rate below 5%). The judge is the offline `baseline/lexical` unless `model=` (or $JUDGEFLOW_MODEL, or
-pytest's `--judgeflow-model`) names an LLM. Judged results are cached as JSON files under
+hallucination rate's interval is above the limit (a rate of 0 of 20 does not prove a rate below 5%).
+The judge is the offline `baseline/lexical` unless `model=` (or $JUDGEFLOW_MODEL, or pytest's
+`--judgeflow-model`) names an LLM. Judged results are cached as JSON files under
 `.judgeflow/pytest-cache/` through the one read-through cache (`runs.cache.Cached`, keyed by the
 judge's `fingerprint(item)`, as in the run store), so re-running a suite does not pay twice;
 unscored results are never cached. The pytest plugin (`judgeflow.pytest_plugin`, registered
@@ -22,8 +23,8 @@ import hashlib
 import json
 import os
 import sys
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from .backends.llm_judge import default_model

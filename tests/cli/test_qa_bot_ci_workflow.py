@@ -86,7 +86,8 @@ def github_env(repo: Path) -> dict[str, str]:
 
 
 def run(command: str, repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-e", "-c", command], cwd=repo, env=env, capture_output=True, text=True, timeout=600, check=False)
+    return subprocess.run(["bash", "-e", "-c", command], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
 
 
 def test_the_workflow_commands_run_locally_and_pass(checkout: Path) -> None:
