@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -25,19 +25,7 @@ from judgeflow.cli import main
 from judgeflow.errors import ConfigError
 from judgeflow.schemas import checks_reply, claims_reply, repair_json
 
-from conftest import SHARED
-
-FAKE_LLM = SHARED / "tools" / "fake_llm.py"
 MOSCOW = moscow(reference="1147")
-
-
-@pytest.fixture(scope="module")
-def fake_llm() -> Iterator[str]:
-    """http://127.0.0.1:<port> of a running fake_llm.py."""
-    if not FAKE_LLM.exists():
-        pytest.skip("../shared/tools/fake_llm.py is not beside the project")
-    with schema_fake(FAKE_LLM) as url:
-        yield url.removesuffix("/v1")
 
 
 def fake_stats(base: str) -> dict[str, Any]:
