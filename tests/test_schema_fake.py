@@ -5,7 +5,6 @@ scores every row against it. The same runs against ../shared/tools/fake_llm.py a
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
@@ -46,7 +45,7 @@ def test_pydantic_schemas_validate_and_json_mode_schema_is_found() -> None:
     class Item(BaseModel):
         name: str = Field(min_length=3)
         tags: list[str] = Field(min_length=1, max_length=2)
-        child: "Item | None" = None
+        child: Item | None = None
 
     for seed in range(20):
         Item.model_validate(fake_instance(Item.model_json_schema(), seed))  # $ref, recursion, anyOf

@@ -36,7 +36,7 @@ try:
 except ImportError:  # run as a script
     from wire import anthropic_body, openai_body  # type: ignore[no-redef]
 
-_WORDS = "the claim holds per source because stated answer reference text fact date name".split()
+_WORDS = ["the", "claim", "holds", "per", "source", "because", "stated", "answer", "reference", "text", "fact", "date", "name"]
 
 
 class Instance:
@@ -205,7 +205,7 @@ class SchemaProvider:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if fake.latency:
                     time.sleep(fake.latency)
