@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes.schema_provider import SchemaProvider, fake_instance, schema_in_text
+from fakes import SchemaProvider
+from fakes.schema_provider import fake_instance, schema_in_text
 from pydantic import BaseModel, Field
 
 from judgeflow.cli import main
