@@ -54,29 +54,39 @@ def test_pydantic_schemas_validate_and_json_mode_schema_is_found() -> None:
     assert schema_in_text(text) == SCHEMA and schema_in_text("no {schema} here") is None
 
 
-def judge(tmp_path: Path, model: str, base_url: str, name: str) -> list[dict]:
+def judge(tmp_path: Path, model: str, base_url: str, name: str, *extra: str) -> list[dict]:
     items = tmp_path / "items.jsonl"
     items.write_text("".join(QA.read_text(encoding="utf-8").splitlines(keepends=True)[:4]), encoding="utf-8")
     out = tmp_path / f"{name}.jsonl"
     code = main(["run", str(items), "-o", str(out), "--model", model, "--base-url", base_url,
-                 "--store", str(tmp_path / f"{name}.sqlite"), "--no-progress"])
+                 "--store", str(tmp_path / f"{name}.sqlite"), "--no-progress", *extra])
     rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert code in (0, 1), rows
     return rows
 
 
-@pytest.mark.parametrize("model", ["openai/x", "anthropic/x"])
-def test_cli_scores_every_row_against_the_schema_fake(tmp_path: Path, model: str, monkeypatch) -> None:
+#: (model, --structured, what each request asked for: tool_choice, or the response_format type)
+SHAPES = [("openai/x", "tools", "tool_choice"), ("openai/x", "json_schema", "json_schema"),
+          ("openai/x", "json", "json_object"), ("anthropic/x", "tools", "tool_choice")]
+
+
+def asked(request: dict) -> str | None:
+    return "tool_choice" if request.get("tools") else (request.get("response_format") or {}).get("type")
+
+
+@pytest.mark.parametrize(("model", "structured", "shape"), SHAPES)
+def test_cli_scores_every_row_against_the_schema_fake(tmp_path: Path, model: str, structured: str, shape: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake")
     with SchemaProvider(seed=1) as fake:
         url = fake.base_url + ("/v1" if model.startswith("openai") else "")
-        rows = judge(tmp_path, model, url, "a")
+        rows = judge(tmp_path, model, url, "a", "--structured", structured)
         calls = len(fake.requests)
-        again = judge(tmp_path, model, url, "b")
+        again = judge(tmp_path, model, url, "b", "--structured", structured)
     assert len(rows) == 4 and all(r["label"] in (0, 1) and not r["error"] for r in rows), rows
     assert all(r["usage"]["input_tokens"] > 0 for r in rows)
-    assert calls >= 4 and all(r.get("tools") and r.get("tool_choice") for r in fake.requests)
+    assert calls >= 4 and {asked(r) for r in fake.requests} == {shape}
     assert len(fake.requests) == 2 * calls  # the second run asked again (its own store): no cache
     assert [r["label"] for r in again] == [r["label"] for r in rows]  # same seed, same verdicts
