@@ -9,8 +9,8 @@ included); peak RSS is that process's `ru_maxrss` (os.wait4). Items are syntheti
 generated, when the data is not there), written to a temporary directory with a fresh store.
 Judges: the offline `baseline/lexical`, and `openai/gpt-4o-mini --base-url` against
 ../shared/tools/fake_llm.py or, without it, tests/fakes/schema_provider.py (a schema-following fake
-server; the real openai SDK, Instructor and the LangGraph graph strategy all run), with --no-cache so that every item is judged (the cycled
-rows repeat). Growth is bytes per item between the two largest sizes.
+server; the real openai SDK, Instructor and the LangGraph graph strategy all run), with --no-cache
+so that every item is judged (the cycled rows repeat). Growth is bytes per item between the two largest sizes.
 The cached re-run judges 1,000 items once, then times the same command again (a new run, every
 item served from the store's response cache). Aims (issue 12): 100,000 items < 300 MB; the cached
 re-run of 1,000 items < 1.5 s.

@@ -18,7 +18,8 @@ from .provider import FakeProvider
 from .schema_provider import SchemaProvider
 from .scripted import FakeLLM, RawArgs, Status, anthropic_body, openai_body
 
-__all__ = ["FakeLLM", "FakeProvider", "SchemaProvider", "LimitedLLM", "ProviderLimit", "RawArgs", "Status", "anthropic_body", "openai_body",
+__all__ = ["FakeLLM", "FakeProvider", "SchemaProvider",
+           "LimitedLLM", "ProviderLimit", "RawArgs", "Status", "anthropic_body", "openai_body",
            "MOSCOW_FOUNDER", "MOSCOW_QUESTION", "MOSCOW_REFERENCE", "MOSCOW_RIGHT", "MOSCOW_SOURCE",
            "MOSCOW_WHO_QUESTION", "MOSCOW_WHO_WRONG", "MOSCOW_WRONG",
            "moscow", "moscow_by_whom", "moscow_checks", "moscow_claims",
