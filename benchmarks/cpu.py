@@ -4,7 +4,8 @@
     python benchmarks/cpu.py --items 100 --passes 3 --ideal-passes 1
 
 Against ../shared/tools/fake_llm.py (or, without it, tests/fakes/schema_provider.py: a
-schema-following fake OpenAI/Anthropic server, started here as a subprocess on a free port), with the real openai SDK, Instructor, the LangGraph workflow
+schema-following fake OpenAI/Anthropic server, started here as a subprocess on a free port), with
+the real openai SDK, Instructor, the LangGraph workflow
 and judgeflow's own code, all in this process. CPU is this process's `time.process_time()`: the
 fake server's CPU (another process) is not counted.
 
