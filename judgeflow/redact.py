@@ -5,13 +5,18 @@
 
 It removes URL credentials, bearer/basic tokens, `sk-...` style keys and the values of
 `x-api-key` / `api-key` / `api_key` / `authorization` fields (in headers, JSON or query strings).
-Replacements never contain a quote or a backslash, so redacting a JSON text keeps it valid JSON.
+Whatever their shape (Google `AIza...`, Together `tgp_v1_...`, a vLLM server's own key), the keys
+judgeflow itself sends are masked by value: `remember_secret(key)` when a client is built, and
+from then on the key, and any start of it of `SECRET_PREFIX` characters or more, is *** wherever
+it appears. Replacements never contain a quote or a backslash, so redacting a JSON text keeps it
+valid JSON.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 MASK = "***"
@@ -37,10 +42,39 @@ _HINTS: tuple[tuple[str, ...], ...] = (
 )
 
 
+#: the keys judgeflow has sent, masked by value wherever they appear (see `remember_secret`)
+_SECRETS: set[str] = set()
+#: a shorter start of a known key is not masked (it could be any text)
+SECRET_PREFIX = 8
+#: what local servers are sent when no key is set: placeholders, not secrets
+PLACEHOLDERS = frozenset({"not-needed", "ollama", "EMPTY"})
+
+
+def remember_secret(secret: str | None) -> None:
+    """Mask `secret` (a key or password judgeflow sends) in everything redacted from now on."""
+    if secret and len(secret) >= SECRET_PREFIX and secret not in PLACEHOLDERS:
+        _SECRETS.add(secret)
+
+
+def _mask_secrets(text: str) -> str:
+    """`text` with each known secret, and each start of one of SECRET_PREFIX characters or more, masked."""
+    for secret in _SECRETS:
+        start = text.find(secret[:SECRET_PREFIX])
+        while start != -1:
+            end = start + SECRET_PREFIX
+            while end < len(text) and end - start < len(secret) and text[end] == secret[end - start]:
+                end += 1
+            text = text[:start] + MASK + text[end:]
+            start = text.find(secret[:SECRET_PREFIX], start + len(MASK))
+    return text
+
+
 def redact(text: str) -> str:
     """`text` with credentials replaced by ***."""
     if not text:
         return text
+    if _SECRETS:
+        text = _mask_secrets(text)
     low = text.lower()
     for (pattern, repl), hints in zip(_PATTERNS, _HINTS):
         if any(h in low for h in hints):
@@ -48,14 +82,14 @@ def redact(text: str) -> str:
     return text
 
 
-def redact_data(value: Any) -> Any:
-    """`value` (str, list, dict, nested) with every string redacted."""
+def redact_data(value: Any, clean: Callable[[str], str] = redact) -> Any:
+    """`value` (str, list, dict, nested) with every string redacted (or passed through `clean`)."""
     if isinstance(value, str):
-        return redact(value)
+        return clean(value)
     if isinstance(value, dict):
-        return {k: redact_data(v) for k, v in value.items()}
+        return {k: redact_data(v, clean) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_data(v) for v in value]
+        return [redact_data(v, clean) for v in value]
     return value
 
 

@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from ..redact import remember_secret
 
 TRANSPORTS = ("auto", "aiohttp", "httpx")
 #: clients built and not yet closed (closed at interpreter exit if still open)
@@ -48,6 +49,8 @@ def sdk_client(module: str, cls: str, *, transport: str = "auto", **kwargs: Any)
     """The provider SDK's client `module.cls(**kwargs)`, imported on first use, over `transport`."""
     sdk = importlib.import_module(module)
     url = urlsplit(str(kwargs.get("base_url") or kwargs.get("azure_endpoint") or ""))
+    remember_secret(kwargs.get("api_key"))  # masked by value in everything judgeflow records
+    remember_secret(url.password)
     if transport == "auto" and (url.username or url.password):
         transport = "httpx"
     if transport != "httpx" and kwargs.get("http_client") is None:

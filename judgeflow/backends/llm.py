@@ -47,7 +47,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, LLMError, ProviderUnavailable
-from ..redact import install_log_filter, redact, redact_data
+from ..redact import install_log_filter, redact, redact_data, remember_secret
 from ..results import TraceEntry, Usage
 from ..schemas import counting_repairs
 from ..validation import using_validation_context
@@ -66,6 +66,9 @@ DEFAULT_MAX_TOKENS_CAP = 4096
 #: optional SDKs for the providers reached through Instructor's from_provider: (module, pip extra)
 _FROM_PROVIDER = {"google": ("google.genai", "google"), "bedrock": ("boto3", "bedrock"),
                   "mistral": ("mistralai", "mistral")}
+#: where those SDKs read their keys: judgeflow masks them by value (`redact.remember_secret`)
+_KEY_ENV = {"google": ("GOOGLE_API_KEY", "GEMINI_API_KEY"), "mistral": ("MISTRAL_API_KEY",),
+            "bedrock": ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")}
 
 #: Anthropic's minimum cacheable prefix (tokens) by model name prefix; 1024 for the others
 ANTHROPIC_CACHE_MINIMUM = (("claude-opus-4-5", 4096), ("claude-opus-4-6", 4096), ("claude-haiku-4-5", 4096),
@@ -734,6 +737,8 @@ def _from_provider(name: str, *, provider: str, structured: str, api_key: str | 
         mode_arg["mode"] = _instructor_mode(provider, structured)
     if api_key:
         mode_arg["api_key"] = api_key
+    for secret in (api_key, *map(os.environ.get, _KEY_ENV[provider])):
+        remember_secret(secret)
     import instructor
 
     try:

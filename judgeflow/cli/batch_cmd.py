@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, pai
 from ..runs.batch.ledger import BatchLedger
 from ..errors import ConfigError
 from ..items import read_items
+from ..redact import MASK, redact
 from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
 from ..runs import runner
@@ -41,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     for q in (sp, cp):
         q.add_argument("run_id", help="the run id printed by `judgeflow run --batch`")
         q.add_argument("--store", default=DEFAULT_STORE, help=f"the run store (default {DEFAULT_STORE})")
+        q.add_argument("--base-url", help="the run's --base-url again, when it has credentials (the store keeps "
+                                          "it without them; also $JUDGEFLOW_BASE_URL)")
     cp.add_argument("--wait", type=float, metavar="SECONDS", help="poll every SECONDS until the run is done")
     cp.add_argument("--online", action="store_true",
                     help="re-judge online the items whose batch reply was invalid or failed (also once the run is done)")
@@ -52,6 +56,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                          "are stored; they hold every prompt)")
     sp.set_defaults(func=cmd_status)
     cp.set_defaults(func=cmd_collect)
+
+
+def _run(store: RunStore, run_id: str, base_url: str | None) -> RunInfo:
+    """The run, with the base URL its requests go to: the store keeps it with its credentials
+    masked (***), so they come from `base_url` (--base-url) or $JUDGEFLOW_BASE_URL, never from the mask."""
+    run = store.get_run(run_id)
+    recorded = run.settings.get("base_url")
+    if not recorded or MASK not in recorded:
+        return run
+    live = next((u for u in (base_url, os.environ.get("JUDGEFLOW_BASE_URL")) if u and redact(u) == recorded), None)
+    if live is None:
+        raise ConfigError(f"run {run.run_id} was submitted to {recorded}, with credentials the store does not keep: "
+                          f"give the same URL again with --base-url (or set JUDGEFLOW_BASE_URL)")
+    return run.model_copy(update={"settings": {**run.settings, "base_url": live}})
 
 
 def _provider(run: RunInfo, http_client: Any = None) -> Any:
@@ -71,9 +89,9 @@ def _rows(run: RunInfo) -> list[Any]:
 
 
 def submit(store: RunStore, run_id: str, rows: list[Any], *, con: Console, http_client: Any = None,
-           max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
+           max_unscored: float = DEFAULT_MAX_UNSCORED, base_url: str | None = None) -> int:
     """Record what needs no model call and submit the first batch (called by `judgeflow run --batch`)."""
-    run = store.get_run(run_id)
+    run = _run(store, run_id, base_url)
     return asyncio.run(_step(store, run, rows, _provider(run, http_client), con, max_unscored=max_unscored))
 
 
@@ -192,7 +210,7 @@ def cost_line(store: RunStore, run_id: str, model: str, prices: Any) -> str | No
 def cmd_status(args: argparse.Namespace) -> int:
     con = Console(highlight=False)
     with RunStore(args.store) as store:
-        run = store.get_run(args.run_id)
+        run = _run(store, args.run_id, args.base_url)
         jobs = BatchLedger(store).jobs(run.run_id)
         con.print(f"run {run.run_id}: {run.status}, {store.count(run.run_id)} of {run.total} rows done")
         if not jobs:
@@ -240,7 +258,7 @@ def cmd_collect(args: argparse.Namespace, *, http_client: Any = None) -> int:
     con = Console(stderr=True, highlight=False)
     with RunStore(args.store) as store:
         while True:
-            run = store.get_run(args.run_id)
+            run = _run(store, args.run_id, args.base_url)
             if not BatchLedger(store).jobs(run.run_id):
                 raise ConfigError(f"run {run.run_id} has no batches; submit one with `judgeflow run ... --batch`")
             if run.status == "done":

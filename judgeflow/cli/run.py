@@ -247,7 +247,7 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
         if args.batch:
             from .batch_cmd import submit
 
-            return submit(store, run_id, list(rows()), con=con, max_unscored=args.max_unscored)
+            return submit(store, run_id, list(rows()), con=con, max_unscored=args.max_unscored, base_url=args.base_url)
         already = len(store.finished_ids(run_id))
         if already or args.resume:
             again = store.count(run_id) - already

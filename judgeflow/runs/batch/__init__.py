@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx2
 
 from ...errors import ConfigError, InvalidItemError
 from ...items import Item
+from ...redact import remember_secret
 from ...judge import Judge, invalid_judgment
 from ...results import Judgment, Usage
 from .. import runner
@@ -134,6 +137,8 @@ def batch_tag(run_id: str, keys: Sequence[str]) -> str:
 def make_provider(model: str, *, base_url: str | None = None, http_client: Any = None) -> BatchProvider:
     """The batch API for "provider/model" (openai/ or anthropic/)."""
     provider, _, _ = model.partition("/")
+    remember_secret(os.environ.get(f"{provider.upper()}_API_KEY"))  # masked by value wherever it appears
+    remember_secret(urlsplit(base_url or "").password)
     if provider == "openai":
         from .openai import OpenAIBatches
 
