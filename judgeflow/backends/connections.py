@@ -53,13 +53,45 @@ def sdk_client(module: str, cls: str, *, transport: str = "auto", **kwargs: Any)
     remember_secret(url.password)
     if transport == "auto" and (url.username or url.password):
         transport = "httpx"
-    if transport != "httpx" and kwargs.get("http_client") is None:
+    given = kwargs.get("http_client") is not None
+    if transport != "httpx" and not given:
         try:  # the SDK's aiohttp client raises RuntimeError when aiohttp is not installed
             kwargs["http_client"] = sdk.DefaultAioHttpClient(timeout=kwargs.get("timeout"))
         except (AttributeError, RuntimeError):
             if transport == "aiohttp":
                 raise ConfigError(f"--http-transport aiohttp needs aiohttp: pip install '{module}[aiohttp]'") from None
-    return getattr(sdk, cls)(**kwargs)
+    client = getattr(sdk, cls)(**kwargs)
+    if not given and isinstance(kwargs.get("timeout"), (int, float)):
+        with_deadline(client._client, float(kwargs["timeout"]))
+    return client
+
+
+def with_deadline(http: Any, seconds: float) -> None:
+    """Make every `send` of the SDK's HTTP client (connect, headers and the whole body: the SDKs
+    read a non-streamed body inside `send`) end after `seconds` in all. The transports' own
+    timeouts are per read, so a reply trickling in a byte at a time would never end. A request cut
+    off raises the transport's ReadTimeout, which the SDK retries like any other timeout."""
+    import httpx2
+
+    send = http.send
+    timeout = getattr(asyncio, "timeout", None)  # Python 3.11+: no task per request
+
+    async def send_by_deadline(request: Any, **kwargs: Any) -> Any:
+        if timeout is None:  # pragma: no cover - Python 3.10
+            try:
+                return await asyncio.wait_for(send(request, **kwargs), seconds)
+            except asyncio.TimeoutError:
+                raise httpx2.ReadTimeout(f"no complete reply within {seconds:g} s", request=request) from None
+        deadline = timeout(seconds)
+        try:
+            async with deadline:
+                return await send(request, **kwargs)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise httpx2.ReadTimeout(f"no complete reply within {seconds:g} s", request=request) from None
+
+    http.send = send_by_deadline
 
 
 @dataclass(eq=False)
