@@ -7,8 +7,8 @@ It removes URL credentials, bearer/basic tokens, `sk-...` style keys and the val
 `x-api-key` / `api-key` / `api_key` / `authorization` fields (in headers, JSON or query strings).
 Whatever their shape (Google `AIza...`, Together `tgp_v1_...`, a vLLM server's own key), the keys
 judgeflow itself sends are masked by value: `remember_secret(key)` when a client is built, and
-from then on the key, and any start of it of `SECRET_PREFIX` characters or more, is *** wherever
-it appears. Replacements never contain a quote or a backslash, so redacting a JSON text keeps it
+from then on the key (and any start of it of `SECRET_PREFIX` characters or more, for keys of
+twice that length) is *** wherever it appears. Replacements never contain a quote or a backslash, so redacting a JSON text keeps it
 valid JSON.
 """
 
@@ -57,15 +57,17 @@ def remember_secret(secret: str | None) -> None:
 
 
 def _mask_secrets(text: str) -> str:
-    """`text` with each known secret, and each start of one of SECRET_PREFIX characters or more, masked."""
+    """`text` with each known secret masked, and each start of one of SECRET_PREFIX characters or
+    more (a provider's "Incorrect API key provided: AIzaSyB1..."); a short secret only whole."""
     for secret in _SECRETS:
-        start = text.find(secret[:SECRET_PREFIX])
+        need = SECRET_PREFIX if len(secret) >= 2 * SECRET_PREFIX else len(secret)
+        start = text.find(secret[:need])
         while start != -1:
-            end = start + SECRET_PREFIX
+            end = start + need
             while end < len(text) and end - start < len(secret) and text[end] == secret[end - start]:
                 end += 1
             text = text[:start] + MASK + text[end:]
-            start = text.find(secret[:SECRET_PREFIX], start + len(MASK))
+            start = text.find(secret[:need], start + len(MASK))
     return text
 
 

@@ -71,3 +71,54 @@ def test_a_reply_within_the_timeout_is_read(transport: str) -> None:
     with HostileServer(trickle(body, every=0.0)) as server:
         result, _ = ask(server.url, transport, timeout=5.0)
     assert isinstance(result, Claims) and result.claims[0].text == "Moscow was founded in 1247."
+
+
+# 8. the key judgeflow sent is masked by value, whatever its shape ----------------------------------
+
+def _recorded(tmp_path) -> str:
+    import sqlite3
+
+    text = (tmp_path / "out.jsonl").read_text() if (tmp_path / "out.jsonl").exists() else ""
+    db = sqlite3.connect(tmp_path / "runs.sqlite")
+    for table in ("runs", "results", "cache"):
+        text += json.dumps(db.execute(f"SELECT * FROM {table}").fetchall())
+    return text
+
+
+@pytest.mark.parametrize("key", ["AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW",  # Google
+                                 "tgp_v1_Xk3vQm9sLp2WzR8tYb5NcE7hJf4Ad6Gu",     # Together
+                                 "Qx7Lm2Vb9Rt4Kp8Wz3Nc6Hy1Jd5Fg0Sa",             # Mistral-like: no prefix at all
+                                 "vllm-local-7c1e94b2a8f3"])                      # a vLLM server's --api-key
+def test_a_key_echoed_without_bearer_is_masked_in_rows_store_stderr_and_logs(tmp_path, monkeypatch, capsys, caplog,
+                                                                            key: str) -> None:
+    import logging
+
+    from fakes.hostile import echoing
+
+    from judgeflow.cli import main
+
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps(moscow(id=f"q{i}")) + "\n" for i in range(2)))
+    with caplog.at_level(logging.DEBUG), HostileServer(echoing(400)) as server:
+        code = main(["run", str(inp), "-o", str(tmp_path / "out.jsonl"), "--model", "openai/judge",
+                     "--base-url", server.url + "/v1", "--store", str(tmp_path / "runs.sqlite"), "--no-progress",
+                     "--trace", "--retries", "0", "--concurrency", "1"])
+        assert server.requests[0][2]["authorization"] == f"Bearer {key}"  # the real key went out
+    assert code == 1
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert "Incorrect API key provided: ***" in rows[0]["error"]  # the echo is there, the key is not
+    everything = _recorded(tmp_path) + capsys.readouterr().err + caplog.text
+    assert key[:8] not in everything
+
+
+def test_the_start_of_a_known_key_is_masked_and_a_short_key_only_whole() -> None:
+    from judgeflow.redact import redact, remember_secret
+
+    remember_secret("AIzaSyQ9w8e7r6t5y4u3i2o1pLkJhGfDsA")
+    assert redact("key AIzaSyQ9w8e7r6... is invalid") == "key ***... is invalid"
+    assert redact("AIzaSyQ9w8e7r6t5y4u3i2o1pLkJhGfDsA.") == "***."
+    remember_secret("hunter2hunter")  # a short local key: masked whole, its start is any text
+    assert redact("hunter2hunter and hunter2h") == "*** and hunter2h"
+    remember_secret("ollama")  # placeholders are not secrets
+    assert redact("ollama/llama3.1") == "ollama/llama3.1"
