@@ -122,3 +122,39 @@ def test_the_start_of_a_known_key_is_masked_and_a_short_key_only_whole() -> None
     assert redact("hunter2hunter and hunter2h") == "*** and hunter2h"
     remember_secret("ollama")  # placeholders are not secrets
     assert redact("ollama/llama3.1") == "ollama/llama3.1"
+
+
+# 9. --batch sends the credentials in --base-url, never their mask -------------------------------------
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_batch_sends_the_real_credentials_of_the_base_url(tmp_path, monkeypatch, capsys, provider: str) -> None:
+    import base64
+
+    from fakes import FakeProvider
+
+    from judgeflow.cli import main
+
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps(moscow(id=f"q{i}")) + "\n" for i in range(2)))
+    with FakeProvider() as fake:
+        seen: list[str] = []
+        route = fake.batch.route
+
+        def recording(method: str, path: str, headers, raw: bytes):
+            if not path.endswith("/results"):  # the fake's own results_url has no credentials in it
+                seen.append(headers.get("Authorization"))
+            return route(method, path, headers, raw)
+
+        monkeypatch.setattr(fake.batch, "route", recording)
+        real = "Basic " + base64.b64encode(b"judge:s3cret-pass-123").decode()
+        url = fake.base_url.replace("http://", "http://judge:s3cret-pass-123@") + ("/v1" if provider == "openai" else "")
+        store = ["--store", str(tmp_path / "runs.sqlite")]
+        assert main(["run", str(inp), "-o", str(tmp_path / "out.jsonl"), "--model", f"{provider}/judge",
+                     "--base-url", url, *store, "--no-progress", "--batch"]) == 0
+        run_id = capsys.readouterr().err.split("judgeflow batch collect ")[1].split()[0]
+        assert seen and set(seen) == {real}, set(seen)  # the upload and the submission
+        assert main(["batch", "collect", run_id, *store]) == 2  # the store keeps no password: ask for the URL
+        assert "give the same URL again with --base-url" in capsys.readouterr().err
+        assert main(["batch", "collect", run_id, *store, "--base-url", url, "--wait", "0.01"]) == 0
+    assert len(seen) >= 6 and set(seen) == {real}, set(seen)
+    assert "s3cret-pass-123" not in _recorded(tmp_path)
