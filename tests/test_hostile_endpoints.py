@@ -36,9 +36,11 @@ def completion(args: dict, name: str = "Claims") -> bytes:
 
 
 def ask(url: str, transport: str, **options) -> tuple[BaseException | Claims, float]:
-    """One typed call (no retries) against `url`: (its result or error, seconds it took); gives up at 30 s."""
-    client = make_client("openai/m", base_url=url + "/v1", api_key="sk-test-key-0123456789", provider_retries=0,
-                         max_retries=0, http_transport=transport, **options)
+    """One typed call (no retries unless `options` say so) against `url`: (its result or error, seconds it
+    took); gives up at 30 s."""
+    options = {"provider_retries": 0, "max_retries": 0, **options}
+    client = make_client("openai/m", base_url=url + "/v1", api_key="sk-test-key-0123456789", http_transport=transport,
+                         **options)
 
     async def once() -> Claims:
         try:
@@ -158,3 +160,58 @@ def test_batch_sends_the_real_credentials_of_the_base_url(tmp_path, monkeypatch,
         assert main(["batch", "collect", run_id, *store, "--base-url", url, "--wait", "0.01"]) == 0
     assert len(seen) >= 6 and set(seen) == {real}, set(seen)
     assert "s3cret-pass-123" not in _recorded(tmp_path)
+
+
+# 13. a dropped reply is not "cannot connect"; out of file descriptors is not the endpoint -----------
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_connection_dropped_mid_body_on_the_first_call_is_not_a_bad_base_url(transport: str) -> None:
+    with HostileServer(dropped()) as server:
+        result, _ = ask(server.url, transport)
+        again, _ = ask(server.url, transport, provider_retries=1)
+        assert len(server.requests) == 1 + 2  # a transient failure: the SDK's retry was taken
+    for error in (result, again):
+        assert isinstance(error, LLMError), error
+        assert "cannot connect" not in str(error) and "--base-url" not in str(error), str(error)
+        assert "provider error after retries: APIConnectionError" in str(error)
+
+
+EMFILE_SCRIPT = """
+import asyncio, os, resource, sys
+from judgeflow.backends.llm import make_client
+from judgeflow.errors import ProviderUnavailable
+from judgeflow.schemas import claims_reply
+
+client = make_client("openai/m", base_url=sys.argv[1] + "/v1", api_key="k", provider_retries=0, max_retries=0,
+                     http_transport=sys.argv[2])
+ask = lambda: client.ask(claims_reply(("other",)), [{"role": "user", "content": "hi"}])
+
+async def main():
+    await ask()  # the client is built and one connection is open and idle
+    busy = len(os.listdir("/proc/self/fd")) - 1
+    resource.setrlimit(resource.RLIMIT_NOFILE, (busy, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    for r in await asyncio.gather(*(ask() for _ in range(5)), return_exceptions=True):
+        print(type(r).__name__, "|", r)  # one takes the idle connection; the others need a new socket
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_too_many_open_files_is_reported_as_a_local_limit(tmp_path, transport: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from fakes import FakeProvider
+
+    script = tmp_path / "emfile.py"
+    script.write_text(EMFILE_SCRIPT)
+    with FakeProvider() as fake:
+        proc = subprocess.run([sys.executable, str(script), fake.base_url, transport], capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 5 and lines[0].startswith("Claims |"), proc.stdout + proc.stderr
+    for line in lines[1:]:
+        assert "ran out of file descriptors" in line and "ulimit -n" in line, line
+        assert "cannot connect" not in line and "unparseable" not in line, line
