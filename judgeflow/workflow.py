@@ -238,6 +238,9 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
     elif state.requirements is not None:
         update["label"], update["reason"] = cover_label(update["label"], update.get("reason", state.reason),
                                                         state.requirements)
+    if state.usage.over_bound:  # the backend cut a reply's list to its schema's bound (maxItems)
+        update["reason"] = (f"{update.get('reason') or state.reason or ''}; {state.usage.over_bound} more listed "
+                            "beyond the reply's bound were cut, not checked").lstrip("; ")
     return update
 
 

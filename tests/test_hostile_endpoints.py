@@ -215,3 +215,25 @@ def test_too_many_open_files_is_reported_as_a_local_limit(tmp_path, transport: s
     for line in lines[1:]:
         assert "ran out of file descriptors" in line and "ulimit -n" in line, line
         assert "cannot connect" not in line and "unparseable" not in line, line
+
+
+# 6. a reply's list is cut to its schema's bound ----------------------------------------------------------
+
+@pytest.mark.parametrize("strategy", ["graph", "single"])
+def test_ten_thousand_claims_to_a_two_word_answer_are_cut_to_the_bound(strategy: str) -> None:
+    listed = [{"text": f"Claim number {i}.", "kind": "other", "evidence": "", "reason": "r",
+               "basis": "reference", "verdict": "supported"} for i in range(10_000)]
+
+    def check_all(request: dict) -> dict:  # a verdict for every claim asked about
+        ids = request["tools"][0]["function"]["parameters"]["required"]
+        return {i: {"evidence": "", "reason": "r", "basis": "reference", "verdict": "supported"} for i in ids}
+
+    llm = FakeLLM("openai", [{"claims": listed}, check_all] if strategy == "graph" else [{"claims": listed}])
+    judge = Judge(backend=llm.backend(), strategy=strategy)
+    result = judge.judge(moscow(answer="Moscow, 1147."))
+    bound = llm.requests[0]["tools"][0]["function"]["parameters"]["properties"]["claims"]["maxItems"]
+    assert bound == 4 and len(result.claims) == bound
+    assert result.usage.over_bound == 10_000 - bound and result.usage.calls == len(llm.requests)
+    assert f"{10_000 - bound} more listed beyond the reply's bound were cut, not checked" in result.reason
+    if strategy == "graph":
+        assert len(llm.requests) == 2 and len(check_all(llm.requests[1])) == bound  # one check call, 4 claims
