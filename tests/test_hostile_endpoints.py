@@ -237,3 +237,37 @@ def test_ten_thousand_claims_to_a_two_word_answer_are_cut_to_the_bound(strategy:
     assert f"{10_000 - bound} more listed beyond the reply's bound were cut, not checked" in result.reason
     if strategy == "graph":
         assert len(llm.requests) == 2 and len(check_all(llm.requests[1])) == bound  # one check call, 4 claims
+
+
+# 14a. a tool call to another function is not judged ------------------------------------------------------
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_tool_call_to_another_function_is_unscored(provider: str) -> None:
+    """The arguments would answer the request; the tool named is another one: not judged."""
+    from fakes.provider import anthropic_reply, openai_reply
+
+    def other_tool(request: dict) -> dict:
+        if provider == "openai":
+            body = openai_reply(request)
+            body["choices"][0]["message"]["tool_calls"][0]["function"]["name"] = "delete_all_files"
+        else:
+            body = anthropic_reply(request)
+            body["content"][0]["name"] = "delete_all_files"
+        return body
+
+    llm = FakeLLM(provider)
+    llm.handler = _serving(llm, other_tool)  # whole reply bodies: the tool's name is what is wrong
+    result = Judge(backend=llm.backend(max_retries=1)).judge(moscow())
+    assert result.status == "unscored" and result.label is None, result
+    assert "called the tool 'delete_all_files'" in result.error and len(llm.requests) == 2  # re-asked once
+
+
+def _serving(llm: FakeLLM, reply):
+    import httpx2
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        llm.requests.append(body)
+        return httpx2.Response(200, json=reply(body))
+
+    return handler
