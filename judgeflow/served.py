@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .criteria import Criterion, list_criteria
+from .criteria import Criterion, list_criteria, shipped_criterion
 from .errors import JudgeflowError, LLMError
 from .items import Item
 from .redact import redact, redact_data
@@ -52,12 +52,20 @@ def default_model() -> str:
     return os.environ.get("JUDGEFLOW_MODEL") or DEFAULT_MODEL
 
 
-def operator_criteria() -> dict[str, str]:
-    """{name: path} of the operator's criterion files (JUDGEFLOW_CRITERIA_DIR)."""
+def operator_criterion(name: str) -> str | None:
+    """The file of the operator's criterion `name` (JUDGEFLOW_CRITERIA_DIR/<name>.toml), if there is one."""
     folder = os.environ.get("JUDGEFLOW_CRITERIA_DIR")
-    if not folder:
-        return {}
-    return {p.stem: str(p) for p in sorted(Path(folder).glob("*.toml")) if _NAME.fullmatch(p.stem)}
+    path = Path(folder) / f"{name}.toml" if folder and _NAME.fullmatch(name) else None
+    return str(path) if path is not None and path.is_file() else None
+
+
+@lru_cache(maxsize=1)
+def served_names() -> tuple[str, ...]:
+    """The criterion names a served caller may give, for messages (listed once, when the graph is
+    built: a directory scan inside a served run blocks the server's event loop)."""
+    folder = os.environ.get("JUDGEFLOW_CRITERIA_DIR")
+    mine = [p.stem for p in Path(folder).glob("*.toml") if _NAME.fullmatch(p.stem)] if folder else []
+    return tuple(sorted({*list_criteria(), *mine}))
 
 
 class ServedContext(BaseModel):
@@ -84,10 +92,9 @@ class ServedContext(BaseModel):
     @field_validator("criterion")
     @classmethod
     def _named_criterion(cls, v: str | None) -> str | None:
-        if v is None or (_NAME.fullmatch(v) and (v in list_criteria() or v in operator_criteria())):
+        if v is None or (_NAME.fullmatch(v) and (shipped_criterion(v) or operator_criterion(v))):
             return v
-        names = sorted({*list_criteria(), *operator_criteria()})
-        raise ValueError(f"criterion {v[:80]!r} is not one of the criteria served here: {', '.join(names)} "
+        raise ValueError(f"criterion {v[:80]!r} is not one of the criteria served here: {', '.join(served_names())} "
                          "(a name, never a path)")
 
     def judge_context(self) -> JudgeContext:
@@ -99,7 +106,7 @@ class ServedContext(BaseModel):
 @lru_cache(maxsize=64)
 def _judge_context(ctx: ServedContext, *config: str | None) -> JudgeContext:
     """`config`: the operator's settings this depends on (a change builds a new context)."""
-    criterion = operator_criteria().get(ctx.criterion or "", ctx.criterion)
+    criterion = (operator_criterion(ctx.criterion) or ctx.criterion) if ctx.criterion else None
     backend = _served_backend(ctx.model or default_model(), ctx.max_source_chars, *config)
     return JudgeContext(backend=backend, criterion=criterion, strategy=ctx.strategy, mode=ctx.mode)
 
@@ -114,6 +121,7 @@ def _served_backend(model: str, max_source_chars: int | None, *config: str | Non
 
 def build_served_graph() -> Any:
     """The judge graph as served: its context is a `ServedContext` (a JudgeContext passes through)."""
+    served_names()
     return build_graph(context_schema=ServedContext)
 
 
