@@ -1,6 +1,7 @@
 """The study's experiment on the project's own data: does the criterion matter?
 
-Take a stratified sample (by dataset and human label) of labelled open-QA answers, judge the
+Take a stratified sample (by dataset and human label) of labelled open-QA answers (by default
+the 48 TruthfulQA and HaluEval answers in `examples/data/`, or your own with `--data`), judge the
 same items under `reference_faithfulness` ("everything must be supported by the reference",
 the study's p1) and `factual_correctness` ("wrong only if it contradicts the reference or
 states a false concrete fact", p2), then compare both with the human labels: kappa each, the
@@ -28,7 +29,8 @@ from judgeflow import Judge, Judgment, calibrate, compare, load_items
 from judgeflow.calibration.report_html import write_comparison_html
 from judgeflow.calibration.sampling import sample_file
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "factual_qa.jsonl"
+#: 48 labelled answers from TruthfulQA and HaluEval QA, shipped with the example (see data/README.md)
+DATA = Path(__file__).resolve().parent / "data" / "factual_qa_sample.jsonl"
 CRITERIA = ("reference_faithfulness", "factual_correctness")
 
 
@@ -40,7 +42,7 @@ def judge_to_file(model: str, criterion: str, items_path: Path, out: Path) -> li
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, default=DATA, help="labelled open-QA items (default: shared factual_qa.jsonl)")
+    p.add_argument("--data", type=Path, default=DATA, help="labelled open-QA items with a dataset field (default: the 48 shipped in examples/data/)")
     p.add_argument("--model", default=os.environ.get("JUDGEFLOW_MODEL") or "baseline/lexical",
                    help="judge model (default $JUDGEFLOW_MODEL, else baseline/lexical, offline)")
     p.add_argument("-n", type=int, default=48, help="sample size (default 48)")
