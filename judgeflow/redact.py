@@ -8,8 +8,8 @@ It removes URL credentials, bearer/basic tokens, `sk-...` style keys and the val
 Whatever their shape (Google `AIza...`, Together `tgp_v1_...`, a vLLM server's own key), the keys
 judgeflow itself sends are masked by value: `remember_secret(key)` when a client is built, and
 from then on the key (and any start of it of `SECRET_PREFIX` characters or more, for keys of
-twice that length) is *** wherever it appears. Replacements never contain a quote or a backslash, so redacting a JSON text keeps it
-valid JSON.
+twice that length) is *** wherever it appears. Replacements never contain a quote or a
+backslash, so redacting a JSON text keeps it valid JSON.
 """
 
 from __future__ import annotations
@@ -42,18 +42,22 @@ _HINTS: tuple[tuple[str, ...], ...] = (
 )
 
 
-#: the keys judgeflow has sent, masked by value wherever they appear (see `remember_secret`)
-_SECRETS: set[str] = set()
+#: the keys judgeflow has sent, masked by value wherever they appear (see `remember_secret`); a
+#: tuple replaced whole, so a thread redacting never sees it change under it
+_SECRETS: tuple[str, ...] = ()
 #: a shorter start of a known key is not masked (it could be any text)
 SECRET_PREFIX = 8
 #: what local servers are sent when no key is set: placeholders, not secrets
 PLACEHOLDERS = frozenset({"not-needed", "ollama", "EMPTY"})
 
 
-def remember_secret(secret: str | None) -> None:
-    """Mask `secret` (a key or password judgeflow sends) in everything redacted from now on."""
-    if secret and len(secret) >= SECRET_PREFIX and secret not in PLACEHOLDERS:
-        _SECRETS.add(secret)
+def remember_secret(secret: object) -> None:
+    """Mask `secret` (a key or password judgeflow sends) in everything redacted from now on (a
+    non-string, such as an SDK's key callable, is left alone)."""
+    global _SECRETS
+    if isinstance(secret, str) and len(secret) >= SECRET_PREFIX and secret not in PLACEHOLDERS \
+            and secret not in _SECRETS:
+        _SECRETS = (*_SECRETS, secret)
 
 
 def _mask_secrets(text: str) -> str:

@@ -12,7 +12,7 @@ import json
 import time
 
 import pytest
-from fakes import FakeLLM, moscow, moscow_claims
+from fakes import FakeLLM, moscow
 from fakes.hostile import HostileServer, dropped, trickle
 
 from judgeflow import Judge
@@ -37,14 +37,14 @@ def completion(args: dict, name: str = "Claims") -> bytes:
 
 def ask(url: str, transport: str, **options) -> tuple[BaseException | Claims, float]:
     """One typed call (no retries unless `options` say so) against `url`: (its result or error, seconds it
-    took); gives up at 30 s."""
+    took); gives up at 60 s."""
     options = {"provider_retries": 0, "max_retries": 0, **options}
     client = make_client("openai/m", base_url=url + "/v1", api_key="sk-test-key-0123456789", http_transport=transport,
                          **options)
 
     async def once() -> Claims:
         try:
-            return await asyncio.wait_for(client.ask(Claims, MESSAGES), 30)
+            return await asyncio.wait_for(client.ask(Claims, MESSAGES), 60)
         finally:
             await client.aclose()
 
@@ -61,10 +61,14 @@ def ask(url: str, transport: str, **options) -> tuple[BaseException | Claims, fl
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_reply_trickling_in_is_cut_at_the_timeout(transport: str) -> None:
     body = completion({"claims": [{"text": "Moscow was founded in 1247.", "kind": "other"}]})
-    with HostileServer(trickle(body, every=0.2)) as server:  # never idle for 1 s; all of it takes ~80 s
-        result, took = ask(server.url, transport, timeout=1.0)
-    assert isinstance(result, LLMError), result
-    assert "timed out" in str(result).lower() and took < 10, (took, result)
+    slow = trickle(body, every=0.2)  # never idle for 1 s; all of it would take ~80 s
+    with HostileServer(slow) as server:
+        result, _ = ask(server.url, transport, timeout=1.0)
+        deadline = time.monotonic() + 10
+        while not slow.cut and time.monotonic() < deadline:  # the server notices the close on its next byte
+            time.sleep(0.05)
+    assert isinstance(result, LLMError) and "timed out" in str(result).lower(), result
+    assert len(slow.cut) == 1 and slow.cut[0] < 5, slow.cut  # cut at the 1 s deadline (a loaded machine: later)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -209,7 +213,7 @@ def test_too_many_open_files_is_reported_as_a_local_limit(tmp_path, transport: s
     script.write_text(EMFILE_SCRIPT)
     with FakeProvider() as fake:
         proc = subprocess.run([sys.executable, str(script), fake.base_url, transport], capture_output=True, text=True,
-                              timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                              timeout=120, check=False, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     lines = proc.stdout.splitlines()
     assert len(lines) == 5 and lines[0].startswith("Claims |"), proc.stdout + proc.stderr
     for line in lines[1:]:

@@ -163,8 +163,9 @@ def _connect_failure(e: BaseException) -> BaseException | None:
     made (mid-body) is not one: the server is there."""
     aiohttp = sys.modules.get("aiohttp")
     for cause in _causes(e):
-        if isinstance(cause, (ConnectionRefusedError, socket.gaierror)) or (
-                type(cause).__name__ == "ConnectError" and type(cause).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore")) or (
+        httpx_connect = type(cause).__name__ == "ConnectError" and \
+            type(cause).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore")
+        if httpx_connect or isinstance(cause, (ConnectionRefusedError, socket.gaierror)) or (
                 aiohttp is not None and isinstance(cause, aiohttp.ClientConnectorError)):
             return cause
     return None

@@ -197,7 +197,7 @@ def _same_tool(response: Any, request: dict[str, Any]) -> None:
     if other:
         from instructor.v2.core.errors import ResponseParsingError
 
-        raise ResponseParsingError(f"the reply called the tool {other[0]!r}; call {sorted(offered)[0]!r} instead",
+        raise ResponseParsingError(f"the reply called the tool {other[0]!r}; call {min(offered)!r} instead",
                                    mode="TOOLS", raw_response=response)
 
 

@@ -14,7 +14,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 Respond = Callable[[socket.socket, dict[str, str], bytes], None]
 
@@ -24,16 +23,23 @@ def head(status: int, length: int, content_type: str = "application/json") -> by
             "Connection: close\r\n\r\n").encode()
 
 
-def trickle(body: bytes, every: float) -> Respond:
-    """A 200 whose body arrives one byte every `every` seconds (never idle long enough to time out)."""
+class trickle:  # noqa: N801 - used like the other reply scripts (functions)
+    """A 200 whose body arrives one byte every `every` seconds (never idle long enough to time out);
+    `cut` holds, per request, the seconds after which the client closed the connection."""
 
-    def respond(conn: socket.socket, headers: dict[str, str], raw: bytes) -> None:
-        conn.sendall(head(200, len(body)))
-        for i in range(len(body)):
-            conn.sendall(body[i:i + 1])
-            time.sleep(every)
+    def __init__(self, body: bytes, every: float) -> None:
+        self.body, self.every = body, every
+        self.cut: list[float] = []
 
-    return respond
+    def __call__(self, conn: socket.socket, headers: dict[str, str], raw: bytes) -> None:
+        start = time.monotonic()
+        try:
+            conn.sendall(head(200, len(self.body)))
+            for i in range(len(self.body)):
+                conn.sendall(self.body[i:i + 1])
+                time.sleep(self.every)
+        except OSError:
+            self.cut.append(time.monotonic() - start)
 
 
 def dropped(sent: bytes = b'{"id": "chatcmpl-1", "choi') -> Respond:
@@ -108,7 +114,7 @@ class HostileServer:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
         self.sock.close()
