@@ -120,9 +120,21 @@ def _served_backend(model: str, max_source_chars: int | None, *config: str | Non
 
 
 def build_served_graph() -> Any:
-    """The judge graph as served: its context is a `ServedContext` (a JudgeContext passes through)."""
+    """The judge graph as served: its context is a `ServedContext` (a JudgeContext passes through),
+    and a run without one gets `ServedContext()`: the operator's defaults, its endpoint hidden."""
+    from langgraph.graph.state import CompiledStateGraph
+
+    class ServedGraph(CompiledStateGraph):  # type: ignore[misc,type-arg]
+        def stream(self, *args: Any, context: Any = None, **kwargs: Any) -> Any:
+            return super().stream(*args, context=ServedContext() if context is None else context, **kwargs)
+
+        def astream(self, *args: Any, context: Any = None, **kwargs: Any) -> Any:
+            return super().astream(*args, context=ServedContext() if context is None else context, **kwargs)
+
     served_names()
-    return build_graph(context_schema=ServedContext)
+    graph = build_graph(context_schema=ServedContext)
+    graph.__class__ = ServedGraph  # the same graph; `copy()` (LangGraph's server makes one per run) keeps it
+    return graph
 
 
 class HidingEndpoint:

@@ -101,3 +101,15 @@ def test_a_python_caller_with_a_judge_context_keeps_full_control(graph) -> None:
         assert out["label"] == 1 and len(fake.requests) == 2
         out = invoke(graph, JudgeContext(model="openai/other-model", base_url=fake.base_url + "/v1"))
         assert out["label"] == 1 and fake.requests[-1]["model"] == "other-model"
+
+
+def test_a_run_without_a_context_gets_the_operators_defaults_and_hides_the_endpoint(graph, monkeypatch) -> None:
+    assert asyncio.run(graph.ainvoke({"item": ITEM}))["label"] == 1  # JUDGEFLOW_MODEL unset: offline
+    monkeypatch.setenv("OPENAI_API_KEY", SERVER_KEY)
+    monkeypatch.setenv("JUDGEFLOW_MODEL", "openai/judge-small")
+    with HostileServer(echoing(401)) as endpoint:
+        monkeypatch.setenv("JUDGEFLOW_BASE_URL", endpoint.url + "/v1")
+        out = asyncio.run(graph.copy().ainvoke({"item": ITEM}))  # the server runs a copy
+        assert len(endpoint.requests) == 1
+    assert out["status"] == "unscored" and "127.0.0.1" not in out["error"] + json.dumps(
+        [t.model_dump() for t in out["trace"]]), out["error"]
