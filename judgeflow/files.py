@@ -154,10 +154,54 @@ def _kind(name: str, text: str) -> str:
     return {".json": "json", ".csv": "csv"}.get(Path(name).suffix.lower(), "jsonl")
 
 
-def _loads(raw: str) -> Any:
-    """json.loads, with the two ways it fails other than a syntax error as ValueErrors."""
+class RepeatedKey(ValueError):
+    """A JSON object names one key twice: readers disagree on which value counts, so none is picked."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+    def message(self, row: str = "this row") -> str:
+        return (f"the key {self.key!r} appears twice in {row} (JSON readers disagree on which value counts, so "
+                "judgeflow picks none); keep one of them")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """object_pairs_hook: the object, or RepeatedKey naming the first key it repeats."""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        seen: set[str] = set()
+        raise RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+    return obj
+
+
+class _Repeats(dict):  # type: ignore[type-arg]
+    """An object of a .json array that repeated `key` (marked, so that only its row becomes invalid)."""
+
+    key: str
+
+
+def _marking(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     try:
-        return json.loads(raw)
+        return _unique_keys(pairs)
+    except RepeatedKey as e:
+        obj = _Repeats(pairs)
+        obj.key = e.key
+        return obj
+
+
+def _repeated(value: Any) -> str | None:
+    """The first key repeated anywhere in a value read with `_marking`, or None."""
+    if isinstance(value, _Repeats):
+        return value.key
+    inner = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((k for v in inner if (k := _repeated(v)) is not None), None)
+
+
+def _loads(raw: str, hook: Any = _unique_keys) -> Any:
+    """json.loads, with the ways it fails other than a syntax error as ValueErrors (a repeated key: RepeatedKey)."""
+    try:
+        return json.loads(raw, object_pairs_hook=hook)
     except RecursionError:
         raise ValueError("nested too deeply to read (keep a row to a few hundred levels of nesting)") from None
 
@@ -209,6 +253,8 @@ def _jsonl_rows(text: str | Iterable[str], path: str) -> Iterator[Row]:
             continue
         try:
             yield n, _loads(raw)
+        except RepeatedKey as e:
+            yield n, InvalidItemError(e.message(), path=path, line=n, field=e.key)
         except ValueError as e:
             yield n, InvalidItemError(f"not valid JSON ({_json_error(e)}); each line must be one JSON object",
                                       path=path, line=n)
@@ -220,7 +266,7 @@ def _json_array(text: str, path: str) -> Iterator[Row]:
         line = text[: next(i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff")].count("\n") + 1
         raise InvalidItemError(f"not UTF-8 text (byte {where} on line {line}); {_TO_UTF8}", path=path, line=line)
     try:
-        data = _loads(text)
+        data = _loads(text, _marking)
     except json.JSONDecodeError as e:
         raise InvalidItemError(
             f"not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); a .json file must hold one "
@@ -235,7 +281,10 @@ def _json_array(text: str, path: str) -> Iterator[Row]:
             f"a .json file must hold an array of item objects, got {type(data).__name__} "
             "(or use .jsonl, one object per line)", path=path,
         )
-    yield from enumerate(data, 1)
+    for n, row in enumerate(data, 1):
+        key = _repeated(row)
+        yield n, row if key is None else InvalidItemError(RepeatedKey(key).message("this item"), path=path, line=n,
+                                                          field=key)
 
 
 def _csv_rows(text: str, path: str) -> Iterator[Row]:
@@ -263,6 +312,10 @@ def _csv_rows(text: str, path: str) -> Iterator[Row]:
                         yield n, bad
                     elif header is None:
                         header = [c.strip() for c in cells]
+                        twice = next((c for i, c in enumerate(header) if c and c in header[:i]), None)
+                        if twice is not None:
+                            raise InvalidItemError(f"the column {twice!r} appears twice in the header (which one "
+                                                   "counts would be a guess); rename or drop one", path=path, line=n)
                     elif len(cells) > len(header):
                         yield n, InvalidItemError(
                             f"{len(cells)} cells, but the header has {len(header)} columns; quote a cell that "

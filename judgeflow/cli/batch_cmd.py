@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +28,16 @@ from ..runs.settings import RunSettings
 from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
 from ..runs.batch.ledger import BatchLedger
 from ..errors import ConfigError
+from ..files import STDIO
 from ..items import read_items
 from ..redact import MASK, redact
 from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
 from ..runs import runner
 from ..runs.output import file_sha, write_output
-from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
+from ..runs.store import DEFAULT_STORE, RunBusy, RunInfo, RunStore
 from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
-from .argtypes import share
+from .argtypes import positive_seconds, share
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         q.add_argument("--store", default=DEFAULT_STORE, help=f"the run store (default {DEFAULT_STORE})")
         q.add_argument("--base-url", help="the run's --base-url again, when it has credentials (the store keeps "
                                           "it without them; also $JUDGEFLOW_BASE_URL)")
-    cp.add_argument("--wait", type=float, metavar="SECONDS", help="poll every SECONDS until the run is done")
+    cp.add_argument("--wait", type=positive_seconds, metavar="SECONDS", help="poll every SECONDS until the run is done")
     cp.add_argument("--online", action="store_true",
                     help="re-judge online the items whose batch reply was invalid or failed (also once the run is done)")
     cp.add_argument("--max-unscored", type=share, default=DEFAULT_MAX_UNSCORED, metavar="SHARE",
@@ -79,6 +84,10 @@ def _provider(run: RunInfo, http_client: Any = None) -> Any:
 def _rows(run: RunInfo) -> list[Any]:
     if run.input_path is None:
         raise ConfigError(f"run {run.run_id} has no input file recorded")
+    if run.input_path == STDIO:  # submitted before `run - --batch` was refused: its rows were never kept
+        raise ConfigError(f"run {run.run_id} read its items from stdin, which cannot be read again to collect its "
+                          "batches; cancel its batch at the provider and submit the items from a file: "
+                          "`judgeflow run items.jsonl --batch ...`")
     path = Path(run.input_path)
     if file_sha(path) != run.input_sha:
         raise ConfigError(f"{path} changed since run {run.run_id} was submitted; its batch replies may not match "
@@ -109,8 +118,27 @@ def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> No
         if found:
             ledger.set_submitted(run.run_id, job.tag, found)
             con.print(f"run {run.run_id}: found batch {found} submitted before an interruption; following it")
-        else:
-            ledger.set_status(run.run_id, job.tag, "abandoned")
+            continue
+        left = provider.discard(job.tag, job.created)  # an upload the interruption left without a batch
+        if left:
+            con.print(f"[yellow]note:[/yellow] could not delete {', '.join(left)} at {provider.name}, uploaded "
+                      "before an interruption; delete it yourself (it holds the prompts)", soft_wrap=True)
+        ledger.set_status(run.run_id, job.tag, "abandoned")
+
+
+def settle_intents(store: RunStore, run: RunInfo, con: Console, http_client: Any = None,
+                   base_url: str | None = None) -> None:
+    """Resolve the run's batch intents (see `_reconcile`) if this process may write the run: it holds the run's
+    lock or can take it (a writer still uploading holds it, and its upload is no orphan). `base_url`: the
+    run's --base-url with its credentials, when the store keeps it masked (see `_run`)."""
+    if not any(j.status == "intent" for j in BatchLedger(store).jobs(run.run_id)):
+        return
+    try:
+        store.claim(run.run_id)
+    except RunBusy:
+        con.print(f"run {run.run_id}: another judgeflow process is submitting a batch of it right now", soft_wrap=True)
+        return
+    _reconcile(store, run, _provider(_run(store, run.run_id, base_url), http_client), con)
 
 
 async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, con: Console,
@@ -149,8 +177,12 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
     return _finish(store, run, con, max_unscored)
 
 
-def open_batches_note(store: RunStore, run_id: str) -> str | None:
-    """A warning for a batch run resumed online while some of its batches are still at the provider."""
+def open_batches_note(store: RunStore, run_id: str, con: Console | None = None,
+                      base_url: str | None = None) -> str | None:
+    """A warning for a batch run resumed online while some of its batches are still at the provider
+    (its interrupted submissions resolved first: a batch found is followed, an orphan upload deleted)."""
+    if con is not None:
+        settle_intents(store, store.get_run(run_id), con, base_url=base_url)
     open_ = [j.batch_id for j in BatchLedger(store).jobs(run_id) if j.open]
     if not open_:
         return None
@@ -186,6 +218,8 @@ def _finish(store: RunStore, run: RunInfo, con: Console, max_unscored: float = D
     lines[-1] = cost_line(store, run.run_id, run.settings["model"], prices) or lines[-1]
     for line in lines:
         con.print("  " + line)
+    if note := store.unreadable_note():
+        con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
     failed = run_failure(results, max_unscored)
     if failed:
         con.print(f"[red]{failed}[/red]; see each row's error. Re-judge them online with: "
@@ -211,6 +245,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     con = Console(highlight=False)
     with RunStore(args.store) as store:
         run = _run(store, args.run_id, args.base_url)
+        settle_intents(store, run, con, base_url=args.base_url)
         jobs = BatchLedger(store).jobs(run.run_id)
         con.print(f"run {run.run_id}: {run.status}, {store.count(run.run_id)} of {run.total} rows done")
         if not jobs:
@@ -256,26 +291,50 @@ def _collect_ended(store: RunStore, run: RunInfo, provider: Any, con: Console, *
 
 def cmd_collect(args: argparse.Namespace, *, http_client: Any = None) -> int:
     con = Console(stderr=True, highlight=False)
-    with RunStore(args.store) as store:
-        while True:
-            run = _run(store, args.run_id, args.base_url)
-            if not BatchLedger(store).jobs(run.run_id):
-                raise ConfigError(f"run {run.run_id} has no batches; submit one with `judgeflow run ... --batch`")
-            if run.status == "done":
-                if args.online:
-                    asyncio.run(_rejudge_online(store, run, _rows(run)))
-                return _finish(store, run, con, args.max_unscored)
-            provider = _provider(run, http_client)
-            _reconcile(store, run, provider, con)
-            waiting = _collect_ended(store, run, provider, con, keep_files=args.keep_batch_files)
-            if not waiting:
-                code = asyncio.run(_step(store, run, _rows(run), provider, con, online=args.online,
-                                         max_unscored=args.max_unscored))
-                if store.get_run(run.run_id).status == "done" or not args.wait:
-                    return code
-                continue
-            for line in waiting:
-                con.print(f"run {run.run_id}: {line}")
-            if not args.wait:
-                return 0
-            time.sleep(args.wait)
+    with RunStore(args.store) as store, sigterm_interrupts():
+        try:
+            return _collect(args, store, con, http_client)
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM
+            con.print(f"[yellow]interrupted:[/yellow] every batch reply collected so far is kept in {store.path}. "
+                      f"Continue with:\n  judgeflow batch collect {args.run_id}{_store_opt(store)}"
+                      + (" --online" if args.online else ""), soft_wrap=True)
+            return 130
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (a container stop, `kill`) interrupts as Ctrl-C does, in the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _collect(args: argparse.Namespace, store: RunStore, con: Console, http_client: Any) -> int:
+    store.claim(store.get_run(args.run_id).run_id)  # one writer per run: a second collect is refused
+    while True:
+        run = _run(store, args.run_id, args.base_url)
+        if not BatchLedger(store).jobs(run.run_id):
+            raise ConfigError(f"run {run.run_id} has no batches; submit one with `judgeflow run ... --batch`")
+        if run.status == "done":
+            if args.online:
+                asyncio.run(_rejudge_online(store, run, _rows(run)))
+            return _finish(store, run, con, args.max_unscored)
+        provider = _provider(run, http_client)
+        _reconcile(store, run, provider, con)
+        waiting = _collect_ended(store, run, provider, con, keep_files=args.keep_batch_files)
+        if not waiting:
+            code = asyncio.run(_step(store, run, _rows(run), provider, con, online=args.online,
+                                     max_unscored=args.max_unscored))
+            if store.get_run(run.run_id).status == "done" or not args.wait:
+                return code
+            continue
+        for line in waiting:
+            con.print(f"run {run.run_id}: {line}")
+        if not args.wait:
+            return 0
+        time.sleep(args.wait)

@@ -192,6 +192,7 @@ def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, 
     if run is None:
         raise ConfigError(f"nothing to resume: no run in {store.path} wrote {args.output}; run without --resume "
                           "(results already judged are served from the cache)")
+    store.claim(run.run_id)  # one writer per run: a second resume of it is refused here
     if run.input_sha != sha:
         raise ConfigError(
             f"{args.input} changed since run {run.run_id} started (its content hash differs), so its finished "
@@ -222,7 +223,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if getattr(args, "ray", False):
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
-    check_output(args.output, args.input)
+    check_output(args.output, args.input, store=args.store)
+    if args.batch:
+        from ..runs.batch import check_batch_input
+
+        check_batch_input(args.input)
     with spool(args.input) as (source, sha):  # stdin is copied once: the input is read twice, streamed
         return _run(args, con, source, sha)
 
@@ -256,7 +261,7 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
         if args.resume:  # only a resumed run can have batches (a new run id has none): batch code loads only then
             from .batch_cmd import open_batches_note
 
-            if note := open_batches_note(store, run_id):
+            if note := open_batches_note(store, run_id, con, args.base_url):
                 con.print(note, soft_wrap=True)
         session = Usage()
         stats = Counter[str]()
@@ -291,14 +296,15 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
             from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
 
             lines[-1] = cost_line(store, run_id, judge.model, prices) or lines[-1]
+        unreadable = store.unreadable_note()
     failed = run_failure(results, args.max_unscored)
     if args.json:
         summary = summary_json(results, run_id=run_id, model=judge.model, output=args.output,
                                prices=prices, elapsed=elapsed, session_items=stats["items"])
-        print(json.dumps({**summary, "failure": failed}))
+        print(json.dumps({**summary, "unreadable": dict(store.unreadable), "failure": failed}))
         return 1 if failed else 0
     con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
-    for note in client_notes(judge):
+    for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
         con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
     for line in lines:
         con.print("  " + line)

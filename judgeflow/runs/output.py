@@ -56,14 +56,28 @@ def spool(path: Path) -> Iterator[tuple[Path, str]]:
         yield copy, sha.hexdigest()
 
 
-def check_output(path: Path, input_path: Path) -> None:
-    """Fail before judging anything if OUTPUT is the input (also via links), or cannot be written."""
+def check_output(path: Path, input_path: Path, *, store: Path | None = None) -> None:
+    """Fail before judging anything if OUTPUT is the input or the run store, the store is the
+    input (also via links), or OUTPUT cannot be written."""
+    if store is not None and _same_path(store, input_path):
+        raise OutputError(f"{store}: the run store is the input file {input_path} (the store would overwrite the "
+                          "items); give another --store path, e.g. .judgeflow/runs.sqlite")
     if str(path) == STDIO:
         return
-    if same_file(path, input_path):
+    if _same_path(path, input_path):
         raise OutputError(f"{path}: is the input file {input_path} (the results would replace the items); "
                           "give another -o path, e.g. results.jsonl")
+    if store is not None and _same_path(path, store):
+        raise OutputError(f"{path}: is the run store --store {store} (the results and the store would overwrite "
+                          "each other); give another -o path, e.g. results.jsonl")
     check_output_writable(path)
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    """One file, also through links, or one path once resolved (a file that does not exist yet)."""
+    if STDIO in (str(a), str(b)):
+        return False
+    return same_file(a, b) or Path(a).resolve() == Path(b).resolve()
 
 
 def check_output_writable(path: Path) -> None:

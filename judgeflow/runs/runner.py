@@ -71,6 +71,8 @@ async def judge_indexed(
         async for r in judge.ajudge_indexed(items, concurrency=concurrency):
             yield r
         return
+    if run is not None:
+        store.claim(run)  # one writer per run (a no-op when the caller holds it already)
     bind = getattr(judge, "with_store", None)
     if bind is not None:  # a panel or cascade: each member's result is cached too (resume repeats no member's call)
         judge = bind(store, cache=cache, key=cache_key, from_cache=from_cache)

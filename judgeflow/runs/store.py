@@ -19,6 +19,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,9 @@ from pydantic import BaseModel
 from ..errors import StoreError
 from ..redact import redact
 from ..results import Judgment
+from .lock import RunBusy, RunLock
+
+__all__ = ["DEFAULT_STORE", "RunBusy", "RunInfo", "RunStore", "StoreError"]
 
 DEFAULT_STORE = Path(".judgeflow") / "runs.sqlite"
 SCHEMA_VERSION = 1
@@ -83,6 +87,9 @@ class RunStore:
     def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        self._claims: dict[str, RunLock] = {}
+        self.unreadable: Counter[str] = Counter()
+        """Rows that no longer validate, by table ("cache": served as misses, "results": as unscored)."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # the sync facade runs the judging on a background loop thread: the connection may be
@@ -94,10 +101,11 @@ class RunStore:
             row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is None:
                 self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) != SCHEMA_VERSION:
+            elif str(row[0]).strip() != str(SCHEMA_VERSION):
                 raise StoreError(
-                    f"{self.path}: run store schema {row[0]} is not the supported {SCHEMA_VERSION}; "
-                    "use a new --store path"
+                    f"{self.path}: run store schema {str(row[0])[:40]!r} is not the supported {SCHEMA_VERSION} "
+                    "(written by another judgeflow version, or damaged); move the file aside or pass a new "
+                    "--store PATH"
                 )
         except sqlite3.DatabaseError as e:
             raise self._error(e, "open") from None
@@ -123,7 +131,22 @@ class RunStore:
         return StoreError(f"{self.path}: cannot {doing} the run store: {msg}")
 
     def close(self) -> None:
+        for lock in self._claims.values():
+            lock.release()
+        self._claims.clear()
         self._db.close()
+
+    def claim(self, run_id: str) -> None:
+        """Become the one writer of `run_id` until `close()` (see `runs.lock`); a no-op if held already.
+
+        Raises:
+            RunBusy: another process (or another RunStore) is writing the run.
+        """
+        if run_id not in self._claims:
+            self._claims[run_id] = RunLock.acquire(self.path, run_id)
+
+    def holds(self, run_id: str) -> bool:
+        return run_id in self._claims
 
     def __enter__(self) -> RunStore:
         return self
@@ -158,8 +181,9 @@ class RunStore:
         command: str | None = None,
         run_id: str | None = None,
     ) -> str:
-        """Record a new run and return its id."""
+        """Record a new run and return its id; this store is its one writer (`claim`) from now on."""
         run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self.claim(run_id)
         self._write(
             "start a run in",
             "INSERT INTO runs VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
@@ -230,11 +254,22 @@ class RunStore:
             rows = self._read("SELECT seq, item_id, judgment FROM results WHERE run_id=? AND "
                               "(seq > ? OR (seq = ? AND item_id > ?)) ORDER BY seq, item_id LIMIT ?",
                               (run_id, seq, seq, item_id, page))
-            for _, _, data in rows:
-                yield Judgment.model_validate_json(data)
+            for _, item_id, data in rows:
+                yield self._result(run_id, item_id, data)
             if len(rows) < page:
                 return
             seq, item_id = rows[-1][0], rows[-1][1]
+
+    def _result(self, run_id: str, item_id: str, data: str) -> Judgment:
+        """A stored result; one that no longer validates (another judgeflow version wrote it, or it was
+        damaged) is unscored, with the reason, and marked so: a resume judges it again. Its text is kept."""
+        try:
+            return Judgment.model_validate_json(data)
+        except ValueError as e:
+            self.unreadable["results"] += 1
+            self._write("update", "UPDATE results SET status='unscored' WHERE run_id=? AND item_id=?", (run_id, item_id))
+            return Judgment.unscored(item_id, f"the stored result could not be read ({_first_line(e)}); it is judged "
+                                              "again when the run is resumed (--resume)")
 
     def judge_indexed(self, judge: Any, items: Any, *, run: str | None = None, cache: bool = True,
                       concurrency: int | None = None) -> Any:
@@ -255,8 +290,32 @@ class RunStore:
     def cached(self, key: str) -> Judgment | None:
         """The cached judged result for `key`; never an unscored one (a failure is not an answer)."""
         rows = self._read("SELECT judgment FROM cache WHERE key=?", (key,))
-        hit = Judgment.model_validate_json(rows[0][0]) if rows else None
+        try:
+            hit = Judgment.model_validate_json(rows[0][0]) if rows else None
+        except ValueError:  # written by another judgeflow version, or damaged: a miss (judged again, replaced)
+            self.unreadable["cache"] += 1
+            return None
         return hit if hit is not None and hit.status == "judged" else None
+
+    def unreadable_note(self) -> str | None:
+        """What the summary says about stored rows that could not be read (None if there were none)."""
+        cache, results = self.unreadable["cache"], self.unreadable["results"]
+        said = [f"{cache} cache entr{'y' if cache == 1 else 'ies'} (judged again)" if cache else "",
+                f"{results} stored result{'s' if results != 1 else ''} (unscored; --resume judges them again)"
+                if results else ""]
+        if not cache and not results:
+            return None
+        return (f"could not read {' and '.join(x for x in said if x)} in {self.path}: written by another judgeflow "
+                "version, or damaged")
+
+
+def _first_line(e: Exception) -> str:
+    """The first problem pydantic found (field: message), or the error's text."""
+    errors = getattr(e, "errors", None)
+    if callable(errors) and errors():
+        first = errors()[0]
+        return f"{'.'.join(map(str, first['loc'])) or 'the row'}: {first['msg']}"[:200]
+    return str(e)[:200]
 
 
 def _redacted(judgment: Judgment) -> str:

@@ -84,12 +84,13 @@ def anthropic_reply(body: dict[str, Any]) -> dict[str, Any]:
     return anthropic_body(data, body, (len(prompt) // 4, len(json.dumps(data)) // 4))
 
 
-def _multipart_file(content_type: str, raw: bytes) -> bytes:
+def _multipart_file(content_type: str, raw: bytes) -> tuple[str, bytes]:
+    """(file name, content) of the multipart upload's `file` part."""
     msg = BytesParser(policy=email.policy.default).parsebytes(
         f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
     for part in msg.iter_parts():
         if part.get_param("name", header="content-disposition") == "file":
-            return part.get_payload(decode=True)
+            return part.get_filename() or "upload", part.get_payload(decode=True)
     raise ValueError("no file part")
 
 
@@ -110,6 +111,12 @@ class FakeBatches:
         """custom_ids of each batch, in submission order."""
         self.deleted: list[str] = []
         """ids of the files and message batches deleted."""
+        self.names: dict[str, str] = {}
+        """file id -> the name it was uploaded under."""
+        self.stall_create: threading.Event | None = None
+        """When set to an Event: a batch create waits for it, then fails without creating anything (a
+        client killed meanwhile leaves its uploaded input file behind)."""
+        self.create_calls = 0
 
     def _reply(self, body: dict[str, Any], make: Any) -> dict[str, Any]:
         reply = make(body)
@@ -126,9 +133,12 @@ class FakeBatches:
         n = len(self.batches) + 1
         if method == "POST" and path == "/v1/files":
             fid = f"file-{len(self.files) + 1}"
-            self.files[fid] = _multipart_file(headers["Content-Type"], raw)
-            return 200, {"id": fid, "object": "file", "bytes": len(self.files[fid]), "created_at": 0,
-                         "filename": "batch.jsonl", "purpose": "batch", "status": "processed"}
+            self.names[fid], self.files[fid] = _multipart_file(headers["Content-Type"], raw)
+            return 200, self._file(fid)
+        if method == "GET" and path == "/v1/files":  # newest first, one page
+            live = [f for f in reversed(self.files) if f not in self.deleted and f in self.names]
+            return 200, {"object": "list", "data": [self._file(f) for f in live], "has_more": False,
+                         "first_id": live[0] if live else None, "last_id": live[-1] if live else None}
         if method == "POST" and path == "/v1/batches":
             req = json.loads(raw)
             lines = [json.loads(x) for x in self.files[req["input_file_id"]].decode().splitlines() if x.strip()]
@@ -138,8 +148,12 @@ class FakeBatches:
             self.files[f"file-out-{n}"] = "".join(json.dumps(o) + "\n" for o in out).encode()
             self.submitted.append([x["custom_id"] for x in lines])
             self.batches[f"batch_{n}"] = {"polls": 0, "kind": "openai", "output": f"file-out-{n}", "n": len(lines),
-                                          "input": req["input_file_id"]}
+                                          "input": req["input_file_id"], "metadata": req.get("metadata")}
             return 200, self._openai_batch(f"batch_{n}")
+        if method == "GET" and path == "/v1/batches":  # newest first, one page
+            data = [self._openai_batch(b) for b in reversed(self.batches) if self.batches[b]["kind"] == "openai"]
+            return 200, {"object": "list", "data": data, "has_more": False,
+                         "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None}
         if method == "GET" and path.startswith("/v1/batches/"):
             return 200, self._openai_batch(path.rsplit("/", 1)[1], poll=True)
         if method == "GET" and path.startswith("/v1/files/") and path.endswith("/content"):
@@ -164,6 +178,10 @@ class FakeBatches:
             return 200, {"id": path.rsplit("/", 1)[1], "type": "message_batch_deleted"}
         return 404, {"error": {"message": f"fake provider: no route {method} {path}"}}
 
+    def _file(self, fid: str) -> dict[str, Any]:
+        return {"id": fid, "object": "file", "bytes": len(self.files[fid]), "created_at": int(time.time()),
+                "filename": self.names[fid], "purpose": "batch", "status": "processed"}
+
     def _done(self, bid: str, poll: bool) -> bool:
         b = self.batches[bid]
         if poll:
@@ -173,7 +191,8 @@ class FakeBatches:
     def _openai_batch(self, bid: str, poll: bool = False) -> dict[str, Any]:
         b, done = self.batches[bid], self._done(bid, poll)
         return {"id": bid, "object": "batch", "endpoint": "/v1/chat/completions", "input_file_id": b["input"],
-                "completion_window": "24h", "status": "completed" if done else "in_progress", "created_at": 0,
+                "completion_window": "24h", "status": "completed" if done else "in_progress",
+                "created_at": int(time.time()), "metadata": b.get("metadata"),
                 "output_file_id": b["output"] if done else None, "error_file_id": None,
                 "request_counts": {"total": b["n"], "completed": b["n"] if done else 0, "failed": 0}}
 
@@ -213,6 +232,12 @@ class FakeProvider:
 
             def do_POST(self) -> None:  # noqa: N802
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                stall = fake.batch.stall_create
+                if self.path.endswith("/v1/batches") and stall is not None:
+                    fake.batch.create_calls += 1
+                    stall.wait(60)
+                    self._send(503, {"error": {"message": "fake provider: the batch create stalled"}})
+                    return
                 if "/batches" in self.path or self.path.endswith("/files"):
                     with fake._lock:
                         self._send(*fake.batch.route("POST", self.path, self.headers, raw))

@@ -15,7 +15,10 @@ When something goes wrong (see `ledger`): every completed line of a batch is kep
 the batch's final state (completed, expired, cancelled, ended); a failed or expired line is sent
 again in the next batch, up to `MAX_ATTEMPTS` times, a cancelled one is not; replies serve only
 the run that collected them. Each batch is recorded as an intent before it is submitted, so a kill
-in between is resolved by finding the batch at the provider, not by paying for it twice. A round
+in between is resolved by finding the batch at the provider, not by paying for it twice; an intent
+the provider has no batch for is abandoned, and the input file it may have uploaded (named after the
+intent's tag, every prompt in it) is deleted, by the next `batch status`, `batch collect` or
+`run --resume` of the run (under the run's lock: never while its writer is still uploading). A round
 bigger than the provider's limits is split into several batches.
 
 The provider side (upload, create, status, results, find, delete) lives in `batch_openai` and
@@ -29,12 +32,14 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx2
 
 from ...errors import ConfigError, InvalidItemError
+from ...files import STDIO
 from ...items import Item
 from ...redact import remember_secret
 from ...judge import Judge, invalid_judgment
@@ -100,6 +105,11 @@ class BatchProvider(Protocol):
         """The id of a batch submitted with `tag` (n requests, at or after `since`), if the provider has one."""
         ...
 
+    def discard(self, tag: str, since: float) -> list[str]:
+        """Delete what an interrupted submission under `tag` (recorded at `since`) left at the provider without
+        a batch (OpenAI: the uploaded input file, every prompt in it); return what could not be deleted."""
+        ...
+
     def status(self, batch_id: str) -> BatchStatus: ...
 
     def results(self, batch_id: str, keys: set[str]) -> tuple[dict[str, str], dict[str, tuple[str, bool]]]:
@@ -148,6 +158,14 @@ def make_provider(model: str, *, base_url: str | None = None, http_client: Any =
 
         return AnthropicBatches(base_url=base_url, http_client=http_client)
     raise ConfigError(f"--batch needs an openai/ or anthropic/ model (their batch APIs); got {model!r}")
+
+
+def check_batch_input(path: Path) -> None:
+    """A batch run reads its input again at each `collect`: it must be a file, never stdin."""
+    if str(path) == STDIO:
+        raise ConfigError("--batch needs the items in a file: `batch collect` reads them again when the replies "
+                          "arrive, and stdin cannot be read twice; save them first (e.g. `... > items.jsonl`) and "
+                          "run `judgeflow run items.jsonl --batch ...`")
 
 
 def replay_judge(settings: dict[str, Any], transport: ReplayTransport) -> Judge:

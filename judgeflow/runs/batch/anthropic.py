@@ -50,6 +50,10 @@ class AnthropicBatches:
                 return b.id
         return None
 
+    def discard(self, tag: str, since: float) -> list[str]:
+        """Nothing to delete: a message batch is created in one request, with no upload before it."""
+        return []
+
     def status(self, batch_id: str) -> BatchStatus:
         b = self.client.messages.batches.retrieve(batch_id)
         counts = b.request_counts.model_dump() if b.request_counts else {}

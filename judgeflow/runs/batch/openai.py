@@ -55,6 +55,17 @@ class OpenAIBatches:
                 return b.id
         return None
 
+    def discard(self, tag: str, since: float) -> list[str]:
+        """Delete the input file(s) an interrupted `submit(..., tag)` uploaded (named after the tag) but
+        never turned into a batch; return the ids that could not be deleted."""
+        name, left = f"{tag}.jsonl", []
+        for f in self.client.files.list(purpose="batch", order="desc"):  # newest first, auto-paginated
+            if f.created_at and f.created_at < since - 3600:
+                break
+            if f.filename == name and not self._delete_file(f.id):
+                left.append(f.id)
+        return left
+
     def status(self, batch_id: str) -> BatchStatus:
         b = self.client.batches.retrieve(batch_id)
         counts = b.request_counts.model_dump() if b.request_counts else {}
