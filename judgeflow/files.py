@@ -22,6 +22,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -340,7 +341,7 @@ def _csv_rows(text: str, path: str) -> Iterator[Row]:
         csv.field_size_limit(limit)
 
 
-def write_jsonl_atomic(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:
+def write_jsonl_atomic(path: str | Path, rows: Iterable[dict[str, Any] | str]) -> int:
     """Write rows as JSON lines to `path` through a temporary file beside it, fsync, then rename.
 
     Readers of `path` see the old file or the new one, never a torn one. "-" writes to stdout.
@@ -390,15 +391,43 @@ def write_jsonl_atomic(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:
     return n
 
 
-def _write_lines(f: Any, rows: Iterable[dict[str, Any]]) -> int:
+@contextmanager
+def file_lock(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive OS lock on a hidden `.NAME.lock` beside `path` (other processes wait).
+
+    An atomic rename replaces `path`'s inode, so the lock lives on a sidecar file that is never
+    renamed. The OS drops the lock when the process dies (kill -9 included). Where fcntl is
+    missing (Windows) the block runs unlocked.
+    """
+    p = Path(path)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(p.with_name(f".{p.name}.lock"), "a") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def json_line(row: dict[str, Any]) -> str:
+    """One JSONL line (no newline); a lone surrogate stays a JSON \\u escape, still valid JSON."""
+    line = json.dumps(row, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(row, ensure_ascii=True)
+    return line
+
+
+def _write_lines(f: Any, rows: Iterable[dict[str, Any] | str]) -> int:
+    """Write rows; a str is a row already made by `json_line` (a writer that keeps them skips re-encoding)."""
     n = 0
     for row in rows:
-        line = json.dumps(row, ensure_ascii=False)
-        try:
-            line.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: keep it as a JSON \\u escape, still valid JSON
-            line = json.dumps(row, ensure_ascii=True)
-        f.write(line + "\n")
+        f.write((row if isinstance(row, str) else json_line(row)) + "\n")
         n += 1
     f.flush()
     return n

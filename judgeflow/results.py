@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 JudgmentStatus = Literal["judged", "unscored", "invalid"]
 Status = JudgmentStatus  # the old name (before 0.2)
@@ -29,6 +29,17 @@ class Usage(BaseModel):
     """Calls that asked again: an invalid reply re-asked, or a reply cut off at max_tokens."""
     over_bound: int = 0
     """Claims (or requirements) a reply listed beyond its schema's bound (maxItems): cut, never checked."""
+    _rate_wait: float = PrivateAttr(default=0.0)
+
+    @property
+    def rate_wait(self) -> float:
+        """Seconds this item's requests waited on the provider's rate limit (not kept in results;
+        the limiter gives an item up after --max-wait of it)."""
+        return self._rate_wait
+
+    @rate_wait.setter
+    def rate_wait(self, seconds: float) -> None:
+        self._rate_wait = seconds
 
     def add(self, other: Usage) -> None:
         self.calls += other.calls

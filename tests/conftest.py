@@ -42,6 +42,14 @@ def _no_keys(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) ->
         monkeypatch.delenv(var, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_limiters() -> None:
+    """Each test starts with no rate limits learned (limiters are process-wide, per endpoint and key)."""
+    from judgeflow.backends.limits import forget
+
+    forget()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _own_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
     """judgeflow's user cache (remembered price lookups) goes to a temporary directory, not ~/.cache;

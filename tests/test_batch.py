@@ -89,7 +89,8 @@ def test_an_invalid_batch_reply_leaves_that_item_unscored(tmp_path: Path, fake: 
     write_items(tmp_path / "in.jsonl", 3)
     fake.batch.corrupt = {"Item-001": {"claims": "not a list"}}
     assert main(run_args(tmp_path, fake, provider, "--batch")) == 0
-    assert main(["batch", "collect", the_run(tmp_path), "--store", str(tmp_path / "runs.sqlite"), "--wait", "0.01"]) == 0
+    assert main(["batch", "collect", the_run(tmp_path), "--store", str(tmp_path / "runs.sqlite"), "--wait", "0.01",
+                 "--max-unscored", "0.5"]) == 0
     by_id = {r["id"]: r for r in rows(tmp_path)}
     assert by_id["q1"]["status"] == "unscored" and by_id["q1"]["label"] is None
     assert "decompose: unparseable judge output" in by_id["q1"]["error"]  # Instructor's own validation
@@ -151,5 +152,5 @@ def test_collect_honours_max_unscored(tmp_path: Path, fake: FakeProvider) -> Non
     fake.batch.corrupt = {"Item-001": {"claims": "not a list"}}
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
     collect = ["batch", "collect", the_run(tmp_path), "--store", str(tmp_path / "runs.sqlite"), "--wait", "0.01"]
-    assert main([*collect, "--max-unscored", "0.2"]) == 1  # 1 of 3 unscored is above 0.2
-    assert main(collect) == 0  # and below the default 0.5
+    assert main([*collect, "--max-unscored", "0.5"]) == 0  # 1 of 3 unscored is below 0.5
+    assert main(collect) == 1  # and above the default 0.1

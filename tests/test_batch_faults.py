@@ -178,7 +178,7 @@ def test_a_cancelled_batch_keeps_what_was_done_and_does_not_resubmit(tmp_path: P
     run_id = runs(tmp_path)[0]
     assert collect(tmp_path, run_id) == 0 and collect(tmp_path, run_id) == 0  # two polls: half done
     _cancel(fake, provider, fake.provider_batches(provider)[0]["id"])
-    assert collect(tmp_path, run_id, "--wait", "0.01") == 0
+    assert collect(tmp_path, run_id, "--wait", "0.01", "--max-unscored", "1") == 0  # the cancelled rows: unscored
     done = sum(fake.paid_lines().values())
     assert 0 < done < 20
     assert kept_replies(tmp_path, run_id) == done
@@ -263,7 +263,7 @@ def test_collect_online_re_judges_unscored_items_of_a_finished_run(tmp_path: Pat
     code = collect(tmp_path, run_id, "--wait", "0.01")
     unscored = [r["id"] for r in rows(tmp_path) if r["status"] == "unscored"]
     assert unscored and fake.online_calls() == []
-    assert code == (1 if len(unscored) / 4 > 0.5 else 0)  # done, but mostly unscored is not a success
+    assert code == (1 if len(unscored) / 4 > 0.1 else 0)  # done, but unscored above --max-unscored is not a success
     fake.config(garbage_rate=0.0)
     assert collect(tmp_path, run_id, "--online") == 0
     assert len(fake.online_calls()) >= len(unscored)  # each unscored item asked online at least once
@@ -316,7 +316,7 @@ def test_the_summary_prices_batch_and_online_calls_apart(tmp_path: Path, start, 
     run_id = runs(tmp_path)[0]
     code = collect(tmp_path, run_id, "--wait", "0.01")
     unscored = sum(r["status"] == "unscored" for r in rows(tmp_path))
-    assert unscored and code == (1 if unscored / 3 > 0.5 else 0)
+    assert unscored and code == (1 if unscored / 3 > 0.1 else 0)
     fake.config(garbage_rate=0.0)
     capsys.readouterr()
     assert collect(tmp_path, run_id, "--online") == 0  # the unscored items are judged again online
@@ -357,7 +357,8 @@ def test_batch_files_are_deleted_once_stored(tmp_path: Path, start, provider: st
     fake = start("--batch-polls", "1", "--error-rate", "0.3")
     write_items(tmp_path / "in.jsonl", 5)
     assert main(run_args(tmp_path, fake, provider, "--batch")) == 0
-    assert collect(tmp_path, runs(tmp_path)[0], "--wait", "0.01", *(["--keep-batch-files"] if keep else [])) == 0
+    assert collect(tmp_path, runs(tmp_path)[0], "--wait", "0.01", "--max-unscored", "1",  # failed lines: unscored
+                   *(["--keep-batch-files"] if keep else [])) == 0
     assert len(rows(tmp_path)) == 5
     if provider == "openai":
         left = fake.get("/v1/files")["data"]

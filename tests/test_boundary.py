@@ -326,7 +326,7 @@ def test_resume_rejudges_unscored_items_never_judged_ones(tmp_path: Path) -> Non
     args = ["run", str(items), "-o", str(out), "--model", "openai/gpt-fake", "--base-url", "http://llm.test/v1",
             "--store", str(store), "--no-progress", "--concurrency", "1", "--retries", "0"]
     with patched_client(llm):
-        assert main(args) == 1  # 2 of 3 unscored: above --max-unscored 0.5
+        assert main(args) == 1  # 2 of 3 unscored: above --max-unscored
     assert [r["status"] for r in read_rows(out)] == ["judged", "unscored", "unscored"]
     llm2 = FakeLLM("openai", [{"claims": []}, {"claims": []}])
     with patched_client(llm2):

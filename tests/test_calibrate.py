@@ -240,3 +240,57 @@ def test_diagnosis_never_prints_minus_zero():
 
     text = diagnose(Agreement(n=3, kappa=0.4, kappa_ci=(-0.0001, 1.0)))
     assert "95% CI 0.00 to 1.00" in text and "-0.00" not in text
+
+
+def test_tiny_samples_get_no_collapsed_interval_in_any_report(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from judgeflow.calibration.agreement import MIN_CI_N, kappa_text
+
+    eight = calibrate(judgments([0, 1] * 4, [0, 1] * 4))  # all agree: a bootstrap says [1.00, 1.00]
+    assert eight.kappa == 1.0 and eight.kappa_ci is None
+    assert f"CI not meaningful under N={MIN_CI_N}" in (eight.kappa_ci_note or "")
+    assert kappa_text(eight).startswith("1.00 (CI not meaningful") and "[1.00, 1.00]" not in eight.diagnosis
+    two = calibrate(judgments([0, 1], [0, 0]))  # a bootstrap says [0.00, 0.00]
+    assert two.kappa_ci is None and "under N=10" in kappa_text(two)
+    # the same words in the terminal, the HTML and --json
+    results = write_rows(tmp_path / "r.jsonl", judgments([0, 1] * 4, [0, 1] * 4))
+    html = tmp_path / "r.html"
+    assert main(["calibrate", str(results), "--html", str(html)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "CI not meaningful under N=10" in out and "[1.00, 1.00]" not in out
+    assert "CI not meaningful under N=10" in html.read_text() and "[1.00, 1.00]" not in html.read_text()
+    assert main(["calibrate", str(results), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["kappa_ci"] is None and "under N=10" in data["kappa_ci_note"]
+
+
+def test_all_agreeing_larger_sample_gets_a_lower_bound_below_one() -> None:
+    r = calibrate(judgments([0, 1] * 6, [0, 1] * 6))  # 12 items, all agree
+    assert r.kappa == 1.0 and r.kappa_ci is not None
+    lo, hi = r.kappa_ci
+    assert hi == 1.0 and 0.3 < lo < 0.9, r.kappa_ci  # Wilson's 95% lower bound for 12/12 is 0.76 -> kappa 0.52
+    assert lo == pytest.approx((0.7575 - 0.5) / 0.5, abs=0.01)
+    assert "Wilson" in (r.kappa_ci_note or "")
+
+
+def test_constant_judge_gets_no_interval() -> None:
+    r = calibrate(judgments(HUMAN, [1] * 20))
+    assert r.kappa_ci is None and "same label" in (r.kappa_ci_note or "")
+
+
+def test_a_kappa_that_rounds_to_zero_is_never_printed_as_minus_zero() -> None:
+    from judgeflow.calibration.agreement import Agreement, diagnose, kappa_text, strength
+
+    a = Agreement(n=40, kappa=-0.003, kappa_ci=(-0.3, 0.29))
+    assert kappa_text(a) == "0.00 [-0.30, 0.29]"
+    assert "Kappa 0.00 (slight agreement" in diagnose(a) and "-0.00" not in diagnose(a)
+    assert strength(-0.003) == "slight" and strength(-0.02) == "worse than chance"
+
+
+def test_labels_that_match_no_result_say_so_with_both_sides_ids(tmp_path: Path) -> None:
+    (tmp_path / "l.jsonl").write_text("".join(json.dumps({"id": f"other-{k}", "label": k % 2}) + "\n" for k in range(5)))
+    with pytest.raises(InvalidItemError) as e:
+        calibrate(judgments(HUMAN, JUDGE), labels=tmp_path / "l.jsonl")
+    msg = str(e.value)
+    assert "none of the 5 labelled id(s) is a result id" in msg
+    assert "'other-0', 'other-1', 'other-2', ..." in msg and "results: 'q0'" in msg

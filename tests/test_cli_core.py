@@ -122,7 +122,8 @@ def test_run_with_an_llm_judged_unscored_and_invalid_rows(
         {"id": "no-answer", "reference": "r"},
     ])
     out = tmp_path / "results.jsonl"
-    assert run_cli(str(inp), "-o", str(out), "--model", f"{provider}/judge-model", "--concurrency", "2") == 0
+    assert run_cli(str(inp), "-o", str(out), "--model", f"{provider}/judge-model", "--concurrency", "2",
+                   "--max-unscored", "0.5") == 0  # 1 of 4 unscored: above the default share (0.1)
     assert seen == [f"{provider}/judge-model"]
 
     by_id = {r["id"]: r for r in read_rows(out)}

@@ -136,3 +136,16 @@ def test_cli_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     pb.write_text("".join(json.dumps(j.to_row()) + "\n" for j in run(B, "factual_correctness")[:5]))
     assert main(["compare", str(pa), str(pb)]) == 2
     assert "different items" in capsys.readouterr().err
+
+
+def test_verdict_names_the_test_that_decided() -> None:
+    human = [0, 0, 0, 0, 1, 1, 1, 1]
+    a = run([1, 1, 1, 1, 1, 1, 1, 1], "reference_faithfulness", human=human)  # 4 false alarms
+    b = run([0, 0, 0, 0, 1, 1, 1, 1], "factual_correctness", human=human)  # all right
+    r = compare(a, b)
+    assert r.mcnemar_p == 0.125
+    assert "McNemar p = 0.125 >= 0.05" in r.verdict
+    assert "clearly better" not in r.verdict and "within the noise" not in r.verdict
+    many = [0] * 18 + [1] * 18
+    big = compare(run([1] * 36, "reference_faithfulness", human=many), run(many, "factual_correctness", human=many))
+    assert "clearly better: McNemar p = " in big.verdict and "< 0.05 and the bootstrap interval excludes 0" in big.verdict

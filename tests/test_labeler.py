@@ -65,7 +65,7 @@ def test_labels_are_saved_after_each_key(tmp_path: Path) -> None:
     label_file(path, input_fn=ask, console=Console(file=buf, width=100))
     assert on_disk == [[None] * 4, [1, None, None, None], [1, 0, None, None]]
     assert labels_on_disk(path) == [1, 0, None, None]
-    assert not list(tmp_path.glob(".s.jsonl.*"))  # no temporary file left behind
+    assert not list(tmp_path.glob(".s.jsonl.*.tmp"))  # no temporary file left behind (the lock file stays)
 
 
 def test_resume_skip_back_and_quit(tmp_path: Path) -> None:

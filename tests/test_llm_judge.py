@@ -258,7 +258,7 @@ def test_wrong_shape_is_never_read_as_no_claims(provider: str, strategy: str, wr
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-@pytest.mark.parametrize("status, name", [(500, "InternalServerError"), (429, "RateLimitError")])
+@pytest.mark.parametrize("status, name", [(500, "InternalServerError"), (502, "InternalServerError")])
 def test_provider_error_is_unscored_with_reason(provider: str, status: int, name: str) -> None:
     llm = FakeLLM(provider, [status])
     result = Judge(backend=llm.backend(provider_retries=0)).judge(MOSCOW)

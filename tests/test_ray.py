@@ -140,7 +140,29 @@ def test_every_row_once_unscored_keep_their_reason(ray_local: Any, tmp_path: Pat
     row = next(r for r in rows if r["status"] == "judged" and r["topic"] == "t")
     assert json.loads(row["usage"])["calls"] == 1 and row["human_label"] == 1
     assert isinstance(json.loads(row["claims"]), list)
-    assert stats["llm_calls"] == N  # one call per valid item: the fake saw each exactly once
+    # one call per valid item: the fake answered each exactly once (200 or 500); its 429s were
+    # waited out and sent again by the rate limiter, without using the retries
+    assert stats["llm_calls"] - stats["by_status"].get("429", 0) == N
+
+
+def test_two_actors_share_one_rate_limit(ray_local: Any, tmp_path: Path) -> None:
+    from judgeflow.integrations.ray import judge_dataset
+
+    n = 48  # 48 calls against 8 requests a second (a bucket of 16 per 2 s window), 2 actors x 8 in flight
+    fake = Fake(tmp_path, "--rpm", "16", "--ratelimit-window-s", "2")
+    try:
+        path = write_jsonl(tmp_path / "items.jsonl", [{"id": f"r{i}", "question": f"Question {i}?",
+                                                        "answer": f"Answer {i}.", "reference": "42"} for i in range(n)])
+        ds = ray_local.data.read_text(str(path), include_paths=True)
+        out = judge_dataset(ds, model="openai/fake", base_url=fake.base_url, api_key="sk-fake", strategy="single",
+                            provider_retries=0, concurrency=8, num_actors=2, json_column="text")
+        rows = out.take_all()
+        stats = fake.stats()
+    finally:
+        fake.stop()
+    assert Counter(r["status"] for r in rows) == {"judged": n}, [r["error"] for r in rows if r["error"]]
+    refused = stats["by_status"].get("429", 0)
+    assert refused <= max(4, stats["llm_calls"] // 10), stats["by_status"]  # paced, not refused
 
 
 def test_killed_job_rerun_makes_no_repeated_calls(ray_local: Any, tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def check_common(code: int, err: str, rows: list[dict]) -> None:
     assert code in (0, 1, 2), (code, err)
     judged, unscored = (sum(r["status"] == s for r in rows) for s in ("judged", "unscored"))
     if code != 2:  # a run that judged nothing, or mostly failed, is not a success
-        assert code == (1 if not judged or unscored / len(rows) > 0.5 else 0), (code, err)
+        assert code == (1 if not judged or unscored / len(rows) > 0.1 else 0), (code, err)
     if code == 2:
         assert len([line for line in err.splitlines() if line.startswith("error:")]) == 1, err
         assert rows == []

@@ -140,3 +140,25 @@ def test_calibrate_cli_reads_texts_from_the_items_file(tmp_path) -> None:
     page = out.read_text(encoding="utf-8")
     assert "Moscow was founded in 1247." in page and "<mark class=\"decides\">founded in 1147</mark>" in page
     assert "(click to open)" not in page  # a short source is shown open
+
+
+def test_every_error_claim_is_marked_and_unfound_evidence_flagged() -> None:
+    source = "The tower is 330 metres tall. It was finished in 1889 for the World's Fair."
+    claims = [
+        ClaimResult(id="c1", text="It is 300 m tall.", verdict="contradicted", error=True, basis="source",
+                    evidence="330 metres tall"),
+        ClaimResult(id="c2", text="It opened in 1890.", verdict="contradicted", error=True, basis="source",
+                    evidence="finished in 1889"),
+        ClaimResult(id="c3", text="It is in Paris.", verdict="supported", basis="source",
+                    evidence="The tower stands in Paris", evidence_found=False),
+        ClaimResult(id="c4", text="It is iron.", verdict="supported", basis="source", evidence="made of wrought iron"),
+    ]
+    wrong = Judgment(id="t1", label=1, human_label=0, criterion="source_faithfulness", claims=claims,
+                     extra={"question": "How tall?", "answer": "300 m, opened 1890.", "source": [source]})
+    right = Judgment(id="t2", label=0, human_label=0, criterion="source_faithfulness", claims=[])
+    page = calibration_html(calibrate([wrong, right, *rows([1, 0], [1, 0])]))
+    assert '<mark class="decides">330 metres tall</mark>' in page
+    assert '<mark class="err">finished in 1889</mark>' in page, "the second error claim's evidence is marked too"
+    assert re.search(r'<tr class="err"><td>c2</td>', page)
+    assert page.count("quote not found in the evidence") == 1  # c3: the judge's own check
+    assert page.count("not found in the shown evidence") == 1  # c4: not in the source shown

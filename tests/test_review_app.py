@@ -81,6 +81,11 @@ def client(session: ReviewSession) -> TestClient:
     return TestClient(create_app(session, TOKEN), base_url="http://127.0.0.1")
 
 
+def save(c: TestClient, s: ReviewSession, i: int, label, **extra):
+    """POST a label for item i as the page does: with the id of the item it shows."""
+    return c.post(f"/api/items/{i}/label", json={"id": s.labeller.items[i].id, "label": label, **extra}, headers=H)
+
+
 def index_of(session: ReviewSession, item_id: str) -> int:
     return next(i for i, it in enumerate(session.labeller.items) if it.id == item_id)
 
@@ -121,7 +126,7 @@ def test_blind_until_labelled_then_revealed(files):
     assert "judge" not in entry
     assert c.get("/api/queue", params={"judge": "1"}, headers=H).json()["items"] == []
 
-    res = c.post(f"/api/items/{i}/label", json={"label": 0, "note": "year looks fine to me"}, headers=H).json()
+    res = save(c, s, i, 0, note="year looks fine to me").json()
     judge = res["item"]["judge"]
     assert res["item"]["revealed"] and judge["label"] == 1
     assert [cl["id"] for cl in judge["claims"]] == ["c2", "c1"] and judge["claims"][0]["deciding"]
@@ -150,7 +155,7 @@ def test_filters_search_and_requirements(files):
     assert ids(status="unscored") == ["s1"] and ids(language="de") == ["s1"]
     assert ids(q="onerror") == ["x1"] and ids(q="PARIS") == ["q1"]
     assert ids(human="open") == ["f1", "q1", "s1", "x1"]
-    c.post(f"/api/items/{index_of(s, 's1')}/label", json={"label": "skip"}, headers=H)
+    save(c, s, index_of(s, "s1"), "skip")
     assert ids(human="skipped") == ["s1"]
     reqs = client(ReviewSession(files["results"], files["labels"], reveal=True)).get(
         f"/api/items/{index_of(s, 's1')}", headers=H).json()["judge"]["requirements"]
@@ -176,8 +181,8 @@ def test_labels_file_round_trips_with_judgeflow_label(files):
     s = ReviewSession(files["results"], files["labels"], items=files["items"])
     c = client(s)
     order = [it.id for it in s.labeller.items]
-    c.post("/api/items/0/label", json={"label": 1, "note": "wrong year"}, headers=H)
-    c.post("/api/items/1/label", json={"label": 0}, headers=H)
+    save(c, s, 0, 1, note="wrong year")
+    save(c, s, 1, 0)
 
     # the terminal labeller resumes at the first open item and adds a label
     prompts = []
@@ -192,7 +197,7 @@ def test_labels_file_round_trips_with_judgeflow_label(files):
     # ... and the app reads the terminal's label back; a skip keeps an existing label
     again = ReviewSession(files["results"], files["labels"])
     assert again.human(2) == 0
-    again.label(2, None, "second look")
+    again.label(2, None, "second look", item_id=order[2])
     assert read_labels(files["labels"]).labels[order[2]] == 0
     assert json.loads(files["labels"].read_text().splitlines()[2])[NOTE] == "second look"
     assert not list(files["labels"].parent.glob(".labels.jsonl.*.tmp")), "atomic write left a temp file"
@@ -202,10 +207,11 @@ def test_calibration_panel_is_calibrate_on_the_labels_so_far(files):
     s = ReviewSession(files["results"], files["labels"], items=files["items"])
     c = client(s)
     empty = c.get("/api/calibration", headers=H).json()
-    assert empty["report"] is None and "nothing to calibrate" in empty["message"]
+    assert empty["report"] is None and "no item labelled in labels.jsonl yet" in empty["message"]
     want = {"f1": 0, "q1": 0, "x1": 1}
     for item_id, value in want.items():
-        panel = c.post(f"/api/items/{index_of(s, item_id)}/label", json={"label": value}, headers=H).json()["calibration"]
+        save(c, s, index_of(s, item_id), value).raise_for_status()
+        panel = c.get("/api/calibration", headers=H).json()
     ref = calibrate(results(), labels=want)
     r = panel["report"]
     assert panel["labelled"] == 3 and r["n"] == ref.n == 3
@@ -220,12 +226,12 @@ def test_compare_shows_both_labels_and_the_claim_that_flipped(files, tmp_path):
     s = ReviewSession(files["results"], files["labels"], items=files["items"], other=other)
     c = client(s)
     i = index_of(s, "f1")
-    res = c.post(f"/api/items/{i}/label", json={"label": 1}, headers=H).json()
+    res = save(c, s, i, 1).json()
     assert res["item"]["judge"]["label"] == 1 and res["item"]["other"]["label"] == 0
     assert res["item"]["flip"]["run"] == "A" and res["item"]["flip"]["claim"]["text"] == "It opened in 1890."
     assert res["entry"]["other"] == 0
     want = compare(results(), results("reference_faithfulness", 0), labels={"f1": 1}, names=("results", "other"))
-    assert res["calibration"]["compare"]["verdict"] == want.verdict
+    assert c.get("/api/calibration", headers=H).json()["compare"]["verdict"] == want.verdict
     assert "results 1 the other way" in want.verdict
 
     fewer = write_jsonl(tmp_path / "fewer.jsonl", [j.to_row() for j in results()[:2]])
@@ -239,10 +245,101 @@ def test_bad_requests_get_clear_errors(files):
     assert c.post("/api/items/0/label", json={"label": 2}, headers=H).status_code == 400
     assert c.post("/api/items/0/label", json={"label": True}, headers=H).status_code == 400
     assert c.post("/api/items/0/label", content=b"not json", headers=H).status_code == 400
-    assert c.post("/api/items/99/label", json={"label": 1}, headers=H).status_code == 404
+    assert c.post("/api/items/99/label", json={"label": 1, "id": "f1"}, headers=H).status_code == 404
     assert c.get("/api/items/99", headers=H).status_code == 404
     with pytest.raises(ConfigError, match="--items"):
         ReviewSession(files["results"], files["labels"].with_name("missing.jsonl"))
+
+
+def test_a_save_takes_only_a_whole_number_label_and_names_its_item(files):
+    s = ReviewSession(files["results"], files["labels"], items=files["items"])
+    c = client(s)
+    before = files["labels"].read_text()
+    for bad in (1.0, 0.0, "1", [1], {"x": 1}):
+        r = save(c, s, 0, bad)
+        assert r.status_code == 400 and "whole number 1 or 0" in r.json()["error"], (bad, r.text)
+    r = c.post("/api/items/0/label", json={"label": 1}, headers=H)
+    assert r.status_code == 400 and "must name the item" in r.json()["error"]
+    other = s.labeller.items[1].id
+    r = c.post("/api/items/0/label", json={"label": 1, "id": other}, headers=H)
+    assert r.status_code == 409 and repr(other) in r.json()["error"] and "nothing was saved" in r.json()["error"]
+    assert files["labels"].read_text() == before and s.human(0) is None
+    assert save(c, s, 0, None).status_code == 200 and s.labeller.done(0) and s.human(0) is None  # null = skip
+    assert save(c, s, 0, 1).status_code == 200
+    assert json.loads(files["labels"].read_text().splitlines()[0])["label"] == 1
+    assert isinstance(json.loads(files["labels"].read_text().splitlines()[0])["label"], int)
+
+
+def test_a_save_on_a_full_disk_says_so_and_leaves_the_item_unlabelled(files, monkeypatch):
+    import errno
+
+    import judgeflow.files
+
+    s = ReviewSession(files["results"], files["labels"], items=files["items"])
+    c = TestClient(create_app(s, TOKEN), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    before = files["labels"].read_text()
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(judgeflow.files.os, "fsync", full)
+    r = save(c, s, 0, 1)
+    assert r.status_code == 507, r.text
+    msg = r.json()["error"]
+    assert "NOT saved" in msg and "No space left on device" in msg and str(files["labels"]) in msg
+    assert files["labels"].read_text() == before
+    item = c.get("/api/items/0", headers=H).json()
+    assert item["human"] is None and item["revealed"] is False, "a failed save must leave the item unlabelled"
+    assert not list(files["labels"].parent.glob(".labels.jsonl.*.tmp"))
+    monkeypatch.undo()
+    assert save(c, s, 0, 1).status_code == 200 and s.human(0) == 1
+
+
+def test_two_apps_and_the_terminal_labeller_on_one_file_keep_every_label(files):
+    a = ReviewSession(files["results"], files["labels"], items=files["items"])
+    b = ReviewSession(files["results"], files["labels"])  # a second `judgeflow review` on the same file
+    ids = [it.id for it in a.labeller.items]
+    save(client(a), a, 0, 1)
+    save(client(b), b, 1, 0)  # b read the file before a's label
+    term = Labeller(files["labels"], input_fn=lambda p: "q")
+    save(client(a), a, 2, 1, note="from a")  # a never saw b's label
+    term.set_label(3, 0)  # the terminal never saw a's third label
+    assert read_labels(files["labels"]).labels == {ids[0]: 1, ids[1]: 0, ids[2]: 1, ids[3]: 0}
+    assert a.human(1) == 0, "a save merges the labels others wrote into the app's view"
+
+
+def test_the_queue_is_paged_and_steps_run_on_the_server(tmp_path):
+    items = [{"id": f"i{k:03d}", "question": f"q{k}", "reference": "r", "answer": f"a{k}"} for k in range(250)]
+    rows = [Judgment(id=r["id"], label=k % 2, status="judged", criterion="reference_faithfulness").to_row()
+            for k, r in enumerate(items)]
+    s = ReviewSession(write_jsonl(tmp_path / "results.jsonl", rows), tmp_path / "labels.jsonl",
+                      items=write_jsonl(tmp_path / "items.jsonl", items))
+    c = client(s)
+    q = c.get("/api/queue", headers=H).json()
+    assert len(q["items"]) == 100 and q["matched"] == 250 and q["offset"] == 0
+    q = c.get("/api/queue", params={"around": 230}, headers=H).json()
+    assert q["offset"] == 200 and [e["index"] for e in q["items"]] == list(range(200, 250))
+    assert c.get("/api/step", params={"from": 5, "delta": 1}, headers=H).json() == {"index": 6}
+    assert c.get("/api/step", params={"from": 0, "delta": -1}, headers=H).json() == {"index": None}
+    save(c, s, 6, 1)
+    assert c.get("/api/step", params={"from": 5, "open": 1}, headers=H).json() == {"index": 7}
+    assert c.get("/api/step", params={"from": -1, "open": 1}, headers=H).json() == {"index": 0}
+    assert c.get("/api/queue", params={"limit": "x"}, headers=H).status_code == 400
+
+
+def test_the_panel_names_the_labels_the_results_already_carry(files):
+    s = ReviewSession(files["results"], files["labels"], items=files["items"])
+    msg = client(s).get("/api/calibration", headers=H).json()["message"]
+    assert "no result has a human label" not in msg
+    assert "The results carry 3 human label(s)" in msg and "--keep-labels" in msg
+
+
+def test_keep_labels_starts_the_labels_file_with_the_items_own_labels(files):
+    s = ReviewSession(files["results"], files["labels"], items=files["items"], keep_labels=True)
+    assert {it.id: it.label for it in s.labeller.items} == {"f1": 1, "q1": 0, "x1": 0, "s1": None}
+    assert s.calibration()["report"]["n"] == 3  # f1, q1, x1: labelled and scored
+    fresh = ReviewSession(files["results"], files["labels"].with_name("fresh.jsonl"), items=files["items"])
+    assert fresh.dropped_labels == 3 and all(it.label is None for it in fresh.labeller.items)
 
 
 def test_cli_without_items_or_labels_exits_2_naming_the_fix(files, capsys):
@@ -254,3 +351,85 @@ def test_importing_judgeflow_does_not_import_starlette():
     code = "import sys, judgeflow, judgeflow.cli; print('starlette' in sys.modules, 'uvicorn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_review_and_calibrate_find_the_items_through_the_run_store(tmp_path, monkeypatch, capsys):
+    import judgeflow.calibration.review_app.server as server
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JUDGEFLOW_MODEL", raising=False)  # the offline judge
+    served = []
+    monkeypatch.setattr(server, "serve", lambda s, **kw: served.append(s))
+    write_jsonl(tmp_path / "items.jsonl", ITEMS)
+    assert main(["run", "items.jsonl", "-o", "results.jsonl", "--store", "s.sqlite", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["review", "results.jsonl", "--store", "s.sqlite", "--labels", "a.jsonl"]) == 0
+    out = capsys.readouterr().out
+    assert f"items: {tmp_path / 'items.jsonl'} (the file the run read" in out
+    assert len(served[0]) == 4 and served[0].labeller.items[0].answer
+    assert main(["calibrate", "results.jsonl", "--store", "s.sqlite", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["disagreements"] and all(d["answer"] for d in report["disagreements"])
+    # changed, then moved: said plainly, with the fix
+    (tmp_path / "items.jsonl").write_text((tmp_path / "items.jsonl").read_text() + "\n", encoding="utf-8")
+    assert main(["review", "results.jsonl", "--store", "s.sqlite", "--labels", "b.jsonl"]) == 2
+    assert "changed since the run" in capsys.readouterr().err
+    (tmp_path / "items.jsonl").rename(tmp_path / "moved.jsonl")
+    assert main(["review", "results.jsonl", "--store", "s.sqlite", "--labels", "b.jsonl"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "which is no longer there (moved or deleted" in err and "--items" in err
+
+
+def test_a_slow_calibration_never_holds_up_a_save(files, monkeypatch):
+    import asyncio
+    import threading
+
+    import httpx
+
+    s = ReviewSession(files["results"], files["labels"], items=files["items"])
+    release, order = threading.Event(), []
+
+    def slow_calibration():
+        release.wait(5)  # on the event loop this would stall every request for 5 s
+        order.append("calibration")
+        return {"report": None}
+
+    monkeypatch.setattr(s, "calibration", slow_calibration)
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=create_app(s, TOKEN))
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=H) as c:
+            panel = asyncio.create_task(c.get("/api/calibration"))
+            await asyncio.sleep(0.2)
+            r = await c.post("/api/items/0/label", json={"id": s.labeller.items[0].id, "label": 1})
+            order.append("save")
+            release.set()
+            assert r.status_code == 200 and (await panel).status_code == 200
+
+    asyncio.run(scenario())
+    assert order == ["save", "calibration"]
+
+
+def test_serve_pays_for_the_heavy_imports_before_it_prints_the_url(files, monkeypatch):
+    import uvicorn
+
+    from judgeflow.calibration.review_app.server import serve
+
+    s = ReviewSession(files["results"], files["labels"], items=files["items"])
+    order = []
+    monkeypatch.setattr(s, "warm_up", lambda: order.append("warm_up"))
+
+    class Server:
+        def __init__(self, config):
+            pass
+
+        def run(self, sockets):
+            order.append("serve")
+            sockets[0].close()
+
+    monkeypatch.setattr(uvicorn, "Server", Server)
+    serve(s, announce=lambda url: order.append("announce"))
+    assert order == ["warm_up", "announce", "serve"]
+    code = ("import sys; from judgeflow.calibration.review_app.session import ReviewSession as R; "
+            "R.warm_up(type('S', (), {'calibration': lambda self: None})()); print('sklearn.metrics' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() == ["True"]

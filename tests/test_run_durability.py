@@ -219,7 +219,7 @@ def test_a_poisoned_result_row_is_unscored_then_judged_again_on_resume(tmp_path:
     assert main(offline(tmp_path, inp)) == 0
     _poison(tmp_path / "runs.sqlite", """UPDATE results SET judgment = '{"id": "q1", "label": "maybe"}' WHERE item_id='q1'""")
     capsys.readouterr()
-    assert main(offline(tmp_path, inp, "--resume")) == 0  # 1 of 4 unscored: within the default --max-unscored
+    assert main(offline(tmp_path, inp, "--resume")) == 1  # 1 of 4 unscored: above the default --max-unscored (0.1)
     err = capsys.readouterr().err
     assert "Traceback" not in err and "could not read 1 stored result" in err
     row = {r["id"]: r for r in rows_of(tmp_path / "out.jsonl")}["q1"]

@@ -100,3 +100,23 @@ def test_cli_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "sampled 10 of 100 rows" in text and "judgeflow label" in text
     assert len(read(out)) == 10
     assert main(["sample", str(items), "-n", "5", "-o", str(out), "--stratify-by", "judge_label"]) == 2
+
+
+def test_invalid_rows_get_their_own_stratum_and_the_labeller_never_prints_none(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from judgeflow.calibration.labeller import label_file
+
+    items = make_items(tmp_path / "items.jsonl", 12)
+    rows = [Judgment(id=f"q{i}", label=None if i < 4 else int(i % 2), criterion=None if i < 4 else "factual_correctness",
+                     status="invalid" if i < 4 else "judged").to_row() for i in range(12)]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    s = sample_file(items, 12, tmp_path / "s.jsonl", results=tmp_path / "r.jsonl")
+    assert {st.key: st.size for st in s.strata} == {"invalid": 4, "0": 4, "1": 4}
+    buf = io.StringIO()
+    keys = iter(["1"] * 12 + ["q"])
+    label_file(tmp_path / "s.jsonl", input_fn=lambda p: next(keys), console=Console(file=buf, width=200))
+    out = buf.getvalue()
+    assert "judge said nothing (invalid input)" in out and "None" not in out

@@ -22,7 +22,7 @@ _REGISTRY: dict[str, Callable[..., Backend]] = {}
 # the options `make_client` takes (kept equal to its signature by a test: importing llm is slow)
 LLM_OPTIONS = {"base_url", "api_key", "temperature", "max_retries", "provider_retries", "timeout",
                "http_client", "structured", "max_tokens", "max_tokens_cap", "api_version", "max_claims_per_check",
-               "http_transport"}
+               "http_transport", "rpm", "tpm", "max_wait"}
 OFFLINE_OPTIONS = {"threshold"}
 # an option of one family given to the other is ignored (the CLI passes --base-url, --temperature
 # whatever the model); a name no backend knows is an error

@@ -28,6 +28,7 @@ import importlib
 import weakref
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -45,8 +46,9 @@ def check_transport(transport: str) -> str:
     return transport
 
 
-def sdk_client(module: str, cls: str, *, transport: str = "auto", **kwargs: Any) -> Any:
-    """The provider SDK's client `module.cls(**kwargs)`, imported on first use, over `transport`."""
+def sdk_client(module: str, cls: str, *, transport: str = "auto", limiter: Any = None, **kwargs: Any) -> Any:
+    """The provider SDK's client `module.cls(**kwargs)`, imported on first use, over `transport`;
+    its model requests paced by `limiter` (a `limits.Limiter`) when one is given."""
     sdk = importlib.import_module(module)
     url = urlsplit(str(kwargs.get("base_url") or kwargs.get("azure_endpoint") or ""))
     remember_secret(kwargs.get("api_key"))  # masked by value in everything judgeflow records
@@ -62,36 +64,88 @@ def sdk_client(module: str, cls: str, *, transport: str = "auto", **kwargs: Any)
                 raise ConfigError(f"--http-transport aiohttp needs aiohttp: pip install '{module}[aiohttp]'") from None
     client = getattr(sdk, cls)(**kwargs)
     if not given and isinstance(kwargs.get("timeout"), (int, float)):
-        with_deadline(client._client, float(kwargs["timeout"]))
+        with_deadline(client, float(kwargs["timeout"]))
+    if limiter is not None:  # outside the deadline: waiting for the limiter's slot is not the request's time
+        from .paced import attach
+
+        attach(client, limiter, "anthropic" if module == "anthropic" else "openai")
     return client
 
 
-def with_deadline(http: Any, seconds: float) -> None:
-    """Make every `send` of the SDK's HTTP client (connect, headers and the whole body: the SDKs
-    read a non-streamed body inside `send`) end after `seconds` in all. The transports' own
-    timeouts are per read, so a reply trickling in a byte at a time would never end. A request cut
-    off raises the transport's ReadTimeout, which the SDK retries like any other timeout."""
+def with_deadline(raw: Any, seconds: float) -> None:
+    """End every request of SDK client `raw` after `seconds` in all (see `Deadline`)."""
+    http = getattr(raw, "_client", None)
+    transport = getattr(http, "_transport", None)
+    if transport is not None and not isinstance(transport, Deadline):
+        http._transport = Deadline(transport, seconds)
+
+
+class Deadline:
+    """An httpx2 transport whose requests end `seconds` after they are sent: connect, headers and
+    the whole body. The transports' own timeouts are per read, so a reply trickling in a byte at a
+    time would never end. A request cut off raises httpx2's ReadTimeout, which the SDK retries like
+    any other timeout."""
+
+    def __init__(self, inner: Any, seconds: float) -> None:
+        self.inner, self.seconds = inner, seconds
+
+    async def handle_async_request(self, request: Any) -> Any:
+        end = asyncio.get_running_loop().time() + self.seconds
+        response = await _by(end, self.inner.handle_async_request(request), request, self.seconds)
+        response.stream = _deadline_stream()(response.stream, end, request, self.seconds)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def __aenter__(self) -> Deadline:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.inner.__aexit__(*exc)
+
+
+@lru_cache(maxsize=1)
+def _deadline_stream() -> type:
+    """A reply body read chunk by chunk, each read bounded by what is left of the request's time
+    (an httpx2 AsyncByteStream, as httpx2 requires of a transport's reply; built on first use)."""
     import httpx2
 
-    send = http.send
-    timeout = getattr(asyncio, "timeout", None)  # Python 3.11+: no task per request
+    class DeadlineStream(httpx2.AsyncByteStream):
+        def __init__(self, inner: Any, end: float, request: Any, seconds: float) -> None:
+            self.inner, self.end, self.request, self.seconds = inner, end, request, seconds
 
-    async def send_by_deadline(request: Any, **kwargs: Any) -> Any:
-        if timeout is None:  # pragma: no cover - Python 3.10
-            try:
-                return await asyncio.wait_for(send(request, **kwargs), seconds)
-            except asyncio.TimeoutError:
-                raise httpx2.ReadTimeout(f"no complete reply within {seconds:g} s", request=request) from None
-        deadline = timeout(seconds)
-        try:
-            async with deadline:
-                return await send(request, **kwargs)
-        except TimeoutError:
-            if not deadline.expired():
-                raise
-            raise httpx2.ReadTimeout(f"no complete reply within {seconds:g} s", request=request) from None
+        async def __aiter__(self) -> Any:
+            chunks = self.inner.__aiter__()
+            while True:
+                try:
+                    chunk = await _by(self.end, chunks.__anext__(), self.request, self.seconds)
+                except StopAsyncIteration:
+                    return
+                yield chunk
 
-    http.send = send_by_deadline
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return DeadlineStream
+
+
+async def _by(end: float, step: Any, request: Any, seconds: float) -> Any:
+    """Await `step`, cut at loop time `end` with httpx2's ReadTimeout."""
+    import httpx2
+
+    left = end - asyncio.get_running_loop().time()
+    try:
+        return await asyncio.wait_for(step, max(left, 0.0)) if not hasattr(asyncio, "timeout_at") \
+            else await _within(end, step)
+    except (TimeoutError, asyncio.TimeoutError):
+        raise httpx2.ReadTimeout(f"no complete reply within {seconds:g} s", request=request) from None
+
+
+async def _within(end: float, step: Any) -> Any:
+    async with asyncio.timeout_at(end):  # Python 3.11+: no task per step
+        return await step
 
 
 @dataclass(eq=False)

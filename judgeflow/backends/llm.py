@@ -25,8 +25,12 @@ What the boundary does for the caller:
   without SDK retries; the same systemic failure (authentication, refused connection, unknown
   model or path, rejected request shape) `SYSTEMIC_LIMIT` times in a row raises
   `ProviderUnavailable` and every later call fails at once, without a request.
-Transport retries (429, 5xx, timeouts; backoff with jitter, honouring retry-after) are the
-SDKs' own; schema re-asks are Instructor's.
+- **Rate limits**: the endpoint's process-wide `limits.Limiter` sits under the SDK (`paced`): it
+  paces requests to the limits set (`rpm=`, `tpm=`) or learned from reply headers, and waits out
+  429s itself (not counted against the SDK's retries) for up to `max_wait` seconds an item; then
+  the item is unscored with a "rate limited" reason.
+Transport retries (5xx, timeouts; backoff with jitter) are the SDKs' own; schema re-asks are
+Instructor's.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from ..results import TraceEntry, Usage
 from ..schemas import counting_repairs
 from ..validation import using_validation_context
 from .connections import LoopClient, check_transport, sdk_client
+from .limits import CALL, DEFAULT_MAX_WAIT, Call, Limiter, RateLimited, limiter_for
 
 T = TypeVar("T", bound=BaseModel)
 PROVIDERS = ("openai", "anthropic", "ollama", "azure", "google", "bedrock", "mistral")
@@ -225,6 +230,10 @@ class LLMClient:
     """A fixed instructor client (tests, from_provider providers); else built from `raw` per mode."""
     notes: list[str] = field(default_factory=list)
     """Things the user should know about this client's run (a fallback taken)."""
+    limiter: Limiter | None = None
+    """The endpoint's rate limiter (shared with every client of the same endpoint, key and model)."""
+    max_wait: float = DEFAULT_MAX_WAIT
+    """Seconds an item may wait on the rate limit in all before it is given up (--max-wait)."""
     stopped: str | None = None
     """Why the provider is considered unavailable (set after SYSTEMIC_LIMIT identical failures)."""
     sdk: LoopClient | None = field(default=None, repr=False)
@@ -424,6 +433,7 @@ class LLMClient:
         shape = self._shape(response_model)
         if shape:
             kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **shape}
+        limit = CALL.set(Call(max_tokens=budget, max_wait=self.max_wait, account=usage)) if self.limiter else None
         try:
             with using_validation_context(context), counting_repairs() as repairs:
                 # never Instructor's context=: it runs Jinja on messages
@@ -442,6 +452,9 @@ class LLMClient:
         except InstructorRetryException as e:
             # Instructor wraps provider errors (raised on the first failing attempt) too.
             cause = e.__cause__
+            if isinstance(cause, RateLimited):
+                _record(trace, step, messages, {"error": str(cause)})
+                raise LLMError(str(cause)) from e
             if _is_provider_error(cause):
                 raise _Provider(cause) from e  # type: ignore[arg-type]
             self._healthy, self._streak = True, ("", 0)  # the endpoint answered; the replies were bad
@@ -456,12 +469,18 @@ class LLMClient:
                 attempts=e.n_attempts, last_reply=last,
             ) from e
         except Exception as e:
+            if isinstance(e, RateLimited):
+                _record(trace, step, messages, {"error": str(e)})
+                raise LLMError(str(e)) from e
             if _is_provider_error(e):
                 raise _Provider(e) from e
             if isinstance(e, (InstructorError, ValidationError)):
                 _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
                 raise LLMError(f"judge output rejected: {type(e).__name__}: {_short(e)}") from e
             raise
+        finally:
+            if limit is not None:
+                CALL.reset(limit)
         if usage is not None:
             usage.reasks += max(len(replies) - 1, 0)
             usage.repairs += len(repairs)
@@ -627,6 +646,9 @@ def make_client(
     max_tokens_cap: int = DEFAULT_MAX_TOKENS_CAP,
     api_version: str | None = None,
     http_transport: str = "auto",
+    rpm: float | None = None,
+    tpm: float | None = None,
+    max_wait: float = DEFAULT_MAX_WAIT,
 ) -> LLMClient:
     """Build an LLMClient for "provider/model".
 
@@ -649,6 +671,9 @@ def make_client(
         api_version: Azure OpenAI API version (else $OPENAI_API_VERSION, else a recent GA one).
         http_transport: auto | aiohttp | httpx: the SDK's HTTP stack (see `connections`); auto
             takes aiohttp when installed (less client CPU per request). Ignored with http_client.
+        rpm, tpm: the endpoint's limits per minute (requests; tokens, or input tokens on the
+            Anthropic wire) when its replies carry no rate-limit headers; see `limits`.
+        max_wait: seconds an item may wait on rate limits in all before it is unscored.
     """
     provider, name = parse_model(model)
     if structured not in STRUCTURED:
@@ -685,8 +710,10 @@ def make_client(
     raw, base_url = sdk(model, base_url, api_key, api_version=api_version, **kwargs)
     if provider == "anthropic" and base_url is None:
         temperature = None  # Anthropic's own API takes no sampling parameters for current models
-    return LLMClient(sdk=LoopClient(raw), temperature=temperature, base_url=base_url, structured=mode,
-                     auto=structured == "auto", **common)
+    limiter = limiter_for(provider, base_url, raw.keywords.get("api_key"), model)
+    limiter.configure(rpm, tpm, wire="anthropic" if provider == "anthropic" else "openai")
+    return LLMClient(sdk=LoopClient(partial(raw, limiter=limiter)), temperature=temperature, base_url=base_url,
+                     structured=mode, auto=structured == "auto", limiter=limiter, max_wait=max_wait, **common)
 
 
 def _missing_key(model: str, env: str) -> ConfigError:

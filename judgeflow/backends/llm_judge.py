@@ -49,10 +49,29 @@ def prompt_fields(item: Item, claims: list[Claim] | None = None) -> dict[str, st
     return fields
 
 
-#: output tokens a claim's verdict needs (evidence quote, one-sentence reason, enums, JSON keys)
-TOKENS_PER_VERDICT = 160
-#: output tokens a claim's text and kind need
-TOKENS_PER_CLAIM = 60
+# Output budgets (max_tokens) sized close to what replies use: OpenAI charges max_tokens against the
+# tokens-per-minute limit before a reply is written, so a budget far above the need slows a
+# rate-limited run (measured replies: decompose ~31 tokens, a check of two claims ~67). A reply cut
+# off at its budget is asked again once with twice the budget (LLMClient.ask).
+#: output tokens a claim's verdict needs: keys and enums, an evidence quote, a one-sentence reason
+TOKENS_PER_VERDICT = 96
+#: output tokens a claim needs besides the answer's own words it restates (keys, kind, context)
+TOKENS_PER_CLAIM = 24
+#: output tokens a spec requirement needs (restated in full, keys)
+TOKENS_PER_REQUIREMENT = 60
+#: output tokens of a reply's frame (braces, the list key)
+TOKENS_BASE = 48
+
+
+def expected_claims(answer: str, n: int) -> int:
+    """About how many claims an answer holds (a claim per sentence or so), at most the schema's `n`."""
+    return min(n, len(answer) // 80 + 2)
+
+
+def claims_budget(answer: str, n: int) -> int:
+    """max_tokens of a decompose reply: the answer's words restated as claims (its tokens, a
+    quarter more for context) and each expected claim's keys."""
+    return TOKENS_BASE + -(-len(answer) * 5 // 16) + expected_claims(answer, n) * TOKENS_PER_CLAIM
 
 
 def max_claims(answer: str, cap: int = 40) -> int:
@@ -151,7 +170,7 @@ class LLMJudge:
         result = await self.client.ask(
             claims_reply(kinds, n), self._messages(criterion, "decompose", prompt_fields(item)),
             context=self._context(criterion), usage=usage, trace=trace, step="decompose",
-            max_tokens=64 + n * TOKENS_PER_CLAIM,
+            max_tokens=claims_budget(item.answer, n),
         )
         return within_bound(list(result.to_claims()), n, usage)
 
@@ -169,7 +188,7 @@ class LLMJudge:
             result = await self.client.ask(
                 checks_reply(bases, verdicts, ids), messages,
                 context=self._context(criterion, claim_ids=list(ids)),
-                usage=usage, trace=trace, step="check", max_tokens=64 + len(chunk) * TOKENS_PER_VERDICT,
+                usage=usage, trace=trace, step="check", max_tokens=TOKENS_BASE + len(chunk) * TOKENS_PER_VERDICT,
                 **self._cache_hint(item, criterion, messages, fields),
             )
             checks.extend(ClaimChecks(checks=result.to_checks()).checks)  # the validators, second line
@@ -185,7 +204,7 @@ class LLMJudge:
         result = await self.client.ask(
             single_reply(kinds, bases, verdicts, n), messages,
             context=self._context(criterion), usage=usage, trace=trace, step="single",
-            max_tokens=64 + n * (TOKENS_PER_CLAIM + TOKENS_PER_VERDICT),
+            max_tokens=claims_budget(item.answer, n) + expected_claims(item.answer, n) * TOKENS_PER_VERDICT,
             **self._cache_hint(item, criterion, messages, fields),
         )
         claims, checks = result.split()
@@ -213,7 +232,7 @@ class LLMRequirementChecker:
         n = max(3, min(50, len(spec) // 30 + 2))
         result = await self.client.ask(
             requirements_reply(n), self._messages(criterion, "requirements", {"spec": tag("spec", spec)}),
-            usage=usage, trace=trace, step="requirements", max_tokens=64 + n * TOKENS_PER_CLAIM,
+            usage=usage, trace=trace, step="requirements", max_tokens=64 + n * TOKENS_PER_REQUIREMENT,
         )
         listed = within_bound(list(result.requirements), n, usage)
         reqs = [Requirement(id=f"r{i}", text=r.text) for i, r in enumerate(listed, 1)]  # ids by code

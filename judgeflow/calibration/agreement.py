@@ -7,11 +7,15 @@
 Only items with both a judge label (0/1) and a human label enter the statistics. Unscored and
 invalid items are counted apart, never coerced to 0. A false alarm is judge 1 / human 0 (the
 criterion is stricter than the person); a miss is judge 0 / human 1. Cohen's kappa comes from
-scikit-learn; its 95% interval from a seeded percentile bootstrap over items.
+scikit-learn; its 95% interval from a seeded percentile bootstrap over items, except where a
+bootstrap cannot be honest: under MIN_CI_N items there is no interval (`kappa_ci_note` says
+why), and when judge and people agree on every item (every resample gives 1.00) the lower
+bound comes from the Wilson score interval of the agreement rate instead.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -29,6 +33,8 @@ from ..results import ClaimResult, JudgeVote, Judgment
 Direction = Literal["false_alarm", "miss"]
 #: below this many items the bootstrap interval is too wide to rank judges or criteria
 SMALL_SAMPLE = 30
+#: below this many items no interval is given: a resampled interval collapses onto the few items there are
+MIN_CI_N = 10
 #: share of the disagreements in one direction that makes it "the" direction
 DOMINANT = 0.7
 #: what to try when a criterion's disagreements are mostly false alarms
@@ -68,6 +74,8 @@ class Agreement(BaseModel):
     """Seeded percentile-bootstrap 95% interval for kappa."""
     kappa_note: str | None = None
     """Why kappa is missing or cannot be read the usual way."""
+    kappa_ci_note: str | None = None
+    """Why there is no interval (too few items, a constant judge), or how it was made when not bootstrapped."""
     accuracy: float | None = None
     precision: float | None = None
     """Of the items the judge flagged (1), the share people flagged too. None if it flagged none."""
@@ -181,9 +189,49 @@ def percentile_ci(values: np.ndarray) -> tuple[float, float] | None:
     return float(lo), float(hi)
 
 
+def wilson_low(k: int, n: int, z: float = 1.96) -> float:
+    """The lower end of the Wilson score interval for k successes in n trials."""
+    p = k / n
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (centre - half) / (1 + z * z / n)
+
+
+def kappa_interval(h: np.ndarray, j: np.ndarray, *, seed: int, n_boot: int) -> tuple[tuple[float, float] | None, str | None]:
+    """(95% interval for kappa, note): a percentile bootstrap where it can be honest, else why not.
+
+    Under MIN_CI_N items: none. A constant judge: none (every resample has kappa 0 by
+    construction). Agreement on every item: [Wilson's lower bound of the agreement rate mapped
+    to kappa at the observed chance agreement, 1] (the bootstrap would say [1.00, 1.00]).
+    """
+    n = len(h)
+    if n < MIN_CI_N:
+        return None, (f"CI not meaningful under N={MIN_CI_N}: resamples of {n} items repeat the same few "
+                      "items, so a bootstrap interval collapses onto them; label more items")
+    if len(set(j.tolist())) == 1:
+        return None, ("no interval: the judge gave every item the same label, so every resample has kappa 0 "
+                      "by construction")
+    if (h == j).all():
+        ph, pj = h.mean(), j.mean()
+        pe = ph * pj + (1 - ph) * (1 - pj)
+        low = (wilson_low(n, n) - pe) / (1 - pe)
+        return (max(-1.0, float(low)), 1.0), (f"all {n} items agree, so every bootstrap resample gives 1.00; the "
+                                              "lower bound is Wilson's for the agreement rate, mapped to kappa")
+    idx = bootstrap_indices(n, seed=seed, n_boot=n_boot)
+    return percentile_ci(kappa_of(h[idx], j[idx])), None
+
+
+def kappa_text(a: Agreement) -> str:
+    """Kappa and its interval as every report prints it: "0.62 [0.31, 0.88]", "1.00 (CI not meaningful ...)"."""
+    if a.kappa is None:
+        return "undefined"
+    if a.kappa_ci:
+        return f"{two_places(a.kappa)} [{two_places(a.kappa_ci[0])}, {two_places(a.kappa_ci[1])}]"
+    return f"{two_places(a.kappa)} ({a.kappa_ci_note})" if a.kappa_ci_note else two_places(a.kappa)
+
+
 def strength(kappa: float) -> str:
     """Landis & Koch's words for a kappa value."""
-    if kappa < 0:
+    if round(kappa, 2) < 0:  # as printed: "0.00" is never "worse than chance"
         return "worse than chance"
     for bound, word in ((0.2, "slight"), (0.4, "fair"), (0.6, "moderate"), (0.8, "substantial")):
         if kappa <= bound:
@@ -237,8 +285,7 @@ def agreement(
         out.kappa = float(cohen_kappa_score(h, j, labels=[0, 1]))
         if len(judge_classes) == 1:
             out.kappa_note = f"the judge gave every item {judge_classes.pop()}: it does no better than a constant"
-        idx = bootstrap_indices(n, seed=seed, n_boot=n_boot)
-        out.kappa_ci = percentile_ci(kappa_of(h[idx], j[idx]))
+        out.kappa_ci, out.kappa_ci_note = kappa_interval(h, j, seed=seed, n_boot=n_boot)
     if n < SMALL_SAMPLE:
         out.warnings.append(f"only {n} items: the kappa interval is wide; label at least {SMALL_SAMPLE}-50 "
                             "items before trusting or ranking this")
@@ -249,7 +296,7 @@ def agreement(
     return out
 
 
-def _num(x: float) -> str:
+def two_places(x: float) -> str:
     """Two decimals, without a "-0.00" for a bound that rounds to zero."""
     s = f"{x:.2f}"
     return "0.00" if s == "-0.00" else s
@@ -259,8 +306,9 @@ def diagnose(a: Agreement, *, criterion: str | None = None) -> str:
     """Plain words: how well the judge agrees, and which way it errs."""
     parts = []
     if a.kappa is not None:
-        ci = f", 95% CI {_num(a.kappa_ci[0])} to {_num(a.kappa_ci[1])}" if a.kappa_ci else ""
-        parts.append(f"Kappa {a.kappa:.2f} ({strength(a.kappa)} agreement{ci}) on {a.n} items.")
+        ci = (f", 95% CI {two_places(a.kappa_ci[0])} to {two_places(a.kappa_ci[1])}" if a.kappa_ci
+              else f"; {a.kappa_ci_note}" if a.kappa_ci_note else "")
+        parts.append(f"Kappa {two_places(a.kappa)} ({strength(a.kappa)} agreement{ci}) on {a.n} items.")
     elif a.kappa_note:
         parts.append(f"Kappa not available: {a.kappa_note}.")
     dis = a.n_disagreements
@@ -300,6 +348,10 @@ def deciding_claim(j: Judgment) -> ClaimResult | None:
     return next((c for c in j.claims if c.error), None) if j.label == 1 else None
 
 
+def _some(ids: Sequence[str], k: int = 3) -> str:
+    return ", ".join(repr(i) for i in ids[:k]) + (", ..." if len(ids) > k else "")
+
+
 def calibrate(
     results: Iterable[Judgment] | str | Path,
     labels: HumanLabels | Mapping[str, Label] | str | Path | None = None,
@@ -333,6 +385,11 @@ def calibrate(
         labels = read_labels(labels)
     joined = join_labels(rows, labels)
     scored = [(j, h) for j, h in joined.pairs if j.label is not None]
+    if not scored and not joined.pairs and joined.only_in_labels:
+        raise InvalidItemError(f"nothing to calibrate: none of the {len(joined.only_in_labels)} labelled id(s) is a "
+                               f"result id (labels: {_some(joined.only_in_labels)}; results: "
+                               f"{_some([j.id for j in rows])}): were these results made from the labelled items?",
+                               path=where)
     if not scored:
         why = (f"{len(joined.pairs)} labelled item(s), all unscored or invalid" if joined.pairs
                else "no result has a human label; pass --labels FILE or judge items that carry a 'label'")

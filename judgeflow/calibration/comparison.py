@@ -22,7 +22,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from .agreement import DEFAULT_BOOT, Agreement, agreement, bootstrap_indices, deciding_claim, kappa_of, percentile_ci
+from .agreement import (DEFAULT_BOOT, SMALL_SAMPLE, Agreement, agreement, bootstrap_indices, deciding_claim, kappa_of,
+                        percentile_ci, two_places)
 from ..errors import InvalidItemError
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
 from ..results import ClaimResult, Judgment
@@ -239,6 +240,26 @@ def _warnings(r: ComparisonReport, rows_a: list[Judgment], rows_b: list[Judgment
     return out
 
 
+def _decided(r: ComparisonReport, better: RunSummary) -> str:
+    """Which test decided: a clear difference needs McNemar p < 0.05, a bootstrap interval that excludes 0,
+    and SMALL_SAMPLE paired items (under that a bootstrap interval is too narrow to trust)."""
+    ci, p = r.kappa_diff_ci, r.mcnemar_p
+    excludes = ci is not None and (ci[0] > 0 or ci[1] < 0)
+    if p < 0.05 and excludes and r.n >= SMALL_SAMPLE:
+        return (f"{better.name} agrees with the people clearly better: McNemar p = {p:.3g} < 0.05 and the bootstrap "
+                "interval excludes 0.")
+    why = [f"McNemar p = {p:.3g} {'<' if p < 0.05 else '>='} 0.05"]
+    if ci is None:
+        why.append("no bootstrap interval (kappa undefined in too many resamples)")
+    elif not excludes:
+        why.append("the bootstrap interval includes 0")
+    elif r.n < SMALL_SAMPLE:
+        why.append(f"the bootstrap interval excludes 0 but n = {r.n} (under {SMALL_SAMPLE} it is too narrow to trust)")
+    else:
+        why.append("the bootstrap interval excludes 0")
+    return f"Not a clear difference: {'; '.join(why)}."
+
+
 def verdict(r: ComparisonReport) -> str:
     """The comparison in plain words."""
     a, b = r.a, r.b
@@ -247,14 +268,9 @@ def verdict(r: ComparisonReport) -> str:
         ka, kb = a.agreement.kappa or 0.0, b.agreement.kappa or 0.0
         ci = r.kappa_diff_ci
         ci_text = f", 95% CI {ci[0]:+.2f} to {ci[1]:+.2f}" if ci else ""
-        parts.append(f"On {r.n} items, kappa {a.name} {ka:.2f} vs {b.name} {kb:.2f} "
+        parts.append(f"On {r.n} items, kappa {a.name} {two_places(ka)} vs {b.name} {two_places(kb)} "
                      f"(difference {r.kappa_diff:+.2f}{ci_text}).")
-        better = b if r.kappa_diff > 0 else a
-        clear = ci is not None and (ci[0] > 0 or ci[1] < 0) and r.mcnemar_p < 0.05
-        if clear:
-            parts.append(f"{better.name} agrees with the people clearly better.")
-        else:
-            parts.append("The difference is within the noise (the interval includes 0 or McNemar p >= 0.05).")
+        parts.append(_decided(r, b if r.kappa_diff > 0 else a))
     wins_b, wins_a = r.b_right_a_wrong, r.a_right_b_wrong
     parts.append(f"{b.name} gets {wins_b} item(s) right that {a.name} gets wrong, {a.name} {wins_a} the other way "
                  f"(McNemar exact p = {r.mcnemar_p:.3g}).")

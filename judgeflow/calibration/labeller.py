@@ -23,12 +23,17 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from ..errors import InvalidItemError
-from ..files import write_jsonl_atomic
+from ..files import file_lock, json_line, write_jsonl_atomic
 from ..items import Item, read_records
-from .labels import LABEL_FIELDS
+from .labels import ID_FIELDS, LABEL_FIELDS
 
 HELP = "1 = hallucination/error · 0 = no error · s = skip · b = back · q = quit (progress is saved)"
 SKIPPED = "label_skipped"
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    st = path.stat()
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 class LabelSummary(BaseModel):
@@ -76,6 +81,11 @@ class Labeller:
         self.con = console or Console(highlight=False)
         self.rows: list[dict[str, Any]] = []
         self.items: list[Item] = []
+        self._lines: list[str | None] = []
+        """Row k's JSONL line while row k is unchanged (None: encode it again)."""
+        self._stamp = _stamp(self.path) if self.path.exists() else None
+        """The file as this process last read or wrote it (taken before reading): if it is still so, no one
+        else wrote since."""
         for line, rec in read_records(self.path):
             if isinstance(rec, InvalidItemError):
                 raise rec
@@ -83,6 +93,7 @@ class Labeller:
             self.rows.append(dict(rec))
         if not self.rows:
             raise InvalidItemError("no items to label", path=str(self.path))
+        self._lines = [None] * len(self.rows)
 
     def label_of(self, i: int) -> int | None:
         return self.items[i].label
@@ -95,8 +106,9 @@ class Labeller:
         n = len(self.rows)
         return next(((after + k) % n for k in range(1, n + 1) if not self.done((after + k) % n)), None)
 
-    def set_label(self, i: int, label: int | None) -> None:
-        row = self.rows[i]
+    def set_label(self, i: int, label: int | None, *, row: dict[str, Any] | None = None) -> None:
+        """Label item i (None = skip) and save; `row` is item i's row with other edits (a note)."""
+        row = dict(self.rows[i] if row is None else row)
         for f in LABEL_FIELDS:
             row.pop(f, None)
         if label is None:
@@ -105,8 +117,52 @@ class Labeller:
             row.pop(SKIPPED, None)
             row["label"] = label
             row["labelled_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self.items[i] = self.items[i].model_copy(update={"label": label})
-        atomic_write(self.path, self.rows)
+        self.write_row(i, row)
+
+    def write_row(self, i: int, row: dict[str, Any]) -> None:
+        """Save item i as `row`, merged with what other processes wrote to the file, under a file lock.
+
+        Every other row is taken from the file as it is now (another `review` or `label` on the
+        same file may have labelled it since this one read it), so no one's label is lost. If
+        the write fails (a full disk), nothing changes in memory: item i stays as it was.
+
+        Raises:
+            OutputError: the file cannot be written (the message names it and why).
+        """
+        with file_lock(self.path):
+            self._merge_from_disk(skip=i)
+            lines, line = self._lines_now(), json_line(row)
+            write_jsonl_atomic(self.path, [*lines[:i], line, *lines[i + 1:]])
+            self._stamp = _stamp(self.path)
+        self._lines[i] = line
+        self.rows[i] = row
+        self.items[i] = Item.from_record(row, path=str(self.path), line=i + 1)
+
+    def _lines_now(self) -> list[str]:
+        """Each row as its JSONL line, encoded once and again only when the row changes (5,000 rows stay quick)."""
+        for k, line in enumerate(self._lines):
+            if line is None:
+                self._lines[k] = json_line(self.rows[k])
+        return self._lines  # type: ignore[return-value]
+
+    def _merge_from_disk(self, *, skip: int) -> None:
+        """Take every row but `skip` from the file on disk; rows only the file has are added at the end."""
+        if not self.path.exists() or _stamp(self.path) == self._stamp:  # no one wrote since this process did
+            return
+        index = {it.id: k for k, it in enumerate(self.items)}
+        for line, rec in read_records(self.path):
+            if isinstance(rec, InvalidItemError):
+                raise rec
+            k = index.get(str(next((rec[f] for f in ID_FIELDS if f in rec), "")))
+            if k is not None and (k == skip or rec == self.rows[k]):
+                continue
+            item = Item.from_record(rec, path=str(self.path), line=line)
+            if k is None:
+                self.items.append(item)
+                self.rows.append(dict(rec))
+                self._lines.append(None)
+            else:
+                self.items[k], self.rows[k], self._lines[k] = item, dict(rec), None
 
     def show(self, i: int) -> None:
         it, n = self.items[i], len(self.rows)
@@ -144,7 +200,9 @@ class Labeller:
             outcome = "[green]you agree[/green]"
         else:
             outcome = "[yellow]a false alarm by the judge[/yellow]" if theirs == 1 else "[magenta]a miss by the judge[/magenta]"
-        self.con.print(f"judge said {theirs} ({escape(str(judge.get('criterion')))}): {escape(why)} → {outcome}")
+        said = "nothing (invalid input)" if judge.get("status") == "invalid" else "unscored" if theirs is None else theirs
+        crit = f" ({escape(str(judge['criterion']))})" if judge.get("criterion") else ""
+        self.con.print(f"judge said {said}{crit}: {escape(why)} → {outcome}")
 
     def summary(self) -> LabelSummary:
         labels = [self.label_of(i) for i in range(len(self.rows))]

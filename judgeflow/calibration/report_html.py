@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .agreement import Agreement, CalibrationReport, Confusion, Disagreement, strength
+from .agreement import Agreement, CalibrationReport, Confusion, Disagreement, kappa_text, strength
 from .comparison import ComparisonReport, Decision
 from ..results import ClaimResult, JudgeVote
 
@@ -38,7 +38,8 @@ th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 details{border:1px solid #e3e3e3;border-radius:4px;margin:6px 0;padding:4px 10px}summary{cursor:pointer}
 tr.decides td{background:#fff1e0}.muted{color:#777}.nw{white-space:nowrap}
 .texts th{width:90px}.txt{white-space:pre-wrap;max-width:900px}mark{background:#fde68a;padding:0 1px}
-mark.decides{background:#f9b26b;outline:1px solid #c96f00}
+mark.decides{background:#f9b26b;outline:1px solid #c96f00}mark.err{background:#fbc4a0}
+tr.err td{background:#fff7f2}.flag{color:#b42318;font-weight:600}
 """
 FOLD_CHARS = 600
 """Texts longer than this are folded (click to open)."""
@@ -156,8 +157,7 @@ def svg_kappas(rows: Sequence[tuple[str, Agreement]], *, width: int = 520) -> st
 
 
 def _metrics_table(a: Agreement) -> str:
-    ci = f" [{a.kappa_ci[0]:.2f}, {a.kappa_ci[1]:.2f}]" if a.kappa_ci else ""
-    kappa = f"{a.kappa:.2f}{ci} ({strength(a.kappa)})" if a.kappa is not None else f"undefined: {e(a.kappa_note)}"
+    kappa = f"{e(kappa_text(a))} ({strength(a.kappa)})" if a.kappa is not None else f"undefined: {e(a.kappa_note)}"
     rows = [("items (n)", str(a.n)), ("Cohen's kappa [95% CI]", kappa), ("accuracy", _f(a.accuracy)),
             ("precision (class 1)", _f(a.precision)), ("recall (class 1)", _f(a.recall)), ("F1 (class 1)", _f(a.f1)),
             ("false alarms", f"{a.false_alarms} ({_f(a.false_alarm_share, True)} of disagreements)"),
@@ -173,17 +173,34 @@ def _pictures(a: Agreement, caption: str = "") -> str:
             f'than the person.</figcaption></figure></div>')
 
 
-def _claims_table(claims: Sequence[ClaimResult], deciding: ClaimResult | None) -> str:
+def _claims_table(claims: Sequence[ClaimResult], deciding: ClaimResult | None,
+                  evidence: Sequence[str] | None = None) -> str:
+    """Every error claim marked (the deciding one most), and evidence flagged where the judge's own check
+    did not find it, or (given the evidence texts) it is not in them."""
     if not claims:
         return '<p class="muted">no claims (e.g. a refusal)</p>'
     head = "<tr><th>claim</th><th>text</th><th>verdict</th><th>basis</th><th>evidence</th><th>reason</th></tr>"
     rows = []
     for c in claims:
-        cls = ' class="decides"' if deciding is not None and c.id == deciding.id else ""
+        cls = ' class="decides"' if deciding is not None and c.id == deciding.id else ' class="err"' if c.error else ""
         verdict = f"<b>{e(c.verdict)}</b>" if c.error else e(c.verdict)
         rows.append(f"<tr{cls}><td>{e(c.id)}</td><td>{e(c.text)}</td><td>{verdict}</td><td>{e(c.basis)}</td>"
-                    f"<td>{e(c.evidence)}</td><td>{e(c.reason)}</td></tr>")
+                    f"<td>{e(c.evidence)}{_evidence_flag(c, evidence)}</td><td>{e(c.reason)}</td></tr>")
     return "<table>" + head + "".join(rows) + "</table>"
+
+
+def _evidence_flag(c: ClaimResult, evidence: Sequence[str] | None) -> str:
+    if c.evidence_found is False:
+        return '<div class="flag">quote not found in the evidence</div>'
+    if (evidence and c.evidence and c.basis != "knowledge" and len(c.evidence.strip()) >= 3
+            and not any(_quote_pattern(c.evidence).search(t) for t in evidence)):
+        return '<div class="flag">not found in the shown evidence</div>'
+    return ""
+
+
+def _quote_pattern(quote: str) -> re.Pattern[str]:
+    """A quote matched case and spacing aside."""
+    return re.compile(r"\s+".join(re.escape(w) for w in quote.split()), re.IGNORECASE)
 
 
 def _badge(direction: str) -> str:
@@ -191,35 +208,37 @@ def _badge(direction: str) -> str:
             else '<span class="badge miss">miss</span>')
 
 
-def highlight(text: str, quotes: Sequence[tuple[str, bool]]) -> str:
-    """`text` HTML-escaped, with each quote found in it (case and spacing aside) in <mark>
-    (class "decides" for the deciding claim's). Quotes are the judge's output: escaped like the rest."""
-    spans: list[tuple[int, int, bool]] = []
-    for quote, decides in quotes:
-        words = quote.split()
-        if not words or len(quote.strip()) < 3:
+def highlight(text: str, quotes: Sequence[tuple[str, str]]) -> str:
+    """`text` HTML-escaped, with each quote found in it (case and spacing aside) in <mark class=CLS>
+    ("decides" for the deciding claim's, "err" for another error claim's). Quotes are the judge's
+    output: escaped like the rest."""
+    spans: list[tuple[int, int, str]] = []
+    for quote, cls in quotes:
+        if not quote.split() or len(quote.strip()) < 3:
             continue
-        pattern = re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE)
-        spans += [(m.start(), m.end(), decides) for m in pattern.finditer(text)]
+        spans += [(m.start(), m.end(), cls) for m in _quote_pattern(quote).finditer(text)]
     out, at = [], 0
-    for start, end, decides in sorted(spans):
+    for start, end, cls in sorted(spans, key=lambda x: (x[0], x[2] != "decides")):
         if start < at:
             continue  # overlaps a quote already marked
-        cls = ' class="decides"' if decides else ""
-        out.append(e(text[at:start]) + f"<mark{cls}>" + e(text[start:end]) + "</mark>")
+        attr = f' class="{cls}"' if cls else ""
+        out.append(e(text[at:start]) + f"<mark{attr}>" + e(text[start:end]) + "</mark>")
         at = end
     return "".join(out) + e(text[at:])
 
 
-def _text_cell(text: str, quotes: Sequence[tuple[str, bool]], name: str) -> str:
+def _text_cell(text: str, quotes: Sequence[tuple[str, str]], name: str) -> str:
     body = f'<div class="txt">{highlight(text, quotes)}</div>'
     if len(text) <= FOLD_CHARS:
         return body
-    marks = sum(1 for q, _ in quotes if q.strip() and q.split() and
-                re.search(r"\s+".join(re.escape(w) for w in q.split()), text, re.IGNORECASE))
+    marks = sum(1 for q, _ in quotes if q.split() and _quote_pattern(q).search(text))
     found = f", {marks} evidence quote(s) marked" if marks else ""
     return (f"<details><summary>{e(name)}: {len(text):,} characters{found} (click to open)</summary>"
             f"{body}</details>")
+
+
+def _claim_class(c: ClaimResult, deciding: ClaimResult | None) -> str:
+    return "decides" if deciding is not None and c.id == deciding.id else "err" if c.error else ""
 
 
 def _texts(d: Disagreement) -> str:
@@ -228,7 +247,7 @@ def _texts(d: Disagreement) -> str:
     if d.answer is None and d.question is None:
         return ('<p class="muted">The texts are not in the results file; pass the items file '
                 "(`calibrate --labels` or `--items`) to see the question, the evidence and the answer.</p>")
-    quotes = [(c.evidence or "", d.deciding_claim is not None and c.id == d.deciding_claim.id) for c in d.claims]
+    quotes = [(c.evidence or "", _claim_class(c, d.deciding_claim)) for c in d.claims]
     rows = []
     if d.question:
         rows.append(("question", _text_cell(d.question, [], "question")))
@@ -249,7 +268,13 @@ def _disagreement(d: Disagreement) -> str:
     group = f" · {e(d.group)}" if d.group else ""
     return (f"<details><summary>{_badge(d.direction)} <b>{e(d.id)}</b>{group} · human {d.human}, judge {d.judge}"
             f" · <span class=\"muted\">{e(why[:160])}</span></summary>{_texts(d)}<p>Judge's reason: {e(d.reason)}</p>"
-            f"{_votes_table(d.votes)}{_claims_table(d.claims, d.deciding_claim)}</details>")
+            f"{_votes_table(d.votes)}{_claims_table(d.claims, d.deciding_claim, _evidence_texts(d))}</details>")
+
+
+def _evidence_texts(d: Disagreement) -> list[str] | None:
+    """The texts a claim's evidence should come from (None when the report lacks the texts)."""
+    texts = [t for t in (d.reference, *(d.source or []), d.spec) if t]
+    return texts or None
 
 
 def _votes_table(votes: Sequence[JudgeVote] | None) -> str:
@@ -297,8 +322,7 @@ def calibration_html(r: CalibrationReport, *, title: str = "Calibration") -> str
                 "<th>F1</th><th>false alarms</th><th>misses</th><th>split</th><th>diagnosis</th></tr>")
         rows = []
         for g in r.groups:
-            ci = f" [{g.kappa_ci[0]:.2f}, {g.kappa_ci[1]:.2f}]" if g.kappa_ci else ""
-            kappa = f"{g.kappa:.2f}{ci}" if g.kappa is not None else "undefined"
+            kappa = e(kappa_text(g))
             rows.append(f"<tr><td>{e(g.group)}</td><td class=num>{g.n}</td><td class=num>{g.unscored}</td>"
                         f"<td class=nw>{kappa}</td><td class=num>{_f(g.accuracy)}</td><td class=num>{_f(g.f1)}</td>"
                         f"<td class=num>{g.false_alarms}</td><td class=num>{g.misses}</td>"

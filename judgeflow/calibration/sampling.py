@@ -176,7 +176,7 @@ def read_pool(path: str | Path, results: str | Path | None = None, *, focus: str
             if focus == "disagreement" and not judges_disagree(j):
                 continue
             row["judge"] = judge_summary(j)
-            row[JUDGE_LABEL] = "unscored" if j.label is None else str(j.label)
+            row[JUDGE_LABEL] = ("invalid" if j.status == "invalid" else "unscored") if j.label is None else str(j.label)
             if focus:
                 row[FOCUS_FIELD] = focus
         rows.append(row)

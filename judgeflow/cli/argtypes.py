@@ -22,6 +22,11 @@ def positive_seconds(text: str) -> float:
     return _number(text, float, lambda v: math.isfinite(v) and v > 0, "a number of seconds above 0, e.g. 120")
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (a rate, e.g. requests per minute)."""
+    return _number(text, float, lambda v: math.isfinite(v) and v > 0, "a number above 0, e.g. 500")
+
+
 def temperature(text: str) -> float:
     """argparse type: a finite sampling temperature >= 0."""
     return _number(text, float, lambda v: math.isfinite(v) and v >= 0, "a number of at least 0, e.g. 0 or 0.7")

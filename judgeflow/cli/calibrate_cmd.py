@@ -25,7 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "cascade's members side by side with the combined label")
     p.add_argument("--items", type=Path, metavar="FILE",
                    help="the items file the results were judged from: shows each disagreement's question, evidence "
-                        "and answer in --html/--json (default: the --labels file)")
+                        "and answer in --html/--json (default: the file the run read, as the run store recorded "
+                        "it, else the --labels file)")
+    p.add_argument("--store", type=Path, metavar="FILE", help="the run store that knows which items file the run "
+                                                              "read (default: .judgeflow/runs.sqlite here or beside "
+                                                              "RESULTS)")
     add_report_args(p)
     p.set_defaults(func=cmd_calibrate)
 
@@ -60,7 +64,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     from ..calibration.report_html import write_calibration_html
 
-    report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot, items=args.items)
+    items = args.items
+    if items is None and (args.html or args.json):  # the disagreements' texts: from the file the run read
+        from ..errors import ConfigError
+        from ..runs.output import run_input
+
+        try:
+            items = run_input(args.results, args.store)
+        except ConfigError as e:
+            console(stderr=True).print(f"note: {e}; the "
+                                       "disagreements are shown without their texts", markup=False)
+    report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot, items=items)
     return emit(args, report, render, lambda: write_calibration_html(
         report, args.html, title=f"Calibration: {args.results.name}"))
 
@@ -72,10 +86,9 @@ def fmt(x: float | None, pct: bool = False) -> str:
 
 
 def kappa_text(a: Agreement) -> str:
-    if a.kappa is None:
-        return "undefined"
-    ci = f" [{a.kappa_ci[0]:.2f}, {a.kappa_ci[1]:.2f}]" if a.kappa_ci else ""
-    return f"{a.kappa:.2f}{ci}"
+    from ..calibration.agreement import kappa_text as text  # here: the parser never imports numpy
+
+    return text(a)
 
 
 def confusion_table(a: Agreement, title: str = "confusion (rows: human, columns: judge)") -> Table:

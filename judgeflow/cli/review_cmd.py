@@ -13,7 +13,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                       "(needs `pip install judgeflow[review]`)")
     p.add_argument("results", type=Path, help="results .jsonl from `judgeflow run`")
     p.add_argument("--items", type=Path, help="the items file given to `judgeflow run` (results carry no texts); "
-                                              "needed to start a new labels file")
+                                              "default: the file the run read, as its run store recorded it")
+    p.add_argument("--store", type=Path, metavar="FILE", help="the run store that knows which items file the run "
+                                                              "read (default: .judgeflow/runs.sqlite here or beside "
+                                                              "RESULTS)")
     p.add_argument("--labels", type=Path, help="labels file in `judgeflow label`'s format: resumed if it exists, "
                                                "else made from --items (default: RESULTS.labels.jsonl)")
     p.add_argument("--compare", type=Path, metavar="OTHER", help="a second run's results on the same items (A/B view)")
@@ -22,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--open", action="store_true", help="open the page in the default browser")
     p.add_argument("--reveal", action="store_true", help="show the judge's verdict before you label (default: blind)")
     p.add_argument("--seed", type=int, default=0, help="seed of the stratified order of a new labels file")
+    p.add_argument("--keep-labels", action="store_true", help="a new labels file keeps the items' own labels "
+                                                             "(default: dropped, so you label blind)")
     p.set_defaults(func=cmd_review)
 
 
@@ -34,10 +39,20 @@ def cmd_review(args: argparse.Namespace) -> int:
     from ..calibration.review_app.session import ReviewSession
 
     labels = args.labels or args.results.with_name(f"{args.results.stem}.labels.jsonl")
-    s = ReviewSession(args.results, labels, items=args.items, other=args.compare, reveal=args.reveal,
-                      seed=args.seed)
+    items = args.items
+    if items is None and not labels.exists():
+        from ..runs.output import run_input
+
+        items = run_input(args.results, args.store)
+        if items is not None:
+            print(f"items: {items} (the file the run read, unchanged since; from the run store)", flush=True)
+    s = ReviewSession(args.results, labels, items=items, other=args.compare, reveal=args.reveal,
+                      seed=args.seed, keep_labels=args.keep_labels)
     made = f"made {len(s)} items to label (stratified by the judge's label)" if s.created else f"{len(s)} items"
     print(f"labels: {labels} ({made}; `judgeflow label {labels}` resumes the same file)", flush=True)
+    if s.dropped_labels:
+        print(f"note: the items' own labels ({s.dropped_labels}) were left out so that you label blind; "
+              "--keep-labels (with a new --labels file) keeps them", flush=True)
     if s.without_results:
         print(f"note: {s.without_results} items have no result row and were left out", flush=True)
     if s.not_in_results:

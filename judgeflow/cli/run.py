@@ -30,22 +30,37 @@ from typing import Any
 
 from rich.console import Console
 
+from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, InvalidItemError, ProviderUnavailable
 from ..files import STDIO
 from ..items import Item, read_items
 from ..judge import DEFAULT_CONCURRENCY, Judge, invalid_judgment
-from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..results import Judgment, Usage
 from ..runs import runner
-from ..runs.output import OutputError, check_output, check_output_writable, file_sha, spool, write_output  # noqa: F401 (old paths)
-from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RESULT_SETTINGS, RunSettings  # noqa: F401
 from ..runs.gc_tuning import tuned_gc
+from ..runs.output import (  # noqa: F401 (old paths)
+    OutputError,
+    check_output,
+    check_output_writable,
+    file_sha,
+    spool,
+    write_output,
+)
+from ..runs.pricing import estimate_cost, load_prices, price_for
+from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RESULT_SETTINGS, RunSettings  # noqa: F401
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
-from .argtypes import non_negative_int, positive_int, positive_seconds, share, temperature  # noqa: F401
-from .render import console
 from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, run_failure, summarize
 from . import ensemble, ray_cmd
+from .argtypes import (
+    non_negative_int,
+    positive_float,
+    positive_int,
+    positive_seconds,
+    share,
+    temperature,
+)
+from .render import console
 
 EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored; 2 bad input or
 configuration; 3 stopped on a systemic provider error (authentication, refused connection, unknown
@@ -83,7 +98,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--no-cache", action="store_true",
                    help="do not serve results from the store's response cache (new results are still cached)")
     p.add_argument("--retries", type=non_negative_int, default=4,
-                   help="provider retries on 429/5xx/timeouts, with backoff and jitter, honouring retry-after (default 4)")
+                   help="provider retries on 5xx/timeouts, with backoff and jitter (default 4); 429s are waited out "
+                        "up to --max-wait instead")
+    p.add_argument("--rpm", type=positive_float, metavar="N",
+                   help="requests per minute the endpoint allows, for one that sends no rate-limit headers "
+                        "(default: learned from the replies' headers)")
+    p.add_argument("--tpm", type=positive_float, metavar="N",
+                   help="tokens per minute the endpoint allows (input tokens on the Anthropic wire), for one that "
+                        "sends no rate-limit headers (default: learned from the replies' headers)")
+    p.add_argument("--max-wait", type=positive_seconds, default=DEFAULT_MAX_WAIT, metavar="SECONDS",
+                   help="the longest an item waits on the rate limit before it is unscored as rate limited "
+                        f"(default {DEFAULT_MAX_WAIT:g}; a 429 is waited out, not counted against --retries)")
     p.add_argument("--reasks", type=non_negative_int, default=2,
                    help="re-asks after an invalid structured reply (default 2)")
     p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per request, in all: connect, headers and the whole reply (default 120)")
@@ -293,7 +318,9 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
         lines = summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
                           session_items=stats["items"])
         if args.resume:
-            from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
+            from .batch_cmd import (
+                cost_line,  # a batch run finished online: price each call by how it was made
+            )
 
             lines[-1] = cost_line(store, run_id, judge.model, prices) or lines[-1]
         unreadable = store.unreadable_note()
@@ -306,7 +333,7 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
     con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
     for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
         con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
-    for line in lines:
+    for line in lines + limit_report(elapsed, stats["items"]):
         con.print("  " + line)
     if failed:
         again = (f"; re-judge the unscored rows with: {command}" if results.unscored
@@ -315,6 +342,13 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
         con.print(f"[red]{failed}[/red]{again}", soft_wrap=True)
         return 1
     return 0
+
+
+def limit_report(elapsed: float, items: int) -> list[str]:
+    """The rate limits met this session (no provider SDK is imported for it)."""
+    from ..backends.limits import report
+
+    return report(elapsed, items)
 
 
 def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str, output: Path, prices: Any,
@@ -330,7 +364,14 @@ def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str
         "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
         "priced_by": None if model.startswith("baseline/") else getattr(price_for(model, prices), "source", None),
         "seconds": round(elapsed, 3), "items_this_session": session_items,
+        "rate_limited": t.rate_limited, "rate_limits": limit_stats(),
     }
+
+
+def limit_stats() -> list[dict[str, Any]]:
+    from ..backends.limits import stats
+
+    return stats()
 
 
 @contextlib.contextmanager
@@ -421,13 +462,29 @@ def progress_bar(con: Console, *, total: int, completed: int, disable: bool) -> 
 
 @contextlib.contextmanager
 def _rich_bar(con: Console, *, total: int, completed: int) -> Iterator[Any]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    from ..backends.limits import progress_note
+
+    class LimitColumn(ProgressColumn):
+        """The pace the provider's rate limit allows and the requests waiting on it (read live)."""
+
+        def render(self, task: Any) -> Text:
+            return Text(progress_note(), style="yellow")
 
     columns = (
         TextColumn("[bold]judging[/bold]"), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
         TextColumn("calls {task.fields[calls]} · tokens {task.fields[tokens]} · cached {task.fields[cached]} · "
-                   "errors {task.fields[errors]}"),
+                   "errors {task.fields[errors]}"), LimitColumn(),
     )
     with Progress(*columns, console=con, refresh_per_second=4) as progress:
         task = progress.add_task("judge", total=total, completed=completed, rate="", calls=0, tokens=0,

@@ -14,6 +14,13 @@ exactly one output row: judged, unscored (the judge failed; `error` says why) or
 row is unusable; `error` names the field and the fix). Rows whose id is in `skip_ids` are left
 out (resume: see `existing_ids`).
 
+Rate limits: a provider's limit is per key, not per actor, so each actor paces itself to
+1/`num_actors` of every limit, set (`rpm=`, `tpm=`) or learned from the reply headers
+(`backends.limits.split`), and still re-syncs to the provider's `remaining`, which counts every
+actor's requests. This was chosen over one limiter actor that every request would ask first: that
+adds a remote call per request and one place whose failure or backlog stalls every actor, while
+the split needs no coordination and the provider's own counter corrects any drift.
+
 Output schema (one row per item; the same fields as the CLI's `Judgment.to_row`, flattened):
 
     id str, label int64|null, status str, criterion str, routed_by str, reason str,
@@ -129,6 +136,7 @@ def judge_dataset(
             "skip_ids": ray.put(skip) if skip else skip,
             "store": str(store) if store else None,
             "json_column": json_column,
+            "actors": num_actors,
         },
     )
 
@@ -137,9 +145,12 @@ class JudgeBatches:
     """The map_batches actor: one Judge, async concurrency across every batch it is given."""
 
     def __init__(self, *, judge_factory: Callable[[], Judge], concurrency: int, keep_trace: bool,
-                 skip_ids: Any, store: str | None, json_column: str | None) -> None:
+                 skip_ids: Any, store: str | None, json_column: str | None, actors: int = 1) -> None:
         import ray
 
+        from ..backends.limits import split
+
+        split(actors)  # a provider's limit is per key, not per actor: each actor paces to its part
         self.judge = judge_factory()
         self.concurrency = concurrency
         self.keep_trace = keep_trace

@@ -120,3 +120,34 @@ def write_output(store: RunStore, run_id: str, path: Path, *, trace: bool, tally
     except OutputError as e:
         raise OutputError(f"{e}; every finished result is saved in the store {store.path}: fix this and run "
                           "the same command with --resume to write them") from None
+
+
+def run_input(results: Path, store: Path | None = None) -> Path | None:
+    """The items file the run that wrote `results` read, as the run store recorded it (path and sha256).
+
+    Looks in `store`, else `.judgeflow/runs.sqlite` here, else beside `results`. None when no store
+    knows a run that wrote `results` (or it read stdin).
+
+    Raises:
+        ConfigError: the recorded input moved, or changed since the run (naming both and the fix).
+    """
+    from ..errors import ConfigError
+    from .store import DEFAULT_STORE
+
+    out = str(results.resolve())
+    for path in ([store] if store else [DEFAULT_STORE, results.resolve().parent / DEFAULT_STORE]):
+        if not path.is_file():
+            continue
+        with RunStore(path) as s:
+            run = s.latest_run(output_path=out)
+        if run is None or not run.input_path or run.input_path == STDIO:
+            continue
+        given = Path(run.input_path)
+        if not given.is_file():
+            raise ConfigError(f"the run that wrote {results} read {given}, which is no longer there (moved or "
+                              f"deleted; run store {path}): pass --items with its new path")
+        if run.input_sha and file_sha(given) != run.input_sha:
+            raise ConfigError(f"{given} changed since the run that wrote {results} read it (its sha256 differs; run "
+                              f"store {path}): pass --items with the file the run read")
+        return given
+    return None

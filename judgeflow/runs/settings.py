@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..backends import default_model
+from ..backends.limits import DEFAULT_MAX_WAIT
 from ..criteria import load_criterion
 from ..errors import ConfigError
 from ..judge import DEFAULT_CONCURRENCY, Judge
@@ -62,6 +63,9 @@ class RunSettings(BaseModel):
     reasks: int = 2
     timeout: float = 120.0
     http_transport: str = "auto"
+    rpm: float | None = None
+    tpm: float | None = None
+    max_wait: float = DEFAULT_MAX_WAIT
     concurrency: int = DEFAULT_CONCURRENCY
     input: str | None = None
     output: str | None = None
@@ -88,6 +92,8 @@ class RunSettings(BaseModel):
             max_input_chars=getattr(args, "max_input_chars", DEFAULT_MAX_INPUT_CHARS), batch=args.batch,
             ensemble=ensemble, threshold=getattr(args, "threshold", None), retries=args.retries, reasks=args.reasks,
             timeout=args.timeout, http_transport=getattr(args, "http_transport", "auto"),
+            rpm=getattr(args, "rpm", None), tpm=getattr(args, "tpm", None),
+            max_wait=getattr(args, "max_wait", DEFAULT_MAX_WAIT),
             concurrency=args.concurrency, input=str(args.input), output=str(args.output),
             store=str(args.store), prices=str(args.prices) if args.prices else None,
             max_unscored=getattr(args, "max_unscored", DEFAULT_MAX_UNSCORED), no_cache=args.no_cache,
@@ -111,7 +117,9 @@ class RunSettings(BaseModel):
         kwargs: dict[str, Any] = {}
         if not model.startswith("baseline/"):
             kwargs.update(provider_retries=self.retries, max_retries=self.reasks, timeout=self.timeout,
-                          structured=self.structured, http_transport=self.http_transport)
+                          structured=self.structured, http_transport=self.http_transport, max_wait=self.max_wait)
+            if self.rpm or self.tpm:
+                kwargs.update(rpm=self.rpm, tpm=self.tpm)
             if self.max_tokens:
                 kwargs["max_tokens"] = self.max_tokens
         if self.base_url:
@@ -158,7 +166,8 @@ class RunSettings(BaseModel):
             ("--concurrency", self.concurrency, DEFAULT_CONCURRENCY), ("--temperature", self.temperature, 0.0),
             ("--store", self.store, str(DEFAULT_STORE)), ("--retries", self.retries, 4),
             ("--reasks", self.reasks, 2), ("--timeout", self.timeout, 120.0), ("--prices", self.prices, None),
-            ("--http-transport", self.http_transport, "auto"),
+            ("--http-transport", self.http_transport, "auto"), ("--rpm", self.rpm, None), ("--tpm", self.tpm, None),
+            ("--max-wait", self.max_wait, DEFAULT_MAX_WAIT),
             ("--structured", self.structured, "auto"), ("--max-tokens", self.max_tokens, None),
             ("--max-input-chars", self.max_input_chars, DEFAULT_MAX_INPUT_CHARS),
             ("--max-unscored", self.max_unscored, DEFAULT_MAX_UNSCORED),

@@ -12,10 +12,11 @@ from .items import (MOSCOW_FOUNDER, MOSCOW_QUESTION, MOSCOW_REFERENCE, MOSCOW_RI
                     MOSCOW_WHO_QUESTION, MOSCOW_WHO_WRONG, MOSCOW_WRONG, moscow, moscow_by_whom, moscow_checks,
                     moscow_claims)
 from .process import start_cli, stored_count, wait_for_results
+from .limited import LimitedLLM, ProviderLimit
 from .provider import FakeProvider
 from .scripted import FakeLLM, RawArgs, Status, anthropic_body, openai_body
 
-__all__ = ["FakeLLM", "FakeProvider", "RawArgs", "Status", "anthropic_body", "openai_body",
+__all__ = ["FakeLLM", "FakeProvider", "LimitedLLM", "ProviderLimit", "RawArgs", "Status", "anthropic_body", "openai_body",
            "MOSCOW_FOUNDER", "MOSCOW_QUESTION", "MOSCOW_REFERENCE", "MOSCOW_RIGHT", "MOSCOW_SOURCE",
            "MOSCOW_WHO_QUESTION", "MOSCOW_WHO_WRONG", "MOSCOW_WRONG",
            "moscow", "moscow_by_whom", "moscow_checks", "moscow_claims",

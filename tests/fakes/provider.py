@@ -209,9 +209,12 @@ class FakeBatches:
 class FakeProvider:
     """The server, run in a background thread. `requests` holds every request body received."""
 
-    def __init__(self, *, latency: float = 0.0, port: int = 0) -> None:
+    def __init__(self, *, latency: float = 0.0, port: int = 0, limit: Any = None) -> None:
         self.latency = latency
+        self.limit = limit
+        """A `limited.ProviderLimit`: model requests over it get 429 (all replies its headers)."""
         self.requests: list[dict[str, Any]] = []
+        self.statuses: list[int] = []
         self.batch = FakeBatches(lambda: self.base_url)
         self._lock = threading.Lock()
         fake = self
@@ -243,14 +246,21 @@ class FakeProvider:
                         self._send(*fake.batch.route("POST", self.path, self.headers, raw))
                     return
                 body = json.loads(raw or b"{}")
+                wire = "anthropic" if self.path.endswith("/messages") else "openai"
+                status, headers, error = fake.limit.admit(wire, raw) if fake.limit else (200, {}, None)
                 with fake._lock:
-                    fake.requests.append(body)
+                    fake.statuses.append(status)
+                    if status == 200:
+                        fake.requests.append(body)
+                if status != 200:
+                    self._send(status, {"error": {"message": error, "type": "rate_limit_error"}}, headers)
+                    return
                 if fake.latency:
                     time.sleep(fake.latency)
                 if self.path.endswith("/chat/completions"):
-                    self._send(200, openai_reply(body))
+                    self._send(200, openai_reply(body), headers)
                 elif self.path.endswith("/messages"):
-                    self._send(200, anthropic_reply(body))
+                    self._send(200, anthropic_reply(body), headers)
                 else:
                     self._send(404, {"error": {"message": f"fake provider: no route {self.path}"}})
 
@@ -258,10 +268,11 @@ class FakeProvider:
                 super().setup()
                 self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-            def _send(self, status: int, data: Any) -> None:
+            def _send(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
                 raw = data if isinstance(data, bytes) else json.dumps(data).encode()
+                extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
                 head = (f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\n"
-                        f"Content-Type: application/json\r\nContent-Length: {len(raw)}\r\n\r\n")
+                        f"Content-Type: application/json\r\nContent-Length: {len(raw)}\r\n{extra}\r\n")
                 self.wfile.write(head.encode() + raw)  # one write: no Nagle / delayed-ACK stall
 
         class Server(ThreadingHTTPServer):

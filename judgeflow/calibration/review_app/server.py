@@ -8,6 +8,7 @@ and no route takes a path: the app reads and writes only the files it was starte
 
 from __future__ import annotations
 
+import json
 import secrets
 import socket
 import threading
@@ -17,6 +18,7 @@ from importlib.resources import files
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
@@ -24,7 +26,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .session import ReviewSession
+from ...files import OutputError
+from .session import ReviewSession, SaveConflict
 
 TOKEN_HEADER = "X-Judgeflow-Token"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -34,6 +37,25 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
 
 def static_dir() -> str:
     return str(files(__package__) / "static")
+
+
+LABEL_BODY = '{"id": "<the item id shown>", "label": 1 | 0 | "skip" | null, "note": "..."}'
+
+
+def parse_label_body(body: Any) -> tuple[int | None, str | None, str]:
+    """(label or None for a skip, note, item id) from a save's JSON body; ValueError naming the fix."""
+    if not isinstance(body, dict):
+        raise ValueError(f"the body must be a JSON object: {LABEL_BODY}")
+    value = body.get("label")
+    if not (value in ("skip", None) or (type(value) is int and value in (0, 1))):  # not 1.0, not true
+        raise ValueError(f"label must be the whole number 1 or 0, \"skip\" or null, got {json.dumps(value)}")
+    note = body.get("note")
+    if note is not None and not isinstance(note, str):
+        raise ValueError("note must be text")
+    item_id = body.get("id")
+    if not isinstance(item_id, str):
+        raise ValueError(f"the save must name the item it labels: {LABEL_BODY}")
+    return (None if value in ("skip", None) else value), note, item_id
 
 
 def create_app(session: ReviewSession, token: str, *, allow_any_host: bool = False) -> Starlette:
@@ -48,31 +70,37 @@ def create_app(session: ReviewSession, token: str, *, allow_any_host: bool = Fal
                 return JSONResponse(await fn(request))
             except IndexError:
                 return JSONResponse({"error": "no such item"}, status_code=404)
+            except SaveConflict as e:
+                return JSONResponse({"error": str(e)}, status_code=409)
+            except OutputError as e:
+                return JSONResponse({"error": f"the label was NOT saved: {e}. The item stays as it was; free "
+                                              "some space (or fix the file) and press the key again"},
+                                    status_code=507)
             except ValueError as e:
                 return JSONResponse({"error": str(e)}, status_code=400)
         return endpoint
 
+    # every route runs the session in a worker thread: a slow calibration never holds up a save
     async def queue(request: Request) -> dict[str, Any]:
-        return session.queue(request.query_params)
+        return await run_in_threadpool(session.queue, request.query_params)
+
+    async def step(request: Request) -> dict[str, Any]:
+        return await run_in_threadpool(session.step, request.query_params)
 
     async def item(request: Request) -> dict[str, Any]:
-        return session.item(int(request.path_params["index"]))
+        return await run_in_threadpool(session.item, int(request.path_params["index"]))
 
     async def calibration(request: Request) -> dict[str, Any]:
-        return session.calibration()
+        return await run_in_threadpool(session.calibration)
 
     async def label(request: Request) -> dict[str, Any]:
         try:
             body = await request.json()
         except ValueError:
-            raise ValueError("the body must be JSON: {\"label\": 1 | 0 | \"skip\", \"note\": \"...\"}") from None
-        value = body.get("label") if isinstance(body, dict) else None
-        if value not in (0, 1, "skip") or isinstance(value, bool):
-            raise ValueError("label must be 1, 0 or \"skip\"")
-        note = body.get("note")
-        if note is not None and not isinstance(note, str):
-            raise ValueError("note must be text")
-        return session.label(int(request.path_params["index"]), None if value == "skip" else value, note)
+            raise ValueError(f"the body must be JSON: {LABEL_BODY}") from None
+        value, note, item_id = parse_label_body(body)
+        return await run_in_threadpool(lambda: session.label(int(request.path_params["index"]), value, note,
+                                                             item_id=item_id))
 
     async def index(request: Request) -> Response:
         return FileResponse(f"{static_dir()}/index.html")
@@ -93,6 +121,7 @@ def create_app(session: ReviewSession, token: str, *, allow_any_host: bool = Fal
         Route("/", index),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/api/queue", api(queue)),
+        Route("/api/step", api(step)),
         Route("/api/items/{index:int}", api(item)),
         Route("/api/items/{index:int}/label", api(label), methods=["POST"]),
         Route("/api/calibration", api(calibration)),
@@ -114,6 +143,7 @@ def serve(session: ReviewSession, *, host: str = "127.0.0.1", port: int = 0, ope
     shown = host if host not in ("0.0.0.0", "::") else "127.0.0.1"
     url = f"http://{f'[{shown}]' if ':' in shown else shown}:{bound}/?token={token}"
     app = create_app(session, token, allow_any_host=host not in LOCAL_HOSTS)
+    session.warm_up()
     announce(url)
     if open_browser:
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()

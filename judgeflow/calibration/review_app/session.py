@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..agreement import calibrate, deciding_claim, field_value
+from ..agreement import calibrate, deciding_claim, field_value, two_places
 from ..comparison import _check_same_items, compare  # private: the same-items check, run at launch
 from ...errors import ConfigError, InvalidItemError
 from ..labeller import Labeller, atomic_write
@@ -25,6 +25,24 @@ from .spans import locate, quote_spans
 NOTE = "label_note"
 """The labels-file field for the optional note (other tools carry it through untouched)."""
 FILTERS = ("judge", "human", "disagree", "criterion", "dataset", "status", "language")
+
+
+PAGE = 100
+"""Queue rows per page: the page renders a page, never the whole queue (5,000 items stay quick)."""
+
+
+def _int(query: Mapping[str, str], key: str, default: int) -> int:
+    raw = query.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{key} must be a whole number, got {raw!r}") from None
+
+
+class SaveConflict(Exception):
+    """A save names another item than the one at its index (the page and the file disagree)."""
 
 
 def snippet(question: str | None, answer: str, limit: int = 70) -> str:
@@ -46,6 +64,7 @@ class ReviewSession:
         other: a second run's results on the same items (A/B view).
         reveal: show the judge's verdict before an item is labelled (default: blind).
         seed: the stratified order's seed.
+        keep_labels: a new labels file keeps the items' own labels (default: dropped, for a blind relabel).
 
     Raises:
         ConfigError: no labels file and no items to make one from.
@@ -53,7 +72,8 @@ class ReviewSession:
     """
 
     def __init__(self, results: str | Path, labels: str | Path, *, items: str | Path | None = None,
-                 other: str | Path | None = None, reveal: bool = False, seed: int = 0) -> None:
+                 other: str | Path | None = None, reveal: bool = False, seed: int = 0,
+                 keep_labels: bool = False) -> None:
         self.results_path, self.labels_path = Path(results), Path(labels)
         self.results = read_results(results)
         self.by_id = {j.id: j for j in self.results}
@@ -66,26 +86,32 @@ class ReviewSession:
         self.reveal_all = reveal
         self.created = False
         self.without_results = 0
+        self.dropped_labels = 0
+        """The items' own labels left out of a new labels file (blind relabelling; keep_labels keeps them)."""
         if not self.labels_path.exists():
             if items is None:
-                raise ConfigError(f"{self.labels_path} does not exist and results rows carry no question or answer: "
-                                  "pass --items ITEMS (the file you gave `judgeflow run`) to start labelling, or "
-                                  "--labels FILE made by `judgeflow sample` / `judgeflow label`")
-            self._create(Path(items), seed)
+                raise ConfigError(f"{self.labels_path} does not exist, results rows carry no question or answer, "
+                                  "and no run store knows the items file the run read: pass --items ITEMS (the "
+                                  "file you gave `judgeflow run`; or --store STORE, the run's --store) to start "
+                                  "labelling, or --labels FILE made by `judgeflow sample` / `judgeflow label`")
+            self._create(Path(items), seed, keep_labels)
         self.labeller = Labeller(self.labels_path)
         self.lock = threading.Lock()
         self.not_in_results = [it.id for it in self.labeller.items if it.id not in self.by_id]
 
-    def _create(self, items: Path, seed: int) -> None:
-        """Write every item that has a result, in `judgeflow sample`'s stratified order, labels dropped."""
+    def _create(self, items: Path, seed: int, keep_labels: bool) -> None:
+        """Write every item that has a result, in `judgeflow sample`'s stratified order; the items' own
+        labels kept with `keep_labels`, else dropped (and counted)."""
         rows, self.without_results = read_pool(items, self.results_path)
         if not rows:
             raise InvalidItemError("no item of this file has a row in the results; give the items file the "
                                    f"results were made from ({self.results_path})", path=str(items))
         order, _ = stratified_sample(rows, len(rows), keys=[JUDGE_LABEL], seed=seed)
         self.labels_path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.labels_path, [{k: v for k, v in rows[i].items() if k != JUDGE_LABEL and k not in LABEL_FIELDS}
-                                        for i in order])
+        drop = {JUDGE_LABEL} | (set() if keep_labels else set(LABEL_FIELDS))
+        if not keep_labels:
+            self.dropped_labels = sum(1 for r in rows if any(r.get(f) not in (None, "") for f in LABEL_FIELDS))
+        atomic_write(self.labels_path, [{k: v for k, v in rows[i].items() if k not in drop} for i in order])
         self.created = True
 
     # -- per item ----------------------------------------------------------------------------
@@ -127,21 +153,48 @@ class ReviewSession:
                 out["other"] = o.label if o else None
         return out
 
-    def queue(self, query: Mapping[str, str]) -> dict[str, Any]:
+    def matching(self, query: Mapping[str, str]) -> list[dict[str, Any]]:
         """Queue rows matching the filters (exact facet values; judge/disagree only on revealed items)."""
         q = (query.get("q") or "").strip().casefold()
         rows = []
         for i in range(len(self)):
-            e = self.entry(i)
             if q:
                 it = self.labeller.items[i]
                 hay = " ".join(x for x in (it.id, it.question, it.answer, it.reference, it.spec) if x)
                 if q not in hay.casefold():
                     continue
-            if not all(self._matches(e, k, query.get(k) or "") for k in FILTERS):
-                continue
-            rows.append(e)
-        return {"items": rows, "total": len(self), "facets": self.facets(), "blind": not self.reveal_all}
+            e = self.entry(i)
+            if all(self._matches(e, k, query.get(k) or "") for k in FILTERS):
+                rows.append(e)
+        return rows
+
+    def queue(self, query: Mapping[str, str]) -> dict[str, Any]:
+        """One page of the matching queue rows: the page holding item `around`, else from `offset`."""
+        rows = self.matching(query)
+        limit = max(1, min(_int(query, "limit", PAGE), 1000))
+        offset = max(0, _int(query, "offset", 0))
+        if query.get("around"):
+            at = _int(query, "around", 0)
+            pos = next((k for k, e in enumerate(rows) if e["index"] >= at), 0)
+            offset = pos // limit * limit
+        return {"items": rows[offset:offset + limit], "offset": offset, "limit": limit, "matched": len(rows),
+                "total": len(self), "facets": self.facets(), "blind": not self.reveal_all}
+
+    def step(self, query: Mapping[str, str]) -> dict[str, Any]:
+        """The item to open from item `from` in the matching queue: `delta` rows on, or (open=1) the next open one."""
+        at, delta = _int(query, "from", -1), _int(query, "delta", 1)
+        order = self.matching(query)
+        if query.get("open") == "1":
+            is_open = [e for e in order if e["human"] is None and not e["skipped"] and e["index"] != at]
+            nxt = next((e for e in is_open if e["index"] > at), is_open[0] if is_open else None)
+            return {"index": nxt["index"] if nxt else None}
+        pos = next((k for k, e in enumerate(order) if e["index"] == at), None)
+        if pos is None:
+            later = [e for e in order if (e["index"] > at) == (delta > 0)]
+            nxt = (later[0] if delta > 0 else later[-1]) if later else None
+        else:
+            nxt = order[pos + delta] if 0 <= pos + delta < len(order) else None
+        return {"index": nxt["index"] if nxt else None}
 
     @staticmethod
     def _matches(e: dict[str, Any], key: str, want: str) -> bool:
@@ -218,25 +271,54 @@ class ReviewSession:
 
     # -- labelling ---------------------------------------------------------------------------
 
-    def label(self, i: int, value: int | None, note: str | None = None) -> dict[str, Any]:
-        """Save item i's label (None = skip; a skip keeps an existing label) and note; return the new state."""
+    def label(self, i: int, value: int | None, note: str | None = None, *, item_id: str | None = None) -> dict[str, Any]:
+        """Save item i's label (None = skip; a skip keeps an existing label) and note; return the item's new state.
+
+        `item_id` must be the id of item i, the item the page showed when the key was pressed.
+
+        Raises:
+            IndexError: no item i.
+            SaveConflict: `item_id` is not item i's id (nothing is saved).
+            OutputError: the labels file cannot be written (nothing is saved; the item stays as it was).
+        """
         if not 0 <= i < len(self):
             raise IndexError(i)
+        shown = self.labeller.items[i].id
+        if item_id != shown:
+            raise SaveConflict(f"this save names item {item_id!r} but item {i + 1} is {shown!r}; nothing was saved: "
+                               "reload the page")
         with self.lock:
-            row = self.labeller.rows[i]
+            row = dict(self.labeller.rows[i])
             if note is not None:
                 if note.strip():
                     row[NOTE] = note
                 else:
                     row.pop(NOTE, None)
             if value is None and self.human(i) is not None:
-                atomic_write(self.labeller.path, self.labeller.rows)  # keep the label, save the note
+                self.labeller.write_row(i, row)  # keep the label, save the note
             else:
-                self.labeller.set_label(i, value)
+                self.labeller.set_label(i, value, row=row)
             nxt = self.labeller.next_open(i)
-        return {"item": self.item(i), "entry": self.entry(i), "next": nxt, "calibration": self.calibration()}
+        return {"item": self.item(i), "entry": self.entry(i), "next": nxt}
 
     # -- calibration -------------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """Pay for the heavy imports (scikit-learn: seconds on a cold disk) and a first calibration at
+        start-up, so that no save waits for them."""
+        import sklearn.metrics  # noqa: F401
+
+        self.calibration()
+
+    def _no_labels_message(self) -> str:
+        """What the panel says before the first label here, naming the labels the results carry."""
+        carried = sum(1 for j in self.results if j.human_label is not None)
+        msg = f"no item labelled in {self.labels_path.name} yet: label items to see the agreement"
+        if carried:
+            msg += (f". The results carry {carried} human label(s) from the items file (their `label`): "
+                    f"`judgeflow calibrate {self.results_path}` uses them; `judgeflow review --keep-labels` "
+                    "starts a labels file with them")
+        return msg
 
     def calibration(self) -> dict[str, Any]:
         """The live panel: progress, and `calibrate` (and `compare` with a second run) on the labels so far."""
@@ -245,13 +327,18 @@ class ReviewSession:
         out: dict[str, Any] = {"labelled": s.labelled, "skipped": s.skipped, "total": s.total,
                                "remaining": s.remaining, "labels_path": str(self.labels_path), "report": None,
                                "message": None, "compare": None}
+        if not labels:
+            out["message"] = self._no_labels_message()
+            return out
         try:
             r = calibrate(self.results, labels=labels)
         except InvalidItemError as e:
             out["message"] = e.bare_message
             return out
         out["report"] = {
-            "n": r.n, "kappa": r.kappa, "kappa_ci": r.kappa_ci, "kappa_note": r.kappa_note,
+            "n": r.n, "kappa": r.kappa, "kappa_ci": r.kappa_ci, "kappa_note": r.kappa_note, "kappa_ci_note": r.kappa_ci_note,
+            "kappa_value": two_places(r.kappa) if r.kappa is not None else None,  # as the diagnosis prints it
+            "kappa_ci_text": f"{two_places(r.kappa_ci[0])} to {two_places(r.kappa_ci[1])}" if r.kappa_ci else None,
             "confusion": r.confusion.model_dump(), "false_alarms": r.false_alarms, "misses": r.misses,
             "unscored": r.unscored + r.invalid, "diagnosis": r.diagnosis,
             "warnings": [w for w in r.warnings if "have no result row" not in w],

@@ -3,7 +3,8 @@
 "use strict";
 (() => {
   const token = new URLSearchParams(location.search).get("token") || "";
-  const state = { queue: [], current: null, item: null, facets: null, blind: true, focusClaim: null };
+  const state = { queue: [], current: null, item: null, facets: null, blind: true, focusClaim: null,
+    page: { offset: 0, limit: 100, matched: 0 }, busy: 0, openSeq: 0, panelSeq: 0 };
   const FILTERS = [
     ["judge", "judge label", [["1", "1"], ["0", "0"], ["unscored", "unscored"]]],
     ["human", "your label", [["open", "not labelled"], ["1", "1"], ["0", "0"], ["skipped", "skipped"]]],
@@ -48,6 +49,20 @@
     return data;
   }
 
+  // a save or an item load in flight: the page says so, and label / move keys are ignored until it ends,
+  // so a key always acts on the item on screen
+  async function busy(what, fn) {
+    state.busy += 1;
+    document.body.classList.add("busy");
+    $("busy").textContent = what;
+    try {
+      return await fn();
+    } finally {
+      state.busy -= 1;
+      if (!state.busy) { document.body.classList.remove("busy"); $("busy").textContent = ""; }
+    }
+  }
+
   // -- queue -------------------------------------------------------------------------------
 
   function filterValues() {
@@ -66,7 +81,7 @@
     box.replaceChildren();
     for (const [key, title, fixed] of FILTERS) {
       const options = fixed || (facets[key] || []).map((v) => [v, v]);
-      const sel = el("select", { id: `f-${key}`, on: { change: loadQueue } },
+      const sel = el("select", { id: `f-${key}`, on: { change: () => loadQueue() } },
         el("option", { value: "" }, "any"), options.map(([v, t]) => el("option", { value: v }, t)));
       box.append(el("label", {}, title, sel));
     }
@@ -74,32 +89,55 @@
 
   function chip(text, cls) { return el("span", { className: `chip ${cls || ""}` }, text); }
 
-  function renderQueue() {
-    const list = $("queue");
-    list.replaceChildren();
-    for (const e of state.queue) {
-      const chips = [];
-      if (e.human !== null) chips.push(chip(`you ${e.human}`, `h${e.human}`));
-      else if (e.skipped) chips.push(chip("skipped"));
-      if ("judge" in e) chips.push(chip(`judge ${e.judge === null ? "–" : e.judge}`, `j${e.judge}`));
-      if (e.disagree) chips.push(chip("disagree", "dis"));
-      if ("other" in e && e.other !== e.judge) chips.push(chip(`B ${e.other === null ? "–" : e.other}`, "dis"));
-      list.append(el("li", {
-        className: e.index === state.current ? "current" : "", dataset: { index: e.index },
-        on: { click: () => openItem(e.index) },
-      }, el("div", {}, el("span", { className: "qid" }, e.id), " ", chips),
-      el("div", { className: "muted" }, e.snippet)));
-    }
-    $("queue-count").textContent = `${state.queue.length} shown` + (state.blind ? " · blind: judge filters see labelled items only" : "");
+  function queueRow(e) {
+    const chips = [];
+    if (e.human !== null) chips.push(chip(`you ${e.human}`, `h${e.human}`));
+    else if (e.skipped) chips.push(chip("skipped"));
+    if ("judge" in e) chips.push(chip(`judge ${e.judge === null ? "–" : e.judge}`, `j${e.judge}`));
+    if (e.disagree) chips.push(chip("disagree", "dis"));
+    if ("other" in e && e.other !== e.judge) chips.push(chip(`B ${e.other === null ? "–" : e.other}`, "dis"));
+    return el("li", {
+      className: e.index === state.current ? "current" : "", dataset: { index: e.index },
+      on: { click: () => { if (!state.busy) openItem(e.index); } },
+    }, el("div", {}, el("span", { className: "qid" }, e.id), " ", chips),
+    el("div", { className: "muted" }, e.snippet));
   }
 
-  async function loadQueue() {
-    const data = await api(`/api/queue?${filterValues()}`);
+  // one page of the queue (the server pages it): 5,000 items never become 5,000 rows
+  function renderQueue() {
+    $("queue").replaceChildren(...state.queue.map(queueRow));
+    const { offset, matched } = state.page;
+    const shown = state.queue.length ? `rows ${offset + 1}–${offset + state.queue.length} of ${matched}` : "none";
+    $("queue-count").textContent = `${matched} match · ${shown}` + (state.blind ? " · blind: judge filters see labelled items only" : "");
+    $("page-prev").disabled = offset === 0;
+    $("page-next").disabled = offset + state.queue.length >= matched;
+  }
+
+  // replace one row in place after a save (no reload of the queue)
+  function updateRow(entry) {
+    const k = state.queue.findIndex((e) => e.index === entry.index);
+    if (k < 0) return;
+    state.queue[k] = entry;
+    const li = [...$("queue").children].find((x) => Number(x.dataset.index) === entry.index);
+    if (li) li.replaceWith(queueRow(entry));
+  }
+
+  async function loadQueue(opts = {}) {
+    const params = new URLSearchParams(filterValues());
+    if (opts.offset !== undefined) params.set("offset", opts.offset);
+    else if (state.current !== null) params.set("around", state.current);
+    const data = await api(`/api/queue?${params}`);
     state.blind = data.blind;
     if (!state.facets) { state.facets = data.facets; buildFilters(data.facets); }
     state.queue = data.items;
+    state.page = { offset: data.offset, limit: data.limit, matched: data.matched };
     renderQueue();
     return data;
+  }
+
+  function turnPage(delta) {
+    const offset = Math.max(0, state.page.offset + delta * state.page.limit);
+    loadQueue({ offset }).catch(() => {});
   }
 
   // -- item view ---------------------------------------------------------------------------
@@ -238,49 +276,70 @@
     box.scrollTop = 0;
   }
 
+  // show item `index`; of several loads in flight only the last one renders
   async function openItem(index) {
-    const item = await api(`/api/items/${index}`);
+    const seq = ++state.openSeq;
+    const item = await busy("loading…", () => api(`/api/items/${index}`));
+    if (seq !== state.openSeq) return;
     state.current = index;
     state.item = item;
     renderItem(item);
+    if (!state.queue.some((e) => e.index === index)) await loadQueue();
     for (const li of $("queue").children) li.classList.toggle("current", Number(li.dataset.index) === index);
     const cur = [...$("queue").children].find((li) => Number(li.dataset.index) === index);
     if (cur) cur.scrollIntoView({ block: "nearest" });
   }
 
-  function step(delta) {
-    const idx = state.queue.findIndex((e) => e.index === state.current);
-    const next = state.queue[idx + delta];
-    if (next) openItem(next.index);
-  }
-  function back() { step(-1); }
-
-  function nextOpenAfter(index) {
-    const open = (e) => e.human === null && !e.skipped;
-    const later = state.queue.find((e) => e.index > index && open(e));
-    return later || state.queue.find((e) => e.index !== index && open(e)) || null;
+  // the item `delta` rows on in the (filtered) queue, or with open=1 the next item neither labelled nor skipped
+  async function stepTo(params) {
+    const from = state.current === null ? -1 : state.current;
+    const q = new URLSearchParams(filterValues());
+    q.set("from", from);
+    for (const [k, v] of Object.entries(params)) q.set(k, v);
+    const res = await busy("loading…", () => api(`/api/step?${q}`));
+    return res.index;
   }
 
-  async function doLabel(value) {
-    if (state.current === null) return;
-    const note = $("note") ? $("note").value : null;
-    const res = await api(`/api/items/${state.current}/label`, { label: value, note });
-    renderPanel(res.calibration);
-    await loadQueue();
-    state.item = res.item;
-    renderItem(res.item); // the reveal stays on screen; Enter moves on
-    if (value === "skip") nextOpen();
+  async function step(delta) {
+    const index = await stepTo({ delta });
+    if (index !== null) await openItem(index);
   }
+  function back() { return step(-1); }
 
-  function nextOpen() {
-    const nxt = nextOpenAfter(state.current === null ? -1 : state.current);
-    if (nxt) openItem(nxt.index);
+  async function nextOpen() {
+    const index = await stepTo({ open: 1 });
+    if (index !== null) await openItem(index);
     else showError("every item in this queue is labelled or skipped");
+  }
+
+  // label the item on screen: its id travels with the save, and the answer re-renders it only if it is still shown
+  async function doLabel(value) {
+    const shown = state.item;
+    if (!shown) return;
+    const note = $("note") ? $("note").value : null;
+    const res = await busy("saving…", () => api(`/api/items/${shown.index}/label`, { id: shown.id, label: value, note }));
+    updateRow(res.entry);
+    if (state.item && state.item.index === shown.index && state.item.id === shown.id) {
+      state.item = res.item;
+      renderItem(res.item); // the reveal stays on screen; Enter moves on
+    }
+    refreshPanel();
+    if (value === "skip") await nextOpen();
   }
 
   // -- calibration panel -------------------------------------------------------------------
 
-  function fmt(x) { return x === null || x === undefined ? "–" : (Math.abs(x) < 0.005 ? 0 : x).toFixed(2); }
+  // the live calibration runs on the server's worker thread, after the save has answered; the newest answer wins
+  async function refreshPanel() {
+    const seq = ++state.panelSeq;
+    $("panel").classList.add("updating");
+    try {
+      const c = await api("/api/calibration");
+      if (seq === state.panelSeq) renderPanel(c);
+    } catch (e) { /* shown by api() */ } finally {
+      if (seq === state.panelSeq) $("panel").classList.remove("updating");
+    }
+  }
 
   function renderPanel(c) {
     const parts = [el("h2", {}, "calibration"),
@@ -290,8 +349,9 @@
     if (!r) {
       parts.push(el("p", { className: "muted", id: "kappa" }, c.message || "label items to see the agreement"));
     } else {
-      parts.push(el("div", { id: "kappa" }, el("span", { className: "kappa" }, r.kappa === null ? "kappa –" : `kappa ${fmt(r.kappa)}`),
-        r.kappa_ci ? ` 95% CI ${fmt(r.kappa_ci[0])} to ${fmt(r.kappa_ci[1])}` : "", ` · n = ${r.n}`));
+      parts.push(el("div", { id: "kappa" }, el("span", { className: "kappa" }, r.kappa === null ? "kappa –" : `kappa ${r.kappa_value}`),
+        r.kappa_ci ? ` 95% CI ${r.kappa_ci_text}` : "", ` · n = ${r.n}`));
+      if (r.kappa_ci_note) parts.push(el("div", { className: "muted", id: "ci-note" }, r.kappa_ci_note));
       if (r.kappa_note) parts.push(el("div", { className: "muted" }, r.kappa_note));
       if (r.n < 30) parts.push(el("div", { className: "warn", id: "small" }, `only ${r.n} labelled items: the interval is wide; label at least 30`));
       for (const w of r.warnings.filter((w) => !w.startsWith("only "))) parts.push(el("div", { className: "warn" }, w));
@@ -324,18 +384,24 @@
       Enter: nextOpen, j: () => step(1), k: () => step(-1), ArrowDown: () => step(1), ArrowUp: () => step(-1),
       n: () => { if ($("note")) { ev.preventDefault(); $("note").focus(); } } };
     const fn = actions[ev.key];
-    if (fn) { ev.preventDefault(); fn(); }
+    if (!fn) return;
+    ev.preventDefault();
+    if (state.busy && ev.key !== "n") { showError(`${$("busy").textContent} key ${ev.key} ignored: press it again`); return; }
+    Promise.resolve(fn()).catch(() => {}); // api() has shown the error; the item stays as it was
   });
 
   async function start() {
     $("mode").textContent = "";
     let timer = null;
-    $("search").addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(loadQueue, 200); });
+    $("search").addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => loadQueue({ offset: 0 }), 200); });
+    $("page-prev").addEventListener("click", () => turnPage(-1));
+    $("page-next").addEventListener("click", () => turnPage(1));
     const data = await loadQueue();
     $("mode").textContent = data.blind ? "blind: the judge is shown after you label" : "revealed (--reveal)";
-    renderPanel(await api("/api/calibration"));
-    const first = nextOpenAfter(-1) || state.queue[0];
-    if (first) await openItem(first.index);
+    refreshPanel();
+    const first = await stepTo({ open: 1 });
+    const index = first !== null ? first : (state.queue[0] ? state.queue[0].index : null);
+    if (index !== null) await openItem(index);
   }
   start().catch((e) => showError(String(e)));
 })();
