@@ -139,6 +139,7 @@ def test_the_limiter_key_is_endpoint_key_and_model() -> None:
     assert limiter_for("openai", "http://y/v1", "k1", "openai/m") is not a
     assert limiter_for("openai", "http://x/v1", "k1", "openai/n") is not a
     assert "k1" not in repr(a)
+    assert "secret" not in limiter_for("openai", "http://u:secret@x/v1", "k1", "openai/m").name  # shown in summaries
 
 
 def test_an_unlimited_endpoint_is_not_slowed() -> None:

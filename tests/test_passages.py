@@ -156,3 +156,46 @@ def test_single_strategy_selects_by_answer_sentences_and_cites() -> None:
     prompt = llm.user_prompts()[0]
     assert "ordered wooden walls" in prompt and "first mentioned in the chronicles" not in prompt
     assert result.claims[0].evidence.startswith("[document 2, passage 1] ")
+
+
+def test_a_claim_sharing_no_word_with_the_source_still_gets_passages() -> None:
+    # a paraphrase in another script: no term in common with any passage; before, the check step
+    # was sent `<source>(none given)</source>`, a false alarm
+    passages = split_documents(SOURCES, passage_chars=300)
+    chosen = select_passages(["Москва основана давно"], passages, max_chars=900)
+    assert chosen and sum(len(p.text) for p in chosen) <= 900
+    assert chosen[0].doc == 1 and chosen[0].index == 1  # the budget filled in reading order
+    # one claim matches, one does not: the matching one keeps its passage, the rest fills the budget
+    mixed = select_passages(["Kremlin walls 1156", "Москва"], passages, max_chars=900)
+    assert any("wooden walls" in p.text for p in mixed) and sum(len(p.text) for p in mixed) > 300
+    replies = [Claims(claims=[Claim(id="c1", text="Москва основана давно.", kind="date")]),
+               ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="supported", basis="source",
+                                              evidence="Moscow is the capital of Russia.", reason="stated")])]
+    llm = FakeLLM("openai", replies)
+    Judge(backend=PassageJudge(llm.backend(), max_source_chars=600)).judge(
+        {"id": "ru", "answer": "Москва основана давно.", "source": SOURCES})
+    check_prompt = llm.user_prompts()[1]
+    assert "(none given)" not in check_prompt and "Moscow is the capital of Russia." in check_prompt
+
+
+def test_model_judges_cut_long_sources_by_default_and_leave_short_ones_alone() -> None:
+    from judgeflow.backends import DEFAULT_MAX_SOURCE_CHARS
+
+    claims = Claims(claims=[Claim(id="c1", text="The walls date from 1156.", kind="date")])
+    checks = ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="supported", basis="source",
+                                            evidence="wooden walls to be built around the Kremlin", reason="ok")])
+    long_source = [CHRONICLE * 20, KREMLIN]  # ~40k characters
+    assert sum(map(len, long_source)) > 2 * DEFAULT_MAX_SOURCE_CHARS
+    for source, cut in ((long_source, True), (["The Kremlin walls were built in 1156."], False)):
+        llm = FakeLLM("openai", [claims, checks])
+        judge = Judge("openai/gpt-fake", api_key="k", base_url="http://llm.test/v1", http_client=llm.http_client())
+        assert isinstance(judge.backend, PassageJudge)
+        result = judge.judge({"id": "w", "answer": "The walls date from 1156.", "source": source})
+        sent = llm.user_prompts()[1]
+        if cut:  # the passages that matter, within the budget (the prompt's own text besides)
+            assert len(sent) < DEFAULT_MAX_SOURCE_CHARS + 3000 and "wooden walls" in sent
+        else:
+            assert source[0] in sent
+        assert result.claims[0].evidence.startswith("[document 2, passage") == cut  # cited only when cut
+    off = Judge("openai/gpt-fake", api_key="k", base_url="http://llm.test/v1", max_source_chars=0)
+    assert not isinstance(off.backend, PassageJudge)

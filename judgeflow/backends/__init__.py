@@ -112,11 +112,20 @@ def rouge_l(model: str, **options: Any) -> Backend:
     return _baseline(model.partition("/")[2], options)
 
 
+#: an LLM judge cuts sources longer than this (characters, all documents together) to the passages
+#: most relevant to the claims, up to this size, unless told otherwise (`max_source_chars`): the
+#: evidence passage of 100% of claims is kept at this budget in sources of 16k and 64k characters
+#: (`python benchmarks/long_sources.py`), and a 64k-character source costs about a third of the tokens
+DEFAULT_MAX_SOURCE_CHARS = 16_000
+
+
 def make_backend(model: str | None = None, *, max_source_chars: int | None = None, **options: Any) -> Backend:
     """A backend for "provider/model": baseline/* offline judges, or an LLM via `llm.make_client`.
 
     With `max_source_chars`, sources longer than that are cut to the passages relevant to the
-    claims and evidence is cited by passage (`passages.PassageJudge`); None sends sources whole.
+    claims and evidence is cited by passage (`passages.PassageJudge`); 0 sends sources whole.
+    None: an LLM judge cuts sources longer than DEFAULT_MAX_SOURCE_CHARS (and cites passages only
+    in those); the offline judges send them whole.
     """
     check_options(options)
     model = model or default_model()
@@ -130,16 +139,19 @@ def make_backend(model: str | None = None, *, max_source_chars: int | None = Non
         _llm(model, **options)  # raises the "bad model name" / "unknown provider" error
         raise ConfigError(f"unknown backend {model!r}")
     made = factory(model, **options)
-    if max_source_chars is None:
+    if max_source_chars == 0 or (max_source_chars is None and not isinstance(made, LLMJudge)):
         return made
     from .passages import PassageJudge
 
+    if max_source_chars is None:
+        return PassageJudge(made, max_source_chars=DEFAULT_MAX_SOURCE_CHARS, cite_short=False)
     return PassageJudge(made, max_source_chars=max_source_chars)
 
 
 set_backend_factory(make_backend)
 
 __all__ = [
+    "DEFAULT_MAX_SOURCE_CHARS",
     "DEFAULT_MODEL_ENV",
     "LLM_OPTIONS",
     "OFFLINE_MODEL",

@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..redact import redact
+
 #: the longest an item waits on rate limits, in all (--max-wait)
 DEFAULT_MAX_WAIT = 600.0
 #: what a bucket's refill rate is taken to be before the replies tell more: the limit per minute
@@ -404,7 +406,7 @@ def limiter_for(provider: str, base_url: str | None, api_key: str | None, model:
     with _REGISTRY_LOCK:
         limiter = _LIMITERS.get(key)
         if limiter is None:
-            where = base_url or f"{provider}'s API"
+            where = redact(base_url) if base_url else f"{provider}'s API"  # never credentials in a URL
             limiter = _LIMITERS[key] = Limiter(name=f"{model} at {where}")
         return limiter
 

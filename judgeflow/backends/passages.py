@@ -24,14 +24,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..text import SENTENCE as _SENT
-from ..text import content_words as _content
-from ..text import numbers as _numbers
-from ..schemas import Claim, ClaimCheck
 from ..criteria import Criterion
 from ..errors import ConfigError
 from ..items import Item
 from ..results import TraceEntry, Usage
+from ..schemas import Claim, ClaimCheck
+from ..text import SENTENCE as _SENT
+from ..text import content_words as _content
+from ..text import numbers as _numbers
 
 DEFAULT_PASSAGE_CHARS = 800
 _CITATION = re.compile(r"^\[document (\d+), passage (\d+)\]\s?")
@@ -124,7 +124,9 @@ def select_passages(
     """The passages most relevant to the queries (claims), within `max_chars`, in reading order.
 
     Each query's ranking is visited in turn (round robin), so every claim gets its best passage
-    before any claim gets its second. If everything fits, everything is kept.
+    before any claim gets its second. If everything fits, everything is kept. A query that shares
+    no word with any passage (a paraphrase, another language or script, numbers written out) has
+    no ranking: the budget left is then filled in reading order, so a source is never sent empty.
     """
     if sum(len(p.text) for p in passages) <= max_chars:
         return list(passages)
@@ -144,7 +146,19 @@ def select_passages(
                     chosen.append(r[depth])
                     used += size
         depth += 1
+    if not chosen or not all(rankings):
+        _fill(chosen, used, passages, max_chars)
     return [passages[i] for i in sorted(chosen)]
+
+
+def _fill(chosen: list[int], used: int, passages: Sequence[Passage], max_chars: int) -> None:
+    """Add passages in reading order while they fit (at least one)."""
+    taken = set(chosen)
+    for i, p in enumerate(passages):
+        if i not in taken and (used + len(p.text) <= max_chars or not chosen):
+            chosen.append(i)
+            taken.add(i)
+            used += len(p.text)
 
 
 def locate(quote: str, passages: Sequence[Passage]) -> Passage | None:
@@ -185,13 +199,16 @@ def parse_citation(evidence: str) -> tuple[int | None, int | None, str]:
 class PassageJudge:
     """Wrap a backend so long sources are cut to the relevant passages and evidence is cited."""
 
-    def __init__(self, inner: Any, *, max_source_chars: int, passage_chars: int | None = None) -> None:
+    def __init__(self, inner: Any, *, max_source_chars: int, passage_chars: int | None = None,
+                 cite_short: bool = True) -> None:
         """
         Args:
             inner: the backend that judges (LLMJudge, LexicalJudge, ...).
             max_source_chars: sources longer than this (all documents together) are cut to
                 the most relevant passages, up to this many characters.
             passage_chars: passage size; default a quarter of the budget, at most 800.
+            cite_short: also cite passages in the evidence of sources short enough to send
+                whole (False: the default cut of LLM judges, which leaves those untouched).
         """
         if passage_chars is None:
             passage_chars = min(DEFAULT_PASSAGE_CHARS, max(200, max_source_chars // 4))
@@ -204,6 +221,14 @@ class PassageJudge:
         self.model: str = inner.model
         self.max_source_chars = max_source_chars
         self.passage_chars = passage_chars
+        self.cite_short = cite_short
+
+    def __getattr__(self, name: str) -> Any:
+        """The wrapped backend's attributes (`client`, `max_claims_per_check`, ...): model judges
+        are wrapped by default, and `judge.backend.client` must still reach the client."""
+        if name == "inner" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     @property
     def structured(self) -> str | None:
@@ -216,14 +241,17 @@ class PassageJudge:
 
     @property
     def fingerprint(self) -> str:
-        return f"{self.inner.fingerprint}|passages={self.max_source_chars}/{self.passage_chars}"
+        default = "" if self.cite_short else ",default"
+        return f"{self.inner.fingerprint}|passages={self.max_source_chars}/{self.passage_chars}{default}"
 
     def _narrow(self, item: Item, queries: list[str]) -> tuple[Item, list[Passage]]:
         if not item.source:
             return item, []
+        if sum(len(s) for s in item.source) <= self.max_source_chars:  # short source: sent unchanged
+            if not self.cite_short:
+                return item, []
+            return item, split_documents(item.source, passage_chars=self.passage_chars)  # evidence still cited
         passages = split_documents(item.source, passage_chars=self.passage_chars)
-        if sum(len(s) for s in item.source) <= self.max_source_chars:
-            return item, passages  # short source: sent unchanged, evidence still cited
         chosen = select_passages(queries, passages, max_chars=self.max_source_chars)
         return item.model_copy(update={"source": [p.text for p in chosen]}), chosen
 

@@ -80,8 +80,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--requirements", action=argparse.BooleanOptionalAction, default=None,
                    help="spec items: also check each requirement of the spec as met / not_met / "
                         "not_applicable (default: on with --mode spec)")
-    p.add_argument("--max-source-chars", type=positive_int,
-                   help="cut sources longer than this to the passages relevant to the claims; cite passages")
+    p.add_argument("--max-source-chars", type=non_negative_int, metavar="N",
+                   help="cut sources longer than this to the passages relevant to the claims, and cite passages "
+                        "(default for model judges: 16000; 0 sends sources whole)")
     p.add_argument("--strategy", default="graph", choices=["graph", "single"],
                    help="graph: decompose then check (2 calls); single: one call")
     p.add_argument("--limit", type=positive_int, help="judge only the first N rows")

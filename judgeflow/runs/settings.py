@@ -130,7 +130,7 @@ class RunSettings(BaseModel):
             if not model.startswith("baseline/"):
                 raise ConfigError("--threshold applies to the offline judges (baseline/lexical, baseline/rouge-l) only")
             kwargs["threshold"] = self.threshold
-        if self.max_source_chars:
+        if self.max_source_chars is not None:  # 0: sources sent whole
             kwargs["max_source_chars"] = self.max_source_chars
         return kwargs
 
