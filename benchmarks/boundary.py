@@ -20,8 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from external import need_shared, shared_dir  # noqa: E402 (benchmarks/ is the script's folder)
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
+SHARED = shared_dir()  # the labelled data and the schema-following fake (see external.py)
 SLICES = [("factual_qa.jsonl", 100, []), ("faithfulness.jsonl", 50, []), ("spec_review.jsonl", 20, ["--mode", "spec"])]
 
 
@@ -86,6 +88,7 @@ def main() -> None:
     ap.add_argument("--server-items", type=int, default=10)
     ap.add_argument("--server-strategy", default="graph", choices=["graph", "single"])
     ap.add_argument("--no-fake", action="store_true", help="skip the fake_llm.py matrix")
+    need_shared(SHARED)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)

@@ -47,6 +47,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from external import need_shared, shared_dir  # noqa: E402 (benchmarks/ is the script's folder)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -71,7 +73,7 @@ def stop_async_fake(proc: subprocess.Popen[str]) -> None:
     _fakes().stop_async_fake(proc)
 
 
-SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
+SHARED = shared_dir()  # the labelled data and the schema-following fake (see external.py)
 REPEAT = 5
 IDEAL_PASSES = 3
 CASES = (("factual", "factual_qa.jsonl"), ("faithfulness", "faithfulness.jsonl"))
@@ -100,7 +102,7 @@ def load(filename: str, n: int, tag: str) -> list[Any]:
     from judgeflow import read_items
     from judgeflow.items import Item
 
-    base = [it for it in read_items(SHARED / "data" / filename) if isinstance(it, Item)]
+    base = [it for it in read_items(need_shared(SHARED) / "data" / filename) if isinstance(it, Item)]
     return [it.model_copy(update={"id": f"{tag}{k}:{it.id}"}) for k, it in zip(range(n), itertools.cycle(base))]
 
 
@@ -258,6 +260,7 @@ def main() -> int:
     ap.add_argument("--ideal-passes", type=int, default=IDEAL_PASSES,
                     help=f"passes per ratio-to-ideal case (default {IDEAL_PASSES})")
     args = ap.parse_args()
+    need_shared(SHARED)
     globals().update(TRANSPORT=args.http_transport, REPEAT=args.passes, IDEAL_PASSES=args.ideal_passes)
     t0 = time.perf_counter()
     import judgeflow  # noqa: F401 - imports are not part of the per-item figure

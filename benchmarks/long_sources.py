@@ -29,7 +29,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
+from external import need_shared, shared_dir  # noqa: E402 (benchmarks/ is the script's folder)
+
+SHARED = shared_dir()  # the labelled data (see external.py)
 
 from judgeflow.backends.passages import (
     DEFAULT_PASSAGE_CHARS,
@@ -44,7 +46,8 @@ BUDGETS = (4_000, 8_000, 16_000, 24_000)
 
 
 def load(n: int | None = None) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in (SHARED / "data" / "faithfulness.jsonl").read_text().splitlines() if line]
+    rows = [json.loads(line) for line in (need_shared(SHARED) / "data" / "faithfulness.jsonl").read_text().splitlines()
+            if line]
     for r in rows:
         r["source"] = r["source"] if isinstance(r["source"], str) else "\n\n".join(r["source"])
     return rows[:n] if n else rows

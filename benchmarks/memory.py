@@ -29,8 +29,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from external import need_shared, shared_dir  # noqa: E402 (benchmarks/ is the script's folder)
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"  # beside the checkout (--shared DIR elsewhere)
+SHARED = shared_dir()  # the labelled data and the schema-following fake (--shared DIR elsewhere; see external.py)
 CASES = {"factual": "factual_qa.jsonl", "faithfulness": "faithfulness.jsonl"}
 AIM_MB, AIM_ITEMS, AIM_CACHED_S = 300.0, 100_000, 1.5
 MODEL = "openai/gpt-4o-mini"
@@ -97,7 +99,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--shared", type=Path, default=SHARED, help="the folder holding data/ and tools/fake_llm.py")
     a = ap.parse_args()
-    globals()["SHARED"] = a.shared
+    globals()["SHARED"] = need_shared(a.shared)
     env = {**os.environ, "OPENAI_API_KEY": "sk-fake-benchmark", "PYTHONUNBUFFERED": "1"}
     env.pop("JUDGEFLOW_MODEL", None)
     env.pop("JUDGEFLOW_BASE_URL", None)

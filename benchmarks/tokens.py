@@ -32,8 +32,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from external import need_shared, shared_dir  # noqa: E402 (benchmarks/ is the script's folder)
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
+SHARED = shared_dir()  # the labelled data and the schema-following fake (see external.py)
 
 #: quoted from issue #12 (same fake, same 20 rows, tokens = ceil(chars/4)); not measured here
 PEERS = [("RAGAS FactualCorrectness", "factual", 4, 3424, 145),
@@ -165,6 +167,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--no-cache-share", action="store_true", help="only the per-item token table")
     args = ap.parse_args()
+    need_shared(SHARED)
     with tempfile.TemporaryDirectory() as d:
         per_item(Path(d))
         if not args.no_cache_share:

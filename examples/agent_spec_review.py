@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
+from rich.markup import escape
 
 from judgeflow.backends import default_model
 from judgeflow import Judge, review
+from judgeflow.cli.render import console
 
 SPEC = """Release notes for the 2.1 release must:
 - Name the release version 2.1.
@@ -48,17 +49,17 @@ def main() -> None:
     args = parser.parse_args()
 
     judge = Judge(args.model, mode="spec", coverage=True)  # shared: the spec is split into requirements once
-    con = Console()
+    con = console()  # never wrapped when the output goes to a file or a pipe
     con.print(f"judge: [bold]{judge.model}[/bold] (1 = the output fails the spec, 0 = it passes)\n")
     for name, output in OUTPUTS.items():
         result = review(output, SPEC, id=name, judge=judge)
-        con.print(f"[bold]{name}[/bold]: label [bold]{result.label}[/bold]  {result.reason}")
+        con.print(f"[bold]{escape(name)}[/bold]: label [bold]{result.label}[/bold]  {escape(result.reason or '')}")
         for r in result.requirements or []:
             colour = {"met": "green", "not_met": "red"}.get(r.status, "yellow")
-            con.print(f"    [{colour}]{r.status:<14}[/{colour}] {r.id} {r.text}  ({r.reason})")
+            con.print(f"    [{colour}]{r.status:<14}[/{colour}] " + escape(f"{r.id} {r.text}  ({r.reason})"))
         for c in result.claims:
             colour = "red" if c.error else "dim"
-            con.print(f"    [{colour}]claim {c.id} {c.verdict:<13} {c.text}[/{colour}]")
+            con.print(f"    [{colour}]claim {c.id} {c.verdict:<13} {escape(c.text)}[/{colour}]")
         con.print()
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from judgeflow import Judge, read_items
 from judgeflow.backends import default_model
+from judgeflow.cli.render import console
 
 HERE = Path(__file__).parent
 
@@ -31,20 +32,22 @@ def main() -> None:
     judge = Judge(args.model)
     results = judge.judge_many(read_items(args.items))
 
-    con = Console()
+    con = console()  # never wrapped when the output goes to a file or a pipe
     con.print(f"judge: [bold]{judge.model}[/bold]  (1 = hallucination, 0 = none found, - = unscored/invalid)")
     table = Table("id", "criterion (why)", "label", "human", "deciding claim / error")
     for r in results:
         why = f"{r.criterion}\n({r.routed_by})" if r.criterion else "-"
         label = "-" if r.label is None else str(r.label)
         human = "-" if r.human_label is None else str(r.human_label)
-        table.add_row(r.id, why, label, human, r.reason if r.status == "judged" else f"[red]{r.status}[/red]: {r.error}")
+        table.add_row(escape(r.id), escape(why), label, human,
+                      escape(r.reason or "") if r.status == "judged" else f"[red]{r.status}[/red]: {escape(str(r.error))}")
     con.print(table)
     first_error = next((r for r in results if r.label == 1), None)
     if first_error:
-        con.print(f"\nclaims behind [bold]{first_error.id}[/bold]:")
+        con.print(f"\nclaims behind [bold]{escape(first_error.id)}[/bold]:")
         for c in first_error.claims:
-            con.print(f"  {c.id} [{c.kind}] {c.verdict:<13} {c.text!r}  basis={c.basis}  evidence={c.evidence!r}  ({c.reason})")
+            con.print(f"  {c.id} [{c.kind}] {c.verdict:<13} {c.text!r}  basis={c.basis}  evidence={c.evidence!r}  ({c.reason})",
+                      markup=False)
 
 
 if __name__ == "__main__":

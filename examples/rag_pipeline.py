@@ -20,13 +20,14 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda
-from rich.console import Console
+from rich.markup import escape
 
 from judgeflow import Judge
 from judgeflow.backends import default_model
 from judgeflow.integrations.langchain import from_langchain
 from judgeflow.integrations.runnable import as_runnable
 from judgeflow.backends.passages import parse_citation
+from judgeflow.cli.render import console
 
 FILLER = ("Visitors often ask about opening hours, tickets and guided tours, which change with the "
           "season and are announced on the museum's website. ")
@@ -78,7 +79,7 @@ def main() -> None:
 
     retriever = KeywordRetriever(documents=DOCS)
     judge = Judge(args.model, max_source_chars=args.max_source_chars)
-    con = Console()
+    con = console()  # never wrapped when the output goes to a file or a pipe
     con.print(f"judge: [bold]{judge.model}[/bold], source budget {args.max_source_chars} chars "
               "(1 = hallucination, 0 = none found)\n")
     for n, (question, answer) in enumerate(ANSWERS.items(), 1):
@@ -86,15 +87,15 @@ def main() -> None:
         item = from_langchain(question, docs, answer, id=f"q{n}")
         result = judge.judge(item)
         titles = ", ".join(f"{i}: {d.metadata['title']}" for i, d in enumerate(docs, 1))
-        con.print(f"[bold]{item.id}[/bold] {question}\n  retrieved {len(docs)} documents "
-                  f"({sum(len(d.page_content) for d in docs)} chars) -> {titles}")
-        con.print(f"  label [bold]{result.label}[/bold] ({result.criterion}): {result.reason}")
+        con.print(f"[bold]{escape(item.id)}[/bold] " + escape(f"{question}\n  retrieved {len(docs)} documents "
+                  f"({sum(len(d.page_content) for d in docs)} chars) -> {titles}"))
+        con.print(f"  label [bold]{result.label}[/bold] " + escape(f"({result.criterion}): {result.reason}"))
         for c in result.claims:
             doc, passage, quote = parse_citation(c.evidence)
             where = f"document {doc}, passage {passage}" if doc else "no passage"
             colour = "red" if c.error else "green"
-            con.print(f"    [{colour}]{c.verdict:<12}[/{colour}] {c.text}")
-            con.print(f"        evidence ({where}): {quote[:110]!r}\n        reason: {c.reason}")
+            con.print(f"    [{colour}]{c.verdict:<12}[/{colour}] {escape(c.text)}")
+            con.print(f"        evidence ({where}): {quote[:110]!r}\n        reason: {c.reason}", markup=False)
         con.print()
 
     # The same judge as the last step of an LCEL chain: question -> retrieve -> answer -> Judgment.
@@ -102,7 +103,7 @@ def main() -> None:
     chain = rag | as_runnable(judge)
     labels = chain.batch(list(ANSWERS))
     con.print("as a Runnable (rag | judge).batch(questions) -> labels "
-              f"{[j.label for j in labels]}")
+              f"{[j.label for j in labels]}", markup=False)
 
 
 if __name__ == "__main__":

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from judgeflow import Judge
 from judgeflow.backends import default_model
 from judgeflow.items import Item
 from judgeflow.languages import by_language, with_language
+from judgeflow.cli.render import console
 
 CARDS = {
     "ru": {
@@ -75,15 +76,15 @@ def main() -> None:
     judge = Judge(args.model, mode="factual")
     offline = judge.model.startswith("baseline/")
     results = judge.judge_many(items(offline))
-    con = Console()
+    con = console()  # never wrapped when the output goes to a file or a pipe
     con.print(f"judge: [bold]{judge.model}[/bold], criterion factual_correctness, reference: "
               f"{'short reference + the card fact sheet (offline)' if offline else 'the short reference only'}\n")
     for r in results:
         ok = "[green]as expected[/green]" if r.label == r.human_label else "[red]NOT as expected[/red]"
-        con.print(f"[bold]{r.id}[/bold] ({r.extra['language']}): label {r.label}, expected {r.human_label}: {ok}")
+        con.print(f"[bold]{escape(r.id)}[/bold] ({r.extra['language']}): label {r.label}, expected {r.human_label}: {ok}")
         for c in r.claims:
             colour = "red" if c.error else "dim"
-            con.print(f"    [{colour}]{c.verdict:<13} {c.text}[/{colour}]  ({c.reason})")
+            con.print(f"    [{colour}]{c.verdict:<13} {escape(c.text)}[/{colour}]  " + escape(f"({c.reason})"))
     table = Table("language", "items", "label 1", "label 0", "unscored", "agree with expected")
     for lang, row in by_language(results).items():
         table.add_row(lang, str(row["items"]), str(row["label_1"]), str(row["label_0"]), str(row["unscored"]),
@@ -92,7 +93,7 @@ def main() -> None:
     con.print(table)
     missed = [r.id for r in results if r.label != r.human_label]
     if missed and offline:
-        con.print(f"\nthe offline floor got {missed} wrong: in factual mode it does not count a name the "
+        con.print(f"\nthe offline floor got {escape(str(missed))} wrong: in factual mode it does not count a name the "
                   "reference lacks as an error (correct extra names are common) and has no world knowledge "
                   "to tell Ivan Kalita from Yuri Dolgorukiy. An LLM judge (--model) checks names too.")
 

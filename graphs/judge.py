@@ -7,6 +7,7 @@ JUDGEFLOW_BASE_URL, JUDGEFLOW_CRITERIA_DIR are the operator's):
 Python callers may pass a full JudgeContext (any endpoint, a ready backend): it is used as given.
 """
 
+import judgeflow.backends  # noqa: F401 - registers the backends now: importing them inside the server's event loop would block it
 from judgeflow.served import build_served_graph
 
 graph = build_served_graph()

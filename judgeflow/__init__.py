@@ -12,41 +12,61 @@ from . import _moved
 
 _moved.install(_sys.modules[__name__])  # old module paths (judgeflow.llm, ...) keep working
 
-from .backends import Backend, LLMJudge, make_backend
-from .backends.lexical import LexicalJudge
-from .schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
-from .criteria import Criterion, list_criteria, load_criterion
-from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
-from .items import Item, load_items, read_items
-from .judge import Judge, judge
-from .panel import Panel
-from .cascade import Cascade
-from .spec_review import SpecJudge, areview, review
-from .results import ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage
-from .backends.rouge import RougeJudge
-from .runs.store import RunStore
-
 __version__ = "0.1.0"
 
+# Every public name loads on first use: `judgeflow --version` and `--help` import none of the
+# judging code, offline judging never loads the provider SDKs (openai, anthropic, Instructor: seconds
+# to import), a run served from the response cache never builds the workflow (LangGraph, about a
+# second), and judging never loads calibration (numpy). One table: name -> the module defining it.
+_LAZY = {
+    "Backend": "backends", "LLMJudge": "backends", "make_backend": "backends",
+    "LexicalJudge": "backends.lexical", "RougeJudge": "backends.rouge",
+    "LLMClient": "backends.llm", "make_client": "backends.llm",
+    "Claim": "schemas", "ClaimCheck": "schemas", "ClaimChecks": "schemas", "Claims": "schemas",
+    "SingleJudgment": "schemas",
+    "Criterion": "criteria", "list_criteria": "criteria", "load_criterion": "criteria",
+    "ConfigError": "errors", "CriterionError": "errors", "InvalidItemError": "errors", "JudgeflowError": "errors",
+    "LLMError": "errors",
+    "Item": "items", "load_items": "items", "read_items": "items",
+    "Judge": "judge", "judge": "judge",
+    "Panel": "panel", "Cascade": "cascade",
+    "SpecJudge": "spec_review", "areview": "spec_review", "review": "spec_review",
+    "ClaimResult": "results", "JudgeVote": "results", "Judgment": "results", "RequirementResult": "results",
+    "TraceEntry": "results", "Usage": "results", "results_to_dataframe": "results",
+    "RunStore": "runs.store",
+    "CalibrationReport": "calibration.agreement", "calibrate": "calibration.agreement",
+    "ComparisonReport": "calibration.comparison", "compare": "calibration.comparison",
+    "JudgeContext": "workflow", "JudgeState": "workflow", "build_graph": "workflow",
+}
+
 if _TYPE_CHECKING:
+    from .backends import Backend, LLMJudge, make_backend
+    from .backends.lexical import LexicalJudge
     from .backends.llm import LLMClient, make_client
+    from .backends.rouge import RougeJudge
     from .calibration.agreement import CalibrationReport, calibrate
     from .calibration.comparison import ComparisonReport, compare
+    from .cascade import Cascade
+    from .criteria import Criterion, list_criteria, load_criterion
+    from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
+    from .items import Item, load_items, read_items
+    from .judge import Judge, judge
+    from .panel import Panel
+    from .results import (ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage,
+                          results_to_dataframe)
+    from .runs.store import RunStore
+    from .schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
+    from .spec_review import SpecJudge, areview, review
     from .workflow import JudgeContext, JudgeState, build_graph
-
-# The provider SDKs (openai, anthropic, instructor) take seconds to import; offline judging,
-# calibration and `judgeflow criteria` never need them, so they load on first use. So does the
-# workflow (LangGraph, about a second): a run served from the response cache never builds it;
-# and calibration (numpy, a third of a second): judging never needs it.
-_LAZY = {"LLMClient": "backends.llm", "make_client": "backends.llm",
-         "CalibrationReport": "calibration.agreement", "calibrate": "calibration.agreement",
-         "ComparisonReport": "calibration.comparison", "compare": "calibration.comparison",
-         "JudgeContext": "workflow", "JudgeState": "workflow", "build_graph": "workflow"}
 
 
 def __getattr__(name: str) -> _Any:
     if name in _LAZY:
-        return getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        if _LAZY[name] != "errors":  # judging needs the backends registered (`registry.make_backend`)
+            _importlib.import_module(".backends", __name__)
+        value = getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value  # the next lookup is a plain attribute
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -94,5 +114,6 @@ __all__ = [
     "make_backend",
     "make_client",
     "read_items",
+    "results_to_dataframe",
     "review",
 ]

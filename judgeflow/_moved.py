@@ -80,12 +80,14 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
 
 
 class _Package(types.ModuleType):
-    """The judgeflow package: importing an old path must not replace a public function of the same
-    name (`judgeflow.calibrate`, `judgeflow.compare`) with the module."""
+    """The judgeflow package: importing a module must not replace a public function of the same name
+    with the module: an old path (`judgeflow.calibrate`, `judgeflow.compare`), or a module whose
+    function is loaded on first use (`judgeflow.judge`, the function, from `judgeflow/judge.py`)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        public = name in self.__dict__ or name in self.__dict__.get("_LAZY", {})  # bound, or loaded on first use
-        if isinstance(value, types.ModuleType) and f"{self.__name__}.{name}" in MOVED and public:
+        lazy = self.__dict__.get("_LAZY", {})
+        public = name in self.__dict__ or name in lazy  # bound, or loaded on first use
+        if isinstance(value, types.ModuleType) and public and (f"{self.__name__}.{name}" in MOVED or name in lazy):
             return
         super().__setattr__(name, value)
 

@@ -12,6 +12,7 @@ tools are accepted as aliases and recorded in `Item.aliases`: RAGAS (`user_input
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
-from .errors import InvalidItemError
+from .errors import ConfigError, InvalidItemError
 from .files import read_rows
 
 Mode = Literal["factual", "faithfulness", "spec"]
@@ -48,6 +49,39 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "label": ("human_label", "is_hallucination", "hallucination"),
 }
 _CANONICAL = ("id", "question", "answer", "reference", "source", "spec", "mode", "criterion", "label")
+#: the item fields a column map (`--map FIELD=COLUMN`, `column_map=`) may name
+FIELDS = _CANONICAL
+ColumnMap = Mapping[str, str]
+
+
+def check_column_map(column_map: ColumnMap | None) -> dict[str, str]:
+    """A column map (item field -> the column holding it) checked: every key an item field.
+
+    Raises:
+        ConfigError: a key is not a field (with the nearest field: `refernce` -> `reference`).
+    """
+    out: dict[str, str] = {}
+    for field, column in (column_map or {}).items():
+        if field not in FIELDS:
+            close = difflib.get_close_matches(str(field), FIELDS, n=1, cutoff=0.6)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            raise ConfigError(f"column map: {field!r} is not an item field; {hint}"
+                              f"map one of: {', '.join(FIELDS)} (FIELD=COLUMN, e.g. reference=gold_text)")
+        if not isinstance(column, str) or not column:
+            raise ConfigError(f"column map: give the column that holds {field!r} as a name, got {column!r}")
+        out[field] = column
+    return out
+
+
+def parse_column_map(pairs: Sequence[str] | None) -> dict[str, str]:
+    """`["reference=gold_text", ...]` (the CLI's `--map`) as a checked column map."""
+    out: dict[str, str] = {}
+    for pair in pairs or ():
+        field, eq, column = pair.partition("=")
+        if not eq or not field.strip() or not column.strip():
+            raise ConfigError(f"--map {pair!r}: write FIELD=COLUMN, e.g. --map reference=gold_text")
+        out[field.strip()] = column.strip()
+    return check_column_map(out)
 
 
 class Item(BaseModel):
@@ -93,9 +127,13 @@ class Item(BaseModel):
 
     @classmethod
     def from_record(
-        cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None
+        cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None,
+        column_map: ColumnMap | None = None,
     ) -> Item:
         """Build an item from a dict, resolving aliases and normalising `source`.
+
+        `column_map` (field -> column, checked by `check_column_map`) reads a field from a column
+        of another name first; the column is recorded in `aliases`.
 
         Raises:
             InvalidItemError: naming the path, line, field and the fix.
@@ -114,7 +152,7 @@ class Item(BaseModel):
             err.record = scrub_surrogates(dict(record))
             err.item_id = str(err.record.get("id") or "") or None
             raise err
-        values, aliases, rec = resolve_fields(record)
+        values, aliases, rec = resolve_fields(record, column_map)
         item_id = values.get("id")
         item_id = str(item_id) if item_id is not None else (f"line-{line}" if line else None)
 
@@ -169,18 +207,27 @@ class Item(BaseModel):
         return "\n\n".join(f"[Document {i}]\n{d}" for i, d in enumerate(self.source, 1))
 
 
-def resolve_fields(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
+def resolve_fields(record: Mapping[str, Any], column_map: ColumnMap | None = None,
+                   ) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     """Split a raw row into (canonical field -> value, canonical field -> alias used, other fields).
 
-    Each canonical field takes its own name, else the first non-blank alias (ALIASES order); a
-    blank canonical field counts as absent. Everything not taken is an "other field", carried
-    through to the result unchanged, on valid and invalid rows alike.
+    A field named in `column_map` is read from its column first. Each other canonical field takes
+    its own name, else the first non-blank alias (ALIASES order); a blank canonical field counts
+    as absent. Everything not taken is an "other field", carried through to the result unchanged,
+    on valid and invalid rows alike.
     """
     rec = dict(record)
     values: dict[str, Any] = {}
     aliases: dict[str, str] = {}
+    for field, column in (column_map or {}).items():
+        if column in rec and not _blank(rec[column]):
+            values[field] = rec.pop(column)
+            if column != field:
+                aliases[field] = column
     _unpack(rec, aliases)  # openevals / LangSmith dicts (inputs, outputs, reference_outputs) opened first
     for field in _CANONICAL:
+        if field in values:  # read from a mapped column; a column of the field's own name is carried through
+            continue
         if field in rec and not _blank(rec[field]):
             values[field] = rec.pop(field)
             continue
@@ -386,30 +433,32 @@ def read_records(path: str | Path, *, data: bytes | None = None, name: str | Non
     return read_rows(path, data=data, name=name)
 
 
-def read_items(path: str | Path, *, data: bytes | None = None,
-               name: str | None = None) -> Iterator[Item | InvalidItemError]:
+def read_items(path: str | Path, *, data: bytes | None = None, name: str | None = None,
+               column_map: ColumnMap | None = None) -> Iterator[Item | InvalidItemError]:
     """Yield an Item, or the InvalidItemError that explains why a row is unusable, per row.
 
     Nothing is dropped: callers turn error rows into error results. `path` "-" reads stdin.
     Each Item knows its line (`Item.where`), so later errors (routing) can name it. `name`: the
-    name messages give when `path` is a copy of the input (see `files.read_rows`).
+    name messages give when `path` is a copy of the input (see `files.read_rows`). `column_map`:
+    field -> column, for columns of other names (`check_column_map`).
     """
     shown = str(path) if name is None else name
+    column_map = check_column_map(column_map)
     for line, rec in read_records(path, data=data, name=name):
         if isinstance(rec, InvalidItemError):
             rec.line = rec.line if rec.line is not None else line
             yield rec
             continue
         try:
-            yield Item.from_record(rec, path=shown, line=line)
+            yield Item.from_record(rec, path=shown, line=line, column_map=column_map)
         except InvalidItemError as e:
             yield e
 
 
-def load_items(path: str | Path) -> list[Item]:
+def load_items(path: str | Path, *, column_map: ColumnMap | None = None) -> list[Item]:
     """Read every item, raising the first InvalidItemError (for strict callers)."""
     items = []
-    for row in read_items(path):
+    for row in read_items(path, column_map=column_map):
         if isinstance(row, InvalidItemError):
             raise row
         items.append(row)

@@ -19,7 +19,7 @@ from .registry import Backend, make_backend
 from .coverage import Coverage, requirement_checker
 from .criteria import Criterion, load_criterion
 from .errors import ConfigError, InvalidItemError
-from .items import MODES, Item, passthrough
+from .items import MODES, ColumnMap, Item, check_column_map, passthrough
 from .languages import item_language
 from .results import Judgment
 from .scheduling import FirstOfSource, by_evidence
@@ -32,12 +32,13 @@ ItemLike = Item | Mapping[str, Any] | InvalidItemError
 DEFAULT_CONCURRENCY = 16
 
 
-def as_item(obj: ItemLike) -> Item | InvalidItemError:
-    """An Item from an Item, a dict (aliases accepted), or pass an InvalidItemError through."""
+def as_item(obj: ItemLike, column_map: ColumnMap | None = None) -> Item | InvalidItemError:
+    """An Item from an Item, a dict (aliases, and `column_map`'s columns, accepted), or pass an
+    InvalidItemError through."""
     if isinstance(obj, (Item, InvalidItemError)):
         return obj
     try:
-        return Item.from_record(obj)
+        return Item.from_record(obj, column_map=column_map)
     except InvalidItemError as e:
         return e
 
@@ -65,6 +66,7 @@ class Judge:
         concurrency: int = DEFAULT_CONCURRENCY,
         keep_trace: bool = True,
         coverage: bool = False,
+        column_map: ColumnMap | None = None,
         **client_kwargs: Any,
     ) -> None:
         """
@@ -80,6 +82,8 @@ class Judge:
             coverage: requirement coverage for items judged by a spec criterion: the spec is
                 split into requirements (once per spec) and each is marked against the output;
                 an unmet requirement makes the label 1 (`Judgment.requirements`).
+            column_map: item field -> the column of a dict item holding it, for your own names
+                (`{"reference": "gold_text"}`); a misspelt field is refused with the nearest one.
             **client_kwargs: passed to `llm.make_client` (base_url, api_key, temperature, ...).
         """
         if mode not in (None, "auto", *MODES):
@@ -95,6 +99,7 @@ class Judge:
         self.concurrency = concurrency
         self.keep_trace = keep_trace
         self.coverage = Coverage(requirement_checker(self.backend)) if coverage else None
+        self.column_map = check_column_map(column_map)
         self._compiled: Any = None
 
     @property
@@ -138,7 +143,7 @@ class Judge:
 
     async def ajudge(self, item: ItemLike) -> Judgment:
         """Judge one item. Bad input gives an `invalid` judgment; judge failures an `unscored` one."""
-        it = as_item(item)
+        it = as_item(item, self.column_map)
         if isinstance(it, InvalidItemError):
             return invalid_judgment(it, model=self.model)
         from .workflow import JudgeState
@@ -238,7 +243,7 @@ class Judge:
         async def feed() -> None:
             tasks: set[asyncio.Task[None]] = set()
             try:
-                async for seq, obj in by_evidence(_as_items(_aenumerate(items))):  # shared sources adjacent
+                async for seq, obj in by_evidence(_as_items(_aenumerate(items), getattr(self, "column_map", None))):  # shared sources adjacent
                     if failed:
                         break
                     await sem.acquire()
@@ -296,9 +301,10 @@ def _deprecated_store() -> None:
                   DeprecationWarning, stacklevel=4)
 
 
-async def _as_items(pairs: AsyncIterator[tuple[int, ItemLike]]) -> AsyncIterator[tuple[int, ItemLike]]:
+async def _as_items(pairs: AsyncIterator[tuple[int, ItemLike]],
+                    column_map: ColumnMap | None = None) -> AsyncIterator[tuple[int, ItemLike]]:
     async for seq, obj in pairs:
-        yield seq, as_item(obj)
+        yield seq, as_item(obj, column_map)
 
 
 async def _aenumerate(items: Iterable[ItemLike] | AsyncIterable[ItemLike]) -> AsyncIterator[tuple[int, ItemLike]]:

@@ -1,6 +1,7 @@
 """The pytest plugin (entry point `judgeflow` in the `pytest11` group): options and a fixture.
 
     pytest --judgeflow-model openai/gpt-4o-mini      # default: $JUDGEFLOW_MODEL, else offline
+    pytest --judgeflow-model openai/my-judge --judgeflow-base-url http://127.0.0.1:8000/v1
     pytest --judgeflow-no-cache                      # judge afresh, ignore the cache (also: --cache-clear)
 
     def test_bot(judgeflow_judge):
@@ -21,6 +22,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("judgeflow", "judgeflow hallucination checks")
     group.addoption("--judgeflow-model", default=None,
                     help="judge model for assert_no_hallucination / judgeflow_judge (provider/model)")
+    group.addoption("--judgeflow-base-url", default=None,
+                    help="an OpenAI- or Anthropic-compatible endpoint for the judge model (vLLM, llama.cpp, a proxy)")
     group.addoption("--judgeflow-cache-dir", default=None,
                     help="where judged results are cached (default .judgeflow/pytest-cache under the rootdir)")
     group.addoption("--judgeflow-no-cache", action="store_true", default=False,
@@ -41,10 +44,11 @@ def pytest_configure(config: pytest.Config) -> None:
     model = config.getoption("--judgeflow-model", default=None)
     directory = config.getoption("--judgeflow-cache-dir", default=None)
     no_cache = config.getoption("--judgeflow-no-cache", default=False)
-    if model or directory or no_cache:
+    base_url = config.getoption("--judgeflow-base-url", default=None)
+    if model or directory or no_cache or base_url:
         from .testing import configure
 
-        configure(model=model, cache_dir=directory, cache=not no_cache)
+        configure(model=model, cache_dir=directory, cache=not no_cache, base_url=base_url)
 
 
 @pytest.fixture

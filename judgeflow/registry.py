@@ -1,9 +1,11 @@
 """The Backend protocol (the steps the graph calls) and the hook that turns a model name into a
 backend. The core knows only this protocol; the implementations live in the backends/ wing,
-which registers its lookup here (`set_backend_factory`) when judgeflow is imported."""
+which registers its lookup here (`set_backend_factory`) when it is imported: by the first
+backend asked for (`judgeflow --version` and `import judgeflow` load none of it)."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -44,6 +46,8 @@ async def single_from_steps(
 
 
 _factory: Callable[..., Backend] | None = None
+#: the package that registers the shipped backends when imported
+DEFAULT_BACKENDS = "judgeflow.backends"
 
 
 def set_backend_factory(factory: Callable[..., Backend]) -> None:
@@ -54,6 +58,8 @@ def set_backend_factory(factory: Callable[..., Backend]) -> None:
 
 def make_backend(model: str | None = None, **options: Any) -> Backend:
     """A backend for "provider/model", built by the registered factory (see backends/)."""
+    if _factory is None:  # the wing registers itself on import (by name: the core never imports a wing)
+        importlib.import_module(DEFAULT_BACKENDS)
     if _factory is None:
-        raise ConfigError("no backends registered: import judgeflow (not only judgeflow.judge)")
+        raise ConfigError(f"no backends registered: {DEFAULT_BACKENDS} did not call set_backend_factory")
     return _factory(model, **options)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
@@ -10,6 +13,8 @@ JudgmentStatus = Literal["judged", "unscored", "invalid"]
 Status = JudgmentStatus  # the old name (before 0.2)
 #: prefix of an input field whose name is taken by a result field in the output row
 INPUT_PREFIX = "input_"
+#: result fields that hold lists or objects: JSON strings in flat rows (CSV, Parquet)
+JSON_FIELDS = ("claims", "usage", "requirements", "trace")
 
 
 class Usage(BaseModel):
@@ -191,3 +196,30 @@ class Judgment(BaseModel):
                 extra[name if name in known else k] = v
         data["extra"] = extra
         return cls(**data)
+
+
+def flat_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An output row (`Judgment.to_row`) flattened for CSV and Parquet: lists and objects as JSON strings."""
+    return {k: json.dumps(v, ensure_ascii=False, default=str)
+            if isinstance(v, (list, dict)) or (k in JSON_FIELDS and v is not None) else v
+            for k, v in row.items()}
+
+
+def results_to_dataframe(results: Iterable[Judgment] | str | Path) -> Any:
+    """Results as a pandas DataFrame: one row per result, the output file's columns (claims, usage
+    and requirements stay Python objects). `results`: Judgments, or a results .jsonl path.
+
+    Raises:
+        ImportError: pandas is not installed (`pip install pandas`).
+    """
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("results_to_dataframe needs pandas: pip install pandas") from None
+    if isinstance(results, (str, Path)):
+        from .files import read_rows
+
+        rows = [r if isinstance(r, dict) else {"error": str(r)} for _, r in read_rows(results)]
+    else:
+        rows = [j.to_row() for j in results]
+    return pd.DataFrame(rows)

@@ -119,13 +119,14 @@ def failure_message(result: Judgment, item: Item) -> str:
     return "\n".join(lines)
 
 
-_settings: dict[str, Any] = {"model": None, "cache_dir": None, "cache": True}
+_settings: dict[str, Any] = {"model": None, "cache_dir": None, "cache": True, "base_url": None}
 _judges: dict[tuple[str, str | None, bool, str], CachedJudge] = {}
 
 
-def configure(*, model: str | None = None, cache_dir: str | Path | None = None, cache: bool = True) -> None:
+def configure(*, model: str | None = None, cache_dir: str | Path | None = None, cache: bool = True,
+              base_url: str | None = None) -> None:
     """Run-wide defaults (the pytest plugin calls this from its command-line options)."""
-    _settings.update(model=model, cache_dir=cache_dir, cache=cache)
+    _settings.update(model=model, cache_dir=cache_dir, cache=cache, base_url=base_url)
     _judges.clear()
 
 
@@ -148,15 +149,17 @@ def cached_judge(
     model = model or _settings["model"] or default_model()
     use_cache = _settings["cache"] if cache is None else cache
     crit_key = criterion.name if isinstance(criterion, Criterion) else criterion
-    key = (model, crit_key, use_cache, str(cache_dir()))
+    base_url = _settings["base_url"]
+    key = (model, crit_key, use_cache, str(cache_dir()), base_url)
     if key not in _judges or isinstance(criterion, Criterion):
         try:
-            judge = Judge(model, criterion=criterion, keep_trace=False)
+            judge = Judge(model, criterion=criterion, keep_trace=False, **({"base_url": base_url} if base_url else {}))
         except ConfigError as e:
             if "judgeflow.pytest_plugin" not in sys.modules:
                 raise
             # under pytest the option is --judgeflow-model (pytest's own --model may belong to another plugin)
-            raise ConfigError(str(e).replace("--model ", "--judgeflow-model ")) from None
+            raise ConfigError(str(e).replace("--model ", "--judgeflow-model ")
+                              .replace("--base-url ", "--judgeflow-base-url ")) from None
         _judges[key] = CachedJudge(judge, FileCache(cache_dir()) if use_cache else None)
     return _judges[key]
 

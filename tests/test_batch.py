@@ -154,3 +154,24 @@ def test_collect_honours_max_unscored(tmp_path: Path, fake: FakeProvider) -> Non
     collect = ["batch", "collect", the_run(tmp_path), "--store", str(tmp_path / "runs.sqlite"), "--wait", "0.01"]
     assert main([*collect, "--max-unscored", "0.5"]) == 0  # 1 of 3 unscored is below 0.5
     assert main(collect) == 1  # and above the default 0.1
+
+
+def test_batch_with_no_cache_submits_instead_of_serving_the_cache(tmp_path: Path, fake: FakeProvider,
+                                                                    capsys) -> None:
+    """`run --batch --no-cache` after an online run of the same items: every item goes into the batch
+    (before, the cache served the old verdicts and the run said "done" without a request), and the
+    next round's collect keeps not serving the cache."""
+    write_items(tmp_path / "in.jsonl", 3)
+    assert main(run_args(tmp_path, fake, "openai")) == 0  # online: every result is now in the cache
+    online = len(fake.requests)
+    out_a = str(tmp_path / "out.jsonl")
+    args = run_args(tmp_path, fake, "openai", "--batch", "--no-cache")
+    args[args.index(out_a)] = str(tmp_path / "batch.jsonl")
+    assert main(args) == 0
+    assert [len(b) for b in fake.batch.submitted] == [3]  # every item's decompose call went into a batch
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        run_id = next(r.run_id for r in store.runs() if r.output_path.endswith("batch.jsonl"))
+    capsys.readouterr()
+    assert main(["batch", "collect", run_id, "--store", str(tmp_path / "runs.sqlite"), "--wait", "0.01"]) == 0
+    assert [len(b) for b in fake.batch.submitted] == [3, 3]  # round 2 too: the check calls
+    assert len(fake.requests) == online  # nothing was served online either

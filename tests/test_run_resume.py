@@ -245,3 +245,41 @@ def test_python_api_resume_after_cancelling_the_run(tmp_path: Path, fake: FakePr
         assert sorted(done | set(resumed)) == [it["id"] for it in items]
         assert not {f"q{t}" for t in items_asked(fake, before)} & done
         assert [j.id for j in store.results(run)] == [it["id"] for it in items]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # closed again: nothing listens there
+
+
+def test_a_run_stopped_on_a_bad_endpoint_resumes_with_the_corrected_base_url(tmp_path: Path, fake: FakeProvider,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The endpoint is where requests go, not a judging setting: the printed resume command, with
+    the fixed --base-url, continues the run (before: refused as "other settings"), and the run
+    records the endpoint it finished with."""
+    inp = write_items(tmp_path / "in.jsonl", 4)
+    args = run_args(tmp_path, fake, inp)
+    args[args.index("--base-url") + 1] = f"http://127.0.0.1:{_free_port()}/v1"
+    assert main(args) == 3  # refused connections: the run stops, saying how to continue
+    err = capsys.readouterr().err
+    resume = shlex.split(err[err.index("continue with:") + len("continue with:"):].split("\n\n")[0].replace("\n", " "))
+    assert resume[:2] == ["judgeflow", "run"] and "--resume" in resume
+    resume[resume.index("--base-url") + 1] = fake.base_url + "/v1"
+    assert main(resume[1:]) == 0, capsys.readouterr().err
+    assert [r["status"] for r in out_rows(tmp_path)] == ["judged"] * 4
+    assert "endpoint" in capsys.readouterr().err  # said: the base URL changed, and is recorded
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        (run,) = store.runs()
+    assert run.settings["base_url"] == fake.base_url + "/v1"
+    assert fake.base_url in run.command
+
+
+def test_a_changed_model_is_still_refused_on_resume(tmp_path: Path, fake: FakeProvider,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    inp = write_items(tmp_path / "in.jsonl", 2)
+    assert main(run_args(tmp_path, fake, inp)) == 0
+    assert main(run_args(tmp_path, fake, inp, "--resume", model="openai/another-judge")) == 2
+    assert "other settings (model:" in capsys.readouterr().err

@@ -195,9 +195,12 @@ def classify(e: BaseException) -> tuple[str, str] | None:
     if isinstance(e, _sdk_errors("APIConnectionError")) and _connect_failure(e) is not None:
         return ("connection", "cannot connect: check --base-url (host, port, scheme) and that the server is running")
     if status in (401, 403):
-        return (f"HTTP {status}", "authentication failed: check the API key (OPENAI_API_KEY / ANTHROPIC_API_KEY / "
-                                  "--api-key) and its permissions")
+        return (f"HTTP {status}", "authentication failed: check the API key (OPENAI_API_KEY / ANTHROPIC_API_KEY) "
+                                  "and its permissions")
     if status == 404:
+        if type(e).__module__.startswith("anthropic"):
+            return ("HTTP 404", "not found: check the model name and --base-url (an Anthropic-compatible base URL "
+                                "has no /v1: the SDK adds /v1/messages itself)")
         return ("HTTP 404", "not found: check the model name and --base-url (OpenAI-compatible servers "
                             "usually end in /v1)")
     return None
@@ -717,7 +720,7 @@ def make_client(
 
 
 def _missing_key(model: str, env: str) -> ConfigError:
-    return ConfigError(f"model {model!r} needs an API key: set {env} (or pass api_key=...), "
+    return ConfigError(f"model {model!r} needs an API key: set the {env} environment variable, "
                        "or use --model baseline/lexical to judge offline")
 
 

@@ -224,7 +224,7 @@ class Labeller:
         """Label until every item is labelled or skipped, or the person quits."""
         i = start if start is not None else self.next_open()
         if i is None:
-            self.con.print(f"all {len(self.rows)} items are labelled or skipped; `--start N` revisits item N")
+            self.con.print(f"all {len(self.rows)} items are labelled or skipped; `--start N` revisits item N", markup=False)
             return self.finish()
         i = max(0, min(i, len(self.rows) - 1))
         if any(r.get("sample_focus") for r in self.rows):
@@ -248,7 +248,7 @@ class Labeller:
                 i = max(0, i - 1)
                 continue
             elif key in ("q", "quit"):
-                self.con.print(f"saved; run `judgeflow label {self.path}` again to resume")
+                self.con.print(f"saved; run `judgeflow label {self.path}` again to resume", markup=False)
                 return self.finish()
             else:
                 self.con.print(f"[red]unknown key {escape(key)!r}[/red]: {HELP}")

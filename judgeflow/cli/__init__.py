@@ -12,13 +12,11 @@ that closes the pipe early (`| head`) ends the output quietly.
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
-from rich.console import Console
 
 from ..errors import JudgeflowError
 
@@ -28,7 +26,27 @@ COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "sample_cmd",
 #: subcommand (its first word on the command line) -> the module that registers it
 COMMAND_NAMES = {module.removesuffix("_cmd"): module for module in COMMANDS}
 
-err_console = Console(stderr=True, highlight=False)
+#: subcommand -> its line in `judgeflow --help` (listed without importing any command's module)
+SUMMARIES = {
+    "run": "judge a JSONL or CSV file of items",
+    "criteria": "list or show the judging criteria",
+    "calibrate": "agreement of a results file with human labels (kappa, false alarms, misses)",
+    "compare": "two runs on the same items (two criteria, models or strategies) against human labels: "
+               "kappa difference, McNemar",
+    "sample": "pick a stratified, reproducible sample of items to label by hand",
+    "label": "label a sample by hand: 1 / 0 / s(kip) / b(ack) / q(uit); saves every label and resumes where it "
+             "stopped",
+    "batch": "follow runs submitted with `judgeflow run --batch`",
+    "review": "label items and inspect the judge's verdicts in a local browser app "
+              "(needs `pip install judgeflow[review]`)",
+}
+
+
+def err_console() -> Any:
+    """The console for errors on stderr (rich is imported only when something is printed)."""
+    from .render import console
+
+    return console(stderr=True)
 
 EXIT_CODES = """exit codes:
   0    done
@@ -40,7 +58,8 @@ EXIT_CODES = """exit codes:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with "did you mean" for misspelt options (`--concurency` -> `--concurrency`)."""
+    """argparse with "did you mean" for misspelt options (`--modle` -> `--model`), and errors in one
+    line that point at --help instead of a usage dump."""
 
     def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
         ns, extras = self.parse_known_args(args, namespace)
@@ -49,6 +68,9 @@ class Parser(argparse.ArgumentParser):
             hints = [f"{a} (did you mean {m}?)" if (m := _suggest(parser, a)) else a for a in extras]
             parser.error(f"unrecognized arguments: {' '.join(hints)}")
         return ns
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
 
 
 def _chosen(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> argparse.ArgumentParser:
@@ -64,13 +86,35 @@ def _chosen(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> argparse
 def _suggest(parser: argparse.ArgumentParser, arg: str) -> str | None:
     if not arg.startswith("-"):
         return None
-    flag = arg.split("=", 1)[0]
-    close = difflib.get_close_matches(flag, list(parser._option_string_actions), n=1, cutoff=0.75)
-    return close[0] if close else None
+    return nearest(arg.split("=", 1)[0], list(parser._option_string_actions))
 
 
-def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The parser; given `argv` that starts with a known subcommand, with that subcommand only."""
+def edit_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cost = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cost = min(cost, prev2[j - 2] + 1)
+            cur.append(cost)
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def nearest(word: str, choices: list[str]) -> str | None:
+    """The choice fewest edits away (ties: the one of the same length, a swap), if close enough."""
+    limit = max(1, len(word.lstrip("-")) // 3)
+    ranked = sorted((edit_distance(word, c), abs(len(c) - len(word)), c) for c in choices)
+    return ranked[0][2] if ranked and ranked[0][0] <= limit else None
+
+
+def build_parser(argv: list[str] | None = None, *, stubs: bool = False) -> argparse.ArgumentParser:
+    """The parser; given `argv` that starts with a known subcommand, with that subcommand only.
+    `stubs`: the subcommands by name and summary only (`judgeflow --help`, `--version`: no command
+    module is imported)."""
     from .. import __version__
 
     parser = Parser(
@@ -81,6 +125,10 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"judgeflow {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chosen = COMMAND_NAMES.get(argv[0]) if argv else None
+    if stubs and not chosen:
+        for name, summary in SUMMARIES.items():
+            sub.add_parser(name, help=summary)
+        return parser
     for name in (chosen,) if chosen else COMMANDS:
         importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
@@ -88,15 +136,23 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(argv).parse_args(argv)
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMAND_NAMES:
+        guess = nearest(argv[0], list(COMMAND_NAMES))
+        err_console().print(f"judgeflow: error: unknown command {argv[0]!r}"
+                          + (f"; did you mean {guess}?" if guess else "") + " see judgeflow --help",
+                          markup=False, soft_wrap=True)
+        return 2
+    args = build_parser(argv, stubs=not argv or argv[0].startswith("-")).parse_args(argv)
     try:
         code = args.func(args)
         sys.stdout.flush()
     except JudgeflowError as e:
-        err_console.print(f"[red]error:[/red] {e}", soft_wrap=True)
+        from rich.markup import escape
+
+        err_console().print(f"[red]error:[/red] {escape(str(e))}", soft_wrap=True)  # `judgeflow[review]` stays as written
         return 2
     except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/yellow]")
+        err_console().print("[yellow]interrupted[/yellow]")
         return 130
     except BrokenPipeError:
         # the reader stopped early (`| head`): not an error; keep Python from complaining at exit

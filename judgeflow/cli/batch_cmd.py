@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
+
+from .render import console
 
 from ..runs.settings import RunSettings
 from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
@@ -34,14 +37,15 @@ from ..redact import MASK, redact
 from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
 from ..runs import runner
-from ..runs.output import file_sha, write_output
+from ..runs.output import file_sha, output_format, write_output
 from ..runs.store import DEFAULT_STORE, RunBusy, RunInfo, RunStore
 from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
 from .argtypes import positive_seconds, share
+from . import SUMMARIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("batch", help="follow runs submitted with `judgeflow run --batch`")
+    p = sub.add_parser("batch", help=SUMMARIES["batch"])
     bsub = p.add_subparsers(dest="batch_command", required=True, metavar="ACTION")
     sp = bsub.add_parser("status", help="where a batch run is")
     cp = bsub.add_parser("collect", help="collect finished batches, submit the next stage, write the output")
@@ -149,10 +153,11 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
     open_ = [j.batch_id for j in ledger.jobs(run.run_id) if j.open]
     if open_:
         con.print(f"run {run.run_id}: batch {', '.join(map(str, open_))} is still at the provider; collect it with: "
-                  f"judgeflow batch collect {run.run_id}{_store_opt(store)}", soft_wrap=True)
+                  f"judgeflow batch collect {run.run_id}{_store_opt(store)}", soft_wrap=True, markup=False)
         return 0
     transport = ReplayTransport(ledger, run.run_id)
-    pending = await advance(store, run.run_id, replay_judge(run.settings, transport), transport, rows)
+    pending = await advance(store, run.run_id, replay_judge(run.settings, transport), transport, rows,
+                            cache=not run.settings.get("no_cache"))
     if pending:
         round_ = max((j.round for j in ledger.jobs(run.run_id)), default=0) + 1
         parts = split(pending, provider)
@@ -169,7 +174,7 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
                   f"rows done so far.\n"
                   f"  follow it with: judgeflow batch status {run.run_id}{_store_opt(store)}\n"
                   f"  collect it with: judgeflow batch collect {run.run_id}{_store_opt(store)} [--wait 60]",
-                  soft_wrap=True)
+                  soft_wrap=True, markup=False)
         return 0
     if online:
         await _rejudge_online(store, run, rows)
@@ -210,19 +215,21 @@ def _finish(store: RunStore, run: RunInfo, con: Console, max_unscored: float = D
     """Write the output and the summary; 1 when nothing was judged or too many rows are unscored, like `run`."""
     results = list(store.results(run.run_id))
     if run.output_path:
-        write_output(store, run.run_id, Path(run.output_path), trace=bool(run.settings.get("trace")))
-    con.print(f"run {run.run_id}: done -> {run.output_path}")
+        out = Path(run.output_path)
+        write_output(store, run.run_id, out, trace=bool(run.settings.get("trace")),
+                     fmt=output_format(out, run.settings.get("format")))
+    con.print(f"run {run.run_id}: done -> {run.output_path}", markup=False, soft_wrap=True)
     prices = load_prices()
     lines = summarize(results, model=run.settings["model"], prices=prices, elapsed=0, session=Usage(),
                       session_items=0)
     lines[-1] = cost_line(store, run.run_id, run.settings["model"], prices) or lines[-1]
     for line in lines:
-        con.print("  " + line)
+        con.print("  " + line, markup=False, soft_wrap=True)
     if note := store.unreadable_note():
-        con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+        con.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     failed = run_failure(results, max_unscored)
     if failed:
-        con.print(f"[red]{failed}[/red]; see each row's error. Re-judge them online with: "
+        con.print(f"[red]{escape(failed)}[/red]; see each row's error. Re-judge them online with: "
                   f"judgeflow batch collect {run.run_id}{_store_opt(store)} --online", soft_wrap=True)
         return 1
     return 0
@@ -242,12 +249,12 @@ def cost_line(store: RunStore, run_id: str, model: str, prices: Any) -> str | No
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    con = Console(highlight=False)
+    con = console()  # never wrapped in a file or a pipe
     with RunStore(args.store) as store:
         run = _run(store, args.run_id, args.base_url)
         settle_intents(store, run, con, base_url=args.base_url)
         jobs = BatchLedger(store).jobs(run.run_id)
-        con.print(f"run {run.run_id}: {run.status}, {store.count(run.run_id)} of {run.total} rows done")
+        con.print(f"run {run.run_id}: {run.status}, {store.count(run.run_id)} of {run.total} rows done", markup=False)
         if not jobs:
             con.print("  no batches (not a --batch run)")
             return 0
@@ -258,7 +265,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             if job.open and job.batch_id:
                 st = provider.status(job.batch_id)
                 line += f" (provider: {st.state}{', ready to collect' if st.done else ''}; {st.counts})"
-            con.print(line)
+            con.print(line, markup=False, soft_wrap=True)
     return 0
 
 
@@ -280,7 +287,7 @@ def _collect_ended(store: RunStore, run: RunInfo, provider: Any, con: Console, *
             cancelled = sum(final for _, final in failed.values())
             con.print(f"run {run.run_id}: batch {job.batch_id} {st.state}: kept {len(ok)} completed lines; "
                       f"{len(failed)} failed or missing" + (f" ({cancelled} cancelled: not sent again)" if cancelled
-                                                            else ""))
+                                                            else ""), markup=False, soft_wrap=True)
         if not keep_files:
             left = provider.delete(job.batch_id)
             if left:
@@ -290,14 +297,14 @@ def _collect_ended(store: RunStore, run: RunInfo, provider: Any, con: Console, *
 
 
 def cmd_collect(args: argparse.Namespace, *, http_client: Any = None) -> int:
-    con = Console(stderr=True, highlight=False)
+    con = console(stderr=True)
     with RunStore(args.store) as store, sigterm_interrupts():
         try:
             return _collect(args, store, con, http_client)
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM
-            con.print(f"[yellow]interrupted:[/yellow] every batch reply collected so far is kept in {store.path}. "
-                      f"Continue with:\n  judgeflow batch collect {args.run_id}{_store_opt(store)}"
-                      + (" --online" if args.online else ""), soft_wrap=True)
+            con.print("[yellow]interrupted:[/yellow] " + escape(
+                f"every batch reply collected so far is kept in {store.path}. Continue with:\n  judgeflow batch "
+                f"collect {args.run_id}{_store_opt(store)}" + (" --online" if args.online else "")), soft_wrap=True)
             return 130
 
 
@@ -334,7 +341,7 @@ def _collect(args: argparse.Namespace, store: RunStore, con: Console, http_clien
                 return code
             continue
         for line in waiting:
-            con.print(f"run {run.run_id}: {line}")
+            con.print(f"run {run.run_id}: {line}", markup=False, soft_wrap=True)
         if not args.wait:
             return 0
         time.sleep(args.wait)

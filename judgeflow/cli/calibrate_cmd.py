@@ -9,17 +9,19 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .render import console, fit
 from ..calibration import DEFAULT_BOOT
+from . import SUMMARIES
 
 if TYPE_CHECKING:
     from ..calibration.agreement import Agreement, CalibrationReport
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("calibrate", help="agreement of a results file with human labels (kappa, false alarms, misses)")
+    p = sub.add_parser("calibrate", help=SUMMARIES["calibrate"])
     p.add_argument("results", type=Path, help="results .jsonl written by `judgeflow run`")
     p.add_argument("--by", metavar="FIELD", help="also report per group: dataset, criterion, meta.category, ...; `judge` puts a panel's or "
                         "cascade's members side by side with the combined label")
@@ -55,7 +57,7 @@ def emit(args: argparse.Namespace, report: BaseModel, render_fn: Callable[[Any, 
     else:
         render_fn(report, console())
     if args.html:
-        console(stderr=True).print(f"HTML report -> {args.html}")
+        console(stderr=True).print(f"HTML report -> {args.html}", markup=False)
     return 0
 
 
@@ -120,18 +122,18 @@ def metrics_table(a: Agreement) -> Table:
 def render(report: CalibrationReport, con: Console) -> None:
     crit = ", ".join(f"{k} ({v})" for k, v in report.criteria.items())
     models = ", ".join(report.models)
-    con.print(f"[bold]calibration[/bold]: {report.total} result rows; criterion {crit}; judge {models}; "
-              f"human labels from {report.label_source}")
+    con.print(f"[bold]calibration[/bold]: {report.total} result rows; criterion {escape(crit)}; judge {escape(models)}; "
+              f"human labels from {escape(str(report.label_source))}")
     con.print(f"used {report.n}; unscored {report.unscored} and invalid {report.invalid} (labelled, excluded); "
               f"unlabelled {report.unlabelled}")
     con.print(fit(metrics_table(report)))
     con.print(fit(confusion_table(report)))
     if report.groups:
-        t = Table(report.by or "group", "n", "excl.", "kappa [95% CI]", "acc", "F1", "false al.",
+        t = Table(escape(report.by or "group"), "n", "excl.", "kappa [95% CI]", "acc", "F1", "false al.",
                   "misses", title=f"by {report.by} (excl. = labelled but unscored or invalid)", title_justify="left")
         t.columns[0].no_wrap = t.columns[3].no_wrap = True
         for g in report.groups:
-            t.add_row(g.group, str(g.n), str(g.unscored), kappa_text(g), fmt(g.accuracy), fmt(g.f1),
+            t.add_row(escape(str(g.group)), str(g.n), str(g.unscored), kappa_text(g), fmt(g.accuracy), fmt(g.f1),
                       str(g.false_alarms), str(g.misses))
         con.print(fit(t))
     if report.fleiss_members:
@@ -139,17 +141,17 @@ def render(report: CalibrationReport, con: Console) -> None:
         con.print(f"agreement between the {report.fleiss_members} members (Fleiss' kappa): {fk} on the "
                   f"{report.fleiss_items} labelled items all of them scored")
     if report.kappa_note:
-        con.print(f"[yellow]note:[/yellow] {report.kappa_note}")
-    con.print(f"[bold]diagnosis:[/bold] {report.diagnosis}")
+        con.print(f"[yellow]note:[/yellow] {escape(report.kappa_note)}")
+    con.print(f"[bold]diagnosis:[/bold] {escape(report.diagnosis)}")
     for g in report.groups:
-        con.print(f"  [bold]{g.group}[/bold]: {g.diagnosis}")
+        con.print(f"  [bold]{escape(str(g.group))}[/bold]: {escape(g.diagnosis)}")
     for w in report.warnings:
-        con.print(f"[yellow]warning:[/yellow] {w}")
+        con.print(f"[yellow]warning:[/yellow] {escape(w)}")
     if report.disagreements:
         examples = Table("id", "direction", "deciding claim / reason", title="some disagreements", title_justify="left")
         for d in report.disagreements[:8]:
             why = (f"{d.deciding_claim.verdict}: {d.deciding_claim.text}" if d.deciding_claim else d.reason or "")
-            examples.add_row(d.id, d.direction.replace("_", " "), why[:120])
+            examples.add_row(escape(d.id), d.direction.replace("_", " "), escape(why[:120]))
         con.print(fit(examples))
         if len(report.disagreements) > 8:
             con.print(f"... {len(report.disagreements) - 8} more (see --json or --html)")

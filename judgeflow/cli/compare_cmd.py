@@ -7,18 +7,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .render import fit
 from .calibrate_cmd import add_report_args, emit, fmt, kappa_text
+from . import SUMMARIES
 
 if TYPE_CHECKING:
     from ..calibration.comparison import ComparisonReport, Decision
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("compare", help="two runs on the same items (two criteria, models or strategies) "
-                                       "against human labels: kappa difference, McNemar")
+    p = sub.add_parser("compare", help=SUMMARIES["compare"])
     p.add_argument("a", type=Path, help="results .jsonl of run A")
     p.add_argument("b", type=Path, help="results .jsonl of run B (the same items)")
     add_report_args(p)
@@ -40,13 +41,13 @@ def _why(d: Decision) -> str:
 
 
 def render(r: ComparisonReport, con: Console) -> None:
-    con.print(f"[bold]compare[/bold]: A = {r.a.name}, B = {r.b.name}; {r.n} paired items of {r.total} "
-              f"(labelled and scored by both); human labels from {r.label_source}")
+    con.print(f"[bold]compare[/bold]: A = {escape(r.a.name)}, B = {escape(r.b.name)}; {r.n} paired items of "
+              f"{r.total} (labelled and scored by both); human labels from {escape(str(r.label_source))}")
     t = Table("run", "kappa [95% CI]", "accuracy", "F1", "false alarms", "misses", "unscored",
               title="each run on the paired items", title_justify="left")
     for side, s in (("A", r.a), ("B", r.b)):
         a = s.agreement
-        t.add_row(f"{side} {s.name}", kappa_text(a), fmt(a.accuracy), fmt(a.f1),
+        t.add_row(escape(f"{side} {s.name}"), kappa_text(a), fmt(a.accuracy), fmt(a.f1),
                   f"{a.false_alarms} ({fmt(a.false_alarm_share, True)})", f"{a.misses} ({fmt(a.miss_share, True)})",
                   str(s.unscored))
     t.columns[0].no_wrap = t.columns[1].no_wrap = True
@@ -58,14 +59,15 @@ def render(r: ComparisonReport, con: Console) -> None:
     con.print(f"kappa(B) - kappa(A): {diff} (paired bootstrap 95% CI)")
     con.print(f"McNemar exact: A right & B wrong {r.a_right_b_wrong}, B right & A wrong {r.b_right_a_wrong}, "
               f"p = {r.mcnemar_p:.3g}")
-    con.print(f"[bold]verdict:[/bold] {r.verdict}")
+    con.print(f"[bold]verdict:[/bold] {escape(r.verdict)}")
     for w in r.warnings:
-        con.print(f"[yellow]warning:[/yellow] {w}")
+        con.print(f"[yellow]warning:[/yellow] {escape(w)}")
     if r.disagreements:
         t = Table("id", "human", "A", "B", "A decided by", "B decided by",
                   title="items the runs label differently", title_justify="left")
         for d in r.disagreements[:10]:
-            t.add_row(d.id, str(d.human), str(d.a.label), str(d.b.label), _why(d.a)[:90], _why(d.b)[:90])
+            t.add_row(escape(d.id), str(d.human), str(d.a.label), str(d.b.label), escape(_why(d.a)[:90]),
+                      escape(_why(d.b)[:90]))
         con.print(fit(t))
         if len(r.disagreements) > 10:
             con.print(f"... {len(r.disagreements) - 10} more (see --json or --html)")

@@ -12,10 +12,11 @@ from rich.table import Table
 from ..criteria import list_criteria, load_criterion
 from ..errors import CriterionError
 from .render import console, fit
+from . import SUMMARIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("criteria", help="list or show the judging criteria")
+    p = sub.add_parser("criteria", help=SUMMARIES["criteria"])
     csub = p.add_subparsers(dest="criteria_command", required=True, metavar="ACTION")
     lp = csub.add_parser("list", help="list shipped criteria")
     lp.add_argument("--json", action="store_true", help="print the criteria as a JSON array")
@@ -38,8 +39,12 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     table = Table("criterion", "mode", "requires", "error verdicts", "description")
     for c in shipped:
-        table.add_row(c.name, c.mode, ", ".join(["answer", *c.requires]), ", ".join(c.error_verdicts), c.description)
-    console().print(fit(table))
+        table.add_row(*(escape(cell) for cell in (c.name, c.mode, ", ".join(["answer", *c.requires]),
+                                                  ", ".join(c.error_verdicts), c.description)))
+    fit(table)
+    name = table.columns[0]  # the names a user types: never broken over two lines
+    name.no_wrap, name.min_width = True, max(len(c.name) for c in shipped)
+    console().print(table)
     return 0
 
 
@@ -66,10 +71,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(json.dumps(c.model_dump() | {"fingerprint": c.fingerprint}, indent=2, ensure_ascii=False))
         return 0
     con = console()
-    con.print(f"[bold]{c.name}[/bold] ({c.mode}) — {c.description}")
-    con.print(f"requires: answer, {', '.join(c.requires) or '-'}; optional: {', '.join(c.optional) or '-'}")
-    con.print(f"bases: {', '.join(c.bases)}; fact kinds: {', '.join(c.fact_kinds)}")
+    con.print(f"[bold]{escape(c.name)}[/bold] ({escape(c.mode)}) — {escape(c.description)}")
+    con.print(f"requires: answer, {', '.join(c.requires) or '-'}; optional: {', '.join(c.optional) or '-'}", markup=False)
+    con.print(f"bases: {', '.join(c.bases)}; fact kinds: {', '.join(c.fact_kinds)}", markup=False)
     con.print("verdicts:")
     con.print(c.verdict_guide(), markup=False)
-    con.print(f"file: {c.path}")
+    con.print(f"file: {c.path}", markup=False)
     return 0

@@ -76,6 +76,27 @@ def _split(spec: str, flag: str) -> list[str]:
     return parts
 
 
+def _wire(model: str) -> str:
+    """The request format a provider speaks: OpenAI's (openai, azure, ollama) or its own."""
+    provider = model.partition("/")[0]
+    return "OpenAI" if provider in ("openai", "azure", "ollama") else provider.capitalize()
+
+
+def check_one_wire(args: argparse.Namespace) -> None:
+    """One --base-url cannot serve members that speak different wires (OpenAI and Anthropic)."""
+    if not args.base_url:
+        return
+    specs = [*(_split(args.panel, "--panel") if args.panel else []),
+             *(s for s in (_split(args.cascade, "--cascade") if args.cascade else []) if s != "panel")]
+    shared = [s for s in specs if "@" not in s]  # the members --base-url applies to
+    wires = sorted({_wire(s) for s in shared})
+    if len(wires) > 1:
+        example = ",".join(f"{s}@http://HOST:PORT{'/v1' if _wire(s) == 'OpenAI' else ''}" for s in shared[:2])
+        raise ConfigError(f"--base-url {args.base_url} is one endpoint, but the members {', '.join(shared)} speak "
+                          f"{' and '.join(wires)} requests: give each member its own endpoint as model@url "
+                          f"(e.g. {example}) and drop --base-url")
+
+
 def make(args: argparse.Namespace, member_kwargs: Callable[[str], dict[str, Any]]) -> Ensemble | None:
     """The panel or cascade the options ask for, or None for a single judge.
 
@@ -95,6 +116,7 @@ def make(args: argparse.Namespace, member_kwargs: Callable[[str], dict[str, Any]
         raise ConfigError(f"--samples {args.samples} needs a temperature above 0: at temperature 0 every sample "
                           f"gives the same answer; add --temperature 0.7 (or drop --samples)")
     tie = 1 if args.panel_tie == "1" else None
+    check_one_wire(args)
 
     def member(spec: str) -> Judge:
         model, _, url = spec.partition("@")

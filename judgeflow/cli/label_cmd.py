@@ -6,11 +6,12 @@ import argparse
 from pathlib import Path
 
 from ..calibration.labeller import label_file
+from .render import console
+from . import SUMMARIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("label", help="label a sample by hand: 1 / 0 / s(kip) / b(ack) / q(uit); saves every label "
-                                     "and resumes where it stopped")
+    p = sub.add_parser("label", help=SUMMARIES["label"])
     p.add_argument("file", type=Path, help="a .jsonl sample from `judgeflow sample` (labels are written into it)")
     p.add_argument("--start", type=int, metavar="N", help="start at item N (1-based) instead of the first open one")
     p.add_argument("--max-chars", type=int, default=1500, help="truncate long texts to about this many characters")
@@ -18,5 +19,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    label_file(args.file, start=args.start - 1 if args.start else None, max_chars=args.max_chars)
+    label_file(args.file, start=args.start - 1 if args.start else None, max_chars=args.max_chars,
+               console=console())  # never wrapped when written to a file or a pipe
     return 0

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..errors import ConfigError, InvalidItemError
 from ..runs.pricing import estimate_cost, load_prices
@@ -104,6 +105,9 @@ def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:
 
     if args.batch:
         raise ConfigError("--ray and --batch are two ways to run at scale; choose one")
+    if getattr(args, "map", None):
+        raise ConfigError("--map does not apply to --ray yet: rename the columns in the dataset "
+                          "(ds.rename_columns) or judge in one process")
     if args.ray_actors < 1 or args.ray_rows_per_shard < 1:
         raise ConfigError("--ray-actors and --ray-rows-per-shard must be at least 1")
     fmt = output_format(args)
@@ -114,10 +118,11 @@ def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:
     torn: list[str] = []
     done = existing_ids(output, torn=torn)
     if torn:
-        con.print(f"[yellow]note:[/yellow] {len(torn)} shard(s) in {output} were cut off mid-write; moved to "
-                  f"{output}/_torn/ and their items will be judged again: {', '.join(torn)}", soft_wrap=True)
+        con.print(f"[yellow]note:[/yellow] {len(torn)} shard(s) in {escape(str(output))} were cut off mid-write; "
+                  f"moved to {escape(str(output))}/_torn/ and their items will be judged again: "
+                  f"{escape(', '.join(torn))}", soft_wrap=True)
     if done:
-        con.print(f"{len(done)} ids already in {output}: skipped (not judged, not written again)")
+        con.print(f"{len(done)} ids already in {output}: skipped (not judged, not written again)", markup=False)
     store = args.store if args.store != DEFAULT_STORE and not args.no_cache else None
 
     ray.init(address=args.ray_address, ignore_reinit_error=True, logging_level="WARNING",
@@ -148,7 +153,7 @@ def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:
     n = sum(counts.values())
     labels = ", ".join(f"{k}: {counts[k]}" for k in ("label 1", "label 0") if counts[k]) or "no labels"
     con.print(f"judged with {judge.model} on Ray ({args.ray_actors} actor(s) x {args.concurrency}) -> "
-              f"{output} ({len(new)} new {fmt} shard(s))")
+              f"{output} ({len(new)} new {fmt} shard(s))", markup=False)
     con.print(f"  {n} new rows: {labels}; unscored: {counts['unscored']}; invalid: {counts['invalid']}; "
               f"{len(done)} skipped as already done")
     con.print(f"  tokens in {usage.input_tokens:,}, out {usage.output_tokens:,} in {usage.calls:,} calls, "

@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
+from . import SUMMARIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("review", help="label items and inspect the judge's verdicts in a local browser app "
-                                      "(needs `pip install judgeflow[review]`)")
+    p = sub.add_parser("review", help=SUMMARIES["review"])
     p.add_argument("results", type=Path, help="results .jsonl from `judgeflow run`")
     p.add_argument("--items", type=Path, help="the items file given to `judgeflow run` (results carry no texts); "
                                               "default: the file the run read, as its run store recorded it")

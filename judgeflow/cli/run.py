@@ -22,6 +22,7 @@ import contextlib
 import itertools
 import json
 import signal
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -29,26 +30,30 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, InvalidItemError, ProviderUnavailable
 from ..files import STDIO
 from ..items import Item, read_items
-from ..judge import DEFAULT_CONCURRENCY, Judge, invalid_judgment
+from ..judge import DEFAULT_CONCURRENCY, Judge
 from ..results import Judgment, Usage
 from ..runs import runner
 from ..runs.gc_tuning import tuned_gc
 from ..runs.output import (  # noqa: F401 (old paths)
+    FORMATS,
     OutputError,
     check_output,
     check_output_writable,
     file_sha,
+    output_format,
     spool,
     write_output,
 )
 from ..runs.pricing import estimate_cost, load_prices, price_for
-from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RESULT_SETTINGS, RunSettings  # noqa: F401
+from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, ENDPOINT, RESULT_SETTINGS, RunSettings  # noqa: F401
+from ..runs.inputs import check_input, raise_if_all_invalid
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, run_failure, summarize
 from . import ensemble, ray_cmd
@@ -61,6 +66,7 @@ from .argtypes import (
     temperature,
 )
 from .render import console
+from . import SUMMARIES
 
 EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored; 2 bad input or
 configuration; 3 stopped on a systemic provider error (authentication, refused connection, unknown
@@ -68,12 +74,19 @@ model or path, rejected request shape: fix it, then --resume); 130 interrupted (
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("run", help="judge a JSONL or CSV file of items", epilog=EXIT_CODES)
+    p = sub.add_parser("run", help=SUMMARIES["run"], epilog=EXIT_CODES)
     p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
-    p.add_argument("-o", "--output", type=Path, required=True,
-                   help="results .jsonl (one judgment a line); - writes to stdout")
+    p.add_argument("-o", "--output", type=Path,
+                   help="results file (.jsonl, one judgment a line; .csv or .parquet: see --format); - writes to "
+                        "stdout (default: ITEMS.results.jsonl beside the input)")
+    p.add_argument("--format", choices=FORMATS, dest="format",
+                   help="the results file's format (default: from the -o suffix, .csv or .parquet, else jsonl; "
+                        "parquet needs pyarrow)")
     p.add_argument("--model", help=f"provider/model (default ${DEFAULT_MODEL_ENV}, else {OFFLINE_MODEL}, offline)")
     p.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint (vLLM, llama.cpp, LM Studio)")
+    p.add_argument("--map", action="append", metavar="FIELD=COLUMN",
+                   help="read an item field from a column of another name, e.g. --map reference=gold_text "
+                        "(repeatable; fields: id, question, answer, reference, source, spec, label, ...)")
     p.add_argument("--mode", default="auto", choices=["auto", "factual", "faithfulness", "spec"],
                    help="route by fields (auto) or force a mode")
     p.add_argument("--criterion", help="a criterion name or .toml path for every item (overrides --mode)")
@@ -88,7 +101,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--limit", type=positive_int, help="judge only the first N rows")
     p.add_argument("--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY,
                    help=f"items judged at once (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--temperature", type=temperature, default=0.0)
+    p.add_argument("--temperature", type=temperature, default=0.0,
+                   help="sampling temperature of the judge model (default 0: the same item gets the same "
+                        "verdict; above 0 with --samples for self-consistency)")
     p.add_argument("--threshold", type=float,
                    help="offline judges only: baseline/lexical content-overlap or baseline/rouge-l F-measure threshold")
     p.add_argument("--trace", action="store_true", help="write prompts and raw replies into each row")
@@ -178,35 +193,8 @@ def resume_command(args: argparse.Namespace, model: str) -> str:
     return settings.resume_command()
 
 
-def check_unique_ids(rows: Iterable[Any], path: Path) -> tuple[int, Counter[tuple[str, str]]]:
-    """The store keys results by id (resume, output): two rows with one id would collapse into one.
-
-    Every row counts, invalid ones too (an invalid row keeps the id it was given, or `line-N`).
-    Returns the number of rows and the input fields read by alias ((field, alias) counts), so one
-    pass over the input does all of it.
-    """
-    first: dict[str, int] = {}  # id -> its line (or -row number): ints, not strings, for 100,000s of rows
-    aliases: Counter[tuple[str, str]] = Counter()
-    n = 0
-    for n, it in enumerate(rows, 1):
-        if isinstance(it, InvalidItemError):
-            item_id, line = invalid_judgment(it).id, it.line
-        else:
-            item_id, line = it.id, it.line
-            if it.aliases:
-                aliases.update(it.aliases.items())
-        if item_id in first:
-            where = f"line {line}" if line is not None else f"row {n}"
-            seen = first[item_id]
-            raise InvalidItemError(
-                f"item id {item_id!r} is used on {f'line {seen}' if seen > 0 else f'row {-seen}'} and {where}; "
-                "ids must be unique within a run (results, resume and the output are keyed by id): rename one",
-                path=str(path), field="id", item_id=item_id)
-        first[item_id] = line if line is not None else -n
-    return n, aliases
-
-
-def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, total: int, command: str) -> str:
+def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, total: int, command: str,
+             con: Console | None = None) -> str:
     """The run id to record into: the last run for OUTPUT (--resume), else a new run."""
     settings = run_settings(args, judge)
     out = STDIO if str(args.output) == STDIO else str(args.output.resolve())
@@ -229,6 +217,12 @@ def open_run(store: RunStore, args: argparse.Namespace, judge: Judge, sha: str, 
     if diff:
         raise ConfigError(f"run {run.run_id} used other settings ({'; '.join(diff)}); resume with "
                           f"`{run.command}`, or run without --resume to start a new run")
+    if settings.get(ENDPOINT) != run.settings.get(ENDPOINT):  # the endpoint is not a judging setting
+        store.update_run(run.run_id, settings={**run.settings, ENDPOINT: settings.get(ENDPOINT)}, command=command)
+        if con is not None:
+            con.print(f"note: the endpoint changed since run {run.run_id} stopped "
+                      f"({run.settings.get(ENDPOINT) or 'the default'} then, {settings.get(ENDPOINT) or 'the default'} now); "
+                      "the run goes on there and records it", soft_wrap=True, markup=False)
     store.set_status(run.run_id, "running")
     return run.run_id
 
@@ -240,8 +234,19 @@ def note_offline(args: argparse.Namespace, con: Console) -> None:
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
 
 
+def default_output(args: argparse.Namespace, con: Console) -> None:
+    """No -o: ITEMS.results.jsonl beside the input (said in one line); stdin or --ray need an -o."""
+    if args.output is not None:
+        return
+    if str(args.input) == STDIO or getattr(args, "ray", False):
+        raise ConfigError("give the results file with -o, e.g. -o results.jsonl (-o - writes to stdout)")
+    args.output = args.input.with_name(f"{args.input.stem}.results.jsonl")
+    con.print(f"note: no -o given: writing the results to {args.output}", markup=False, soft_wrap=True)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     con = console(stderr=True)
+    default_output(args, con)
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be a positive number of rows")
     if args.concurrency < 1:
@@ -250,6 +255,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
     check_output(args.output, args.input, store=args.store)
+    args.fmt = output_format(args.output, args.format)  # before judging: parquet needs pyarrow
     if args.batch:
         from ..runs.batch import check_batch_input
 
@@ -262,19 +268,23 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
     """`cmd_run` once the input can be read (and re-read) from `source`: memory does not grow with it."""
     prices = load_prices(args.prices)
     judge = make_judge(args)
+    column_map = settings_of(args).column_map
 
     def rows() -> Iterator[Any]:
         """One pass over the input rows, read from the file again each time."""
-        read = read_items(source, name=str(args.input))
+        read = read_items(source, name=str(args.input), column_map=column_map)
         return guard_input_size(itertools.islice(read, args.limit) if args.limit else read,
                                 args.max_input_chars, args.input)
 
-    total, aliases = check_unique_ids(rows(), args.input)  # the first pass: bad input fails before any judging
+    check = check_input(rows(), args.input, criterion=getattr(judge, "criterion", None),
+                        mode=getattr(judge, "mode", None))  # the first pass: bad input fails before any judging
+    raise_if_all_invalid(check, args.input)
+    total = check.rows
     note_offline(args, con)  # said only once the inputs are known to be fine
-    note_aliases(aliases, con)
+    note_aliases(check.aliases, con)
     command = resume_command(args, judge.model)
     with RunStore(args.store) as store:
-        run_id = open_run(store, args, judge, sha, total, command)
+        run_id = open_run(store, args, judge, sha, total, command, con)
         if args.batch:
             from .batch_cmd import submit
 
@@ -288,7 +298,7 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
             from .batch_cmd import open_batches_note
 
             if note := open_batches_note(store, run_id, con, args.base_url):
-                con.print(note, soft_wrap=True)
+                con.print(note, soft_wrap=True, markup=False)
         session = Usage()
         stats = Counter[str]()
         start = time.monotonic()
@@ -297,25 +307,25 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
                 asyncio.run(_judge_all(judge, rows(), total, store, run_id, args, con, session, stats, already))
         except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (it cancels the run's task)
             store.set_status(run_id, "interrupted")
-            n = write_output(store, run_id, args.output, trace=args.trace)
-            con.print(f"[yellow]interrupted:[/yellow] {n} of {total} rows are saved (in {args.store} and "
-                      f"{args.output}). Resume with:\n  {command}", soft_wrap=True)
+            n = write_output(store, run_id, args.output, fmt=args.fmt, trace=args.trace)
+            con.print("[yellow]interrupted:[/yellow] " + escape(f"{n} of {total} rows are saved (in {args.store} and "
+                      f"{args.output}). Resume with:\n  {command}"), soft_wrap=True)
             return 130
         except StoreError as e:  # a failed commit stopped the run: nothing more was sent
             with contextlib.suppress(StoreError, OutputError):
                 store.set_status(run_id, "interrupted")
-            con.print(f"[red]error:[/red] {e}. Resume with:\n  {command}", soft_wrap=True)
+            con.print("[red]error:[/red] " + escape(f"{e}. Resume with:\n  {command}"), soft_wrap=True)
             return 2
         except ProviderUnavailable as e:
             store.set_status(run_id, "stopped")
-            n = write_output(store, run_id, args.output, trace=args.trace)
-            con.print(f"[red]error:[/red] {e}. {n} of {total} rows saved; after fixing it, continue with: "
-                      f"{command}", soft_wrap=True)
+            n = write_output(store, run_id, args.output, fmt=args.fmt, trace=args.trace)
+            con.print("[red]error:[/red] " + escape(f"{e}. {n} of {total} rows saved; after fixing it, continue with: "
+                                                    f"{command}"), soft_wrap=True)
             return 3
         elapsed = time.monotonic() - start
         store.set_status(run_id, "done")
         results = Tally()  # the summary's running totals, added up while the output is written
-        write_output(store, run_id, args.output, trace=args.trace, tally=results)
+        write_output(store, run_id, args.output, fmt=args.fmt, trace=args.trace, tally=results)
         lines = summarize(results, model=judge.model, prices=prices, elapsed=elapsed, session=session,
                           session_items=stats["items"])
         if args.resume:
@@ -329,18 +339,20 @@ def _run(args: argparse.Namespace, con: Console, source: Path, sha: str) -> int:
     if args.json:
         summary = summary_json(results, run_id=run_id, model=judge.model, output=args.output,
                                prices=prices, elapsed=elapsed, session_items=stats["items"])
-        print(json.dumps({**summary, "unreadable": dict(store.unreadable), "failure": failed}))
+        # with -o - the results are stdout: the summary goes to stderr, so stdout stays one result a line
+        print(json.dumps({**summary, "unreadable": dict(store.unreadable), "failure": failed}),
+              file=sys.stderr if str(args.output) == STDIO else sys.stdout)
         return 1 if failed else 0
-    con.print(f"run {run_id}: judged with {judge.model} -> {args.output}")
+    con.print(f"run {run_id}: judged with {judge.model} -> {args.output}", markup=False, soft_wrap=True)
     for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
-        con.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+        con.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     for line in lines + limit_report(elapsed, stats["items"]):
-        con.print("  " + line)
+        con.print("  " + line, markup=False, soft_wrap=True)
     if failed:
         again = (f"; re-judge the unscored rows with: {command}" if results.unscored
                  else "; fix the invalid rows (each row's error names the field and the fix) and run again"
                  if results.invalid else f" in {args.input}")
-        con.print(f"[red]{failed}[/red]{again}", soft_wrap=True)
+        con.print(f"[red]{escape(failed)}[/red]{escape(again)}", soft_wrap=True)
         return 1
     return 0
 
@@ -422,14 +434,6 @@ def _guarded(rows: Iterable[Any], limit: int, path: Path) -> Iterator[Any]:
         yield row
 
 
-def note_aliases(used: Counter[tuple[str, str]], con: Console) -> None:
-    """Say which input fields were read under another name (e.g. 'context' as source): counts of
-    (field, alias), as `check_unique_ids` returns them."""
-    if used:
-        said = ", ".join(f"'{alias}' as {field} ({n} rows)" for (field, alias), n in sorted(used.items()))
-        con.print(f"[dim]fields read by alias: {said}[/dim]", soft_wrap=True)
-
-
 async def _judge_all(judge: Judge, rows: Iterable[Any], total: int, store: RunStore, run_id: str,
                      args: argparse.Namespace, con: Console, session: Usage, stats: Counter[str], already: int) -> None:
     start = time.monotonic()
@@ -491,3 +495,11 @@ def _rich_bar(con: Console, *, total: int, completed: int) -> Iterator[Any]:
         task = progress.add_task("judge", total=total, completed=completed, rate="", calls=0, tokens=0,
                                  cached=0, errors=0)
         yield lambda **fields: progress.update(task, advance=1, **fields)
+
+
+def note_aliases(used: Counter[tuple[str, str]], con: Console) -> None:
+    """Say which input fields were read under another name (e.g. 'context' as source, or a --map
+    column): counts of (field, alias), as `check_input` returns them."""
+    if used:
+        said = ", ".join(f"'{alias}' as {field} ({n} rows)" for (field, alias), n in sorted(used.items()))
+        con.print(f"fields read by alias: {said}", soft_wrap=True, markup=False, style="dim")

@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from .render import console, fit
 from ..calibration.sampling import FOCUS, FOCUS_NOTE, JUDGE_LABEL, sample_file
+from . import SUMMARIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("sample", help="pick a stratified, reproducible sample of items to label by hand")
+    p = sub.add_parser("sample", help=SUMMARIES["sample"])
     p.add_argument("input", type=Path, help="items (.jsonl or .csv)")
     p.add_argument("-n", type=int, default=40, help="sample size (default 40; the method asks for 30-50)")
     p.add_argument("-o", "--output", type=Path, required=True, help="the sample, .jsonl (label it with `judgeflow label`)")
@@ -37,15 +39,15 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if s.focus:
         con.print(f"[yellow]note:[/yellow] {FOCUS_NOTE}")
     how = f"stratified by {', '.join(s.stratify_by)}" if s.stratify_by else "simple random sample"
-    con.print(f"sampled {s.n} of {s.pool} rows ({how}, seed {s.seed}) -> {s.output}")
+    con.print(f"sampled {s.n} of {s.pool} rows ({how}, seed {s.seed}) -> {s.output}", markup=False)
     if s.stratify_by:
         t = Table(" | ".join(s.stratify_by), "rows", "sampled")
         for st in s.strata:
-            t.add_row(st.key, str(st.size), str(st.sampled))
+            t.add_row(escape(st.key), str(st.size), str(st.sampled))
         con.print(fit(t))
     if s.without_results:
         con.print(f"[yellow]note:[/yellow] {s.without_results} input rows have no result and were left out")
     if s.labels_dropped:
         con.print("the input's own labels were left out (--keep-labels keeps them)")
-    con.print(f"next: judgeflow label {s.output}")
+    con.print(f"next: judgeflow label {s.output}", markup=False)
     return 0

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import ConfigError, InvalidItemError
-from ..items import Item, normalize_source, resolve_fields
+from ..items import ColumnMap, Item, check_column_map, normalize_source, resolve_fields
 
 
 def _auto_id(*parts: Any) -> str:
@@ -68,32 +68,36 @@ def from_langchain(
     return Item.from_record({k: v for k, v in record.items() if v is not None})
 
 
-def from_dict(record: Mapping[str, Any], *, id: str | None = None) -> Item:
+def from_dict(record: Mapping[str, Any], *, id: str | None = None, column_map: ColumnMap | None = None) -> Item:
     """An Item from a chain's input/output dict (`{"input", "context", "answer"}`,
-    RetrievalQA's `{"query", "result", "source_documents"}`, or any item record).
+    RetrievalQA's `{"query", "result", "source_documents"}`, or any item record). `column_map`:
+    item field -> the key holding it, for your own names (`{"reference": "gold_text"}`).
 
     Raises:
         InvalidItemError: no answer, or unusable documents.
     """
     if not isinstance(record, Mapping):
         raise InvalidItemError(f"expected a dict of chain inputs/outputs, got {type(record).__name__}")
+    column_map = check_column_map(column_map)
     rec = {k: _text(v) for k, v in record.items() if not _missing(v)}
-    values, aliases, _ = resolve_fields(rec)  # the item alias table: input/query, output/result, context/...
+    values, aliases, _ = resolve_fields(rec, column_map)  # the item alias table: input/query, output/result, context/...
     if "source" in values and not isinstance(values["source"], str):
         rec[aliases.get("source", "source")] = normalize_source(list(values["source"]))  # Documents -> text
     if id is not None:
         rec["id"] = id
     elif "id" not in values:
         rec["id"] = _auto_id(values.get("question"), values.get("answer"))
-    return Item.from_record(rec)
+    return Item.from_record(rec, column_map={f: c for f, c in column_map.items() if f != "id" or id is None})
 
 
 def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def from_dataframe(df: Any, *, id_column: str | None = None) -> list[Item]:
+def from_dataframe(df: Any, *, id_column: str | None = None, column_map: ColumnMap | None = None) -> list[Item]:
     """One Item per row of a pandas DataFrame (columns as in `from_dict`; NaN cells are absent).
+    `column_map`: item field -> the column holding it (`{"reference": "gold_text"}`); a misspelt
+    field is refused with the nearest one.
 
     Raises:
         ConfigError: pandas is not installed, or `df` is not a DataFrame.
@@ -105,6 +109,8 @@ def from_dataframe(df: Any, *, id_column: str | None = None) -> list[Item]:
         raise ConfigError("from_dataframe needs pandas: pip install pandas") from None
     if not isinstance(df, pd.DataFrame):
         raise ConfigError(f"from_dataframe expects a pandas DataFrame, got {type(df).__name__}")
+    column_map = check_column_map(column_map)
+    id_column = id_column or column_map.get("id")
     if id_column is not None and id_column not in df.columns:
         raise ConfigError(f"id_column {id_column!r} is not a column; columns: {list(df.columns)}")
     items = []
@@ -113,7 +119,7 @@ def from_dataframe(df: Any, *, id_column: str | None = None) -> list[Item]:
         row_id = rec.pop(id_column) if id_column else rec.get("id", index)
         rec.pop("id", None)
         try:
-            items.append(from_dict(rec, id=str(row_id)))
+            items.append(from_dict(rec, id=str(row_id), column_map=column_map))
         except InvalidItemError as e:
             raise InvalidItemError(f"DataFrame row {n} (index {index!r}): {e.bare_message}",
                                    field=e.field, item_id=str(row_id)) from None

@@ -49,15 +49,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
 from ..judge import DEFAULT_CONCURRENCY, Judge
-from ..results import Judgment
+from ..results import JSON_FIELDS, Judgment, flat_row
 from ..runs.cache import cache_key, from_cache
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
     import ray.data
 
-#: result fields that hold lists/objects: JSON strings in the output rows
-JSON_FIELDS = ("claims", "usage", "requirements", "trace")
 #: the fixed result columns and their Arrow types (input fields follow them)
 _STR, _INT = "string", "int64"
 SCHEMA_FIELDS: tuple[tuple[str, str], ...] = (
@@ -223,11 +221,7 @@ def row_id(it: Item | InvalidItemError) -> str:
 
 def judgment_row(j: Judgment, *, trace: bool = False) -> dict[str, Any]:
     """`Judgment.to_row` flattened for Parquet: lists and objects as JSON strings."""
-    row = j.to_row(trace=trace)
-    for k, v in row.items():
-        if isinstance(v, (list, dict)) or (k in JSON_FIELDS and v is not None):
-            row[k] = json.dumps(v, ensure_ascii=False, default=str)
-    return row
+    return flat_row(j.to_row(trace=trace))
 
 
 def rows_table(rows: list[dict[str, Any]], *, trace: bool = False) -> pa.Table:

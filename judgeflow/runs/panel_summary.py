@@ -24,22 +24,26 @@ def _money(x: float | None) -> str:
 def summary_lines(results: list[Judgment], prices: Any) -> list[str]:
     """Per-member calls and cost; for a cascade, the cost against the strong judge alone and the audit."""
     per: dict[tuple[str, str], Usage] = {}
+    hits: dict[tuple[str, str], int] = {}  # results served from the cache, per member
     for j in results:
         for v in j.judges or []:
-            per.setdefault((v.role or "member", v.model or "?"), Usage()).add(v.usage)
+            member = (v.role or "member", v.model or "?")
+            per.setdefault(member, Usage()).add(v.usage)
+            hits[member] = hits.get(member, 0) + v.cached
     lines, total, known = [], 0.0, True
     for (role, model), u in per.items():
         c = _cost(model, u, prices)
         known = known and c is not None
         total += c or 0.0
         lines.append(f"{role} {model}: {u.calls:,} calls, tokens in {u.input_tokens:,} out {u.output_tokens:,}, "
-                     f"cost {_money(c)}" + ("" if c is not None else " (add its price with --prices FILE)"))
+                     f"cost {_money(c)}" + ("" if c is not None else " (add its price with --prices FILE)")
+                     + (f"; {hits[(role, model)]:,} served from cache" if hits[(role, model)] else ""))
     lines.append(f"estimated cost: {_money(total if known else None)} at list prices, all judges")
     if not any(j.cascade for j in results):
         votes = [j for j in results if j.agreement]
         if votes:
             split = sum(1 for j in votes if j.agreement and j.agreement.split("/")[0] != j.agreement.split("/")[1])
-            lines.append(f"judges disagree on {split} of {len(votes)} labelled items "
+            lines.append(f"judges disagree on {split} of {len(votes)} judged items "
                          "(`judgeflow sample --focus disagreement` to read them)")
         return lines
     est = cascade_estimate(results)

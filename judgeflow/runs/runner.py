@@ -112,7 +112,7 @@ async def judge_indexed(
     async def misses() -> AsyncIterator[Item | InvalidItemError]:
         n = 0
         async for seq, obj in _aenumerate(items):
-            it = as_item(obj)
+            it = as_item(obj, getattr(judge, "column_map", None))
             item_id = it.id if isinstance(it, Item) else invalid_judgment(it).id
             if item_id in done:
                 continue

@@ -17,6 +17,7 @@ from ..backends import default_model
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..criteria import load_criterion
 from ..errors import ConfigError
+from ..items import parse_column_map
 from ..judge import DEFAULT_CONCURRENCY, Judge
 from ..redact import redact
 from .store import DEFAULT_STORE
@@ -25,12 +26,16 @@ from .summary import DEFAULT_MAX_UNSCORED
 #: an item whose texts together are longer than this is an invalid row, not a huge request
 DEFAULT_MAX_INPUT_CHARS = 200_000
 
-#: settings that change the results of a run; a resume must match them (the stored record's keys)
-RESULT_SETTINGS = ("model", "base_url", "mode", "criterion", "strategy", "temperature", "limit", "trace",
+#: settings that change the results of a run; a resume must match them (the stored record's keys).
+#: The endpoint (`base_url`) is not one: it says where requests go, not how items are judged, so a
+#: run stopped on a bad endpoint resumes with the corrected one (recorded, see `ENDPOINT`).
+RESULT_SETTINGS = ("model", "mode", "column_map", "criterion", "strategy", "temperature", "limit", "trace",
                    "requirements", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
                    "threshold")
 #: also recorded with the run (not compared on resume)
-RECORDED = (*RESULT_SETTINGS, "criterion_arg", "batch")
+RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format")
+#: the recorded setting a resume may change (the run's record is updated to the new value)
+ENDPOINT = "base_url"
 
 
 class RunSettings(BaseModel):
@@ -58,6 +63,10 @@ class RunSettings(BaseModel):
     batch: bool = False
     ensemble: dict[str, Any] | None = None
     threshold: float | None = None
+    format: str | None = None
+    """The results file's format as given (`--format`; None: from the -o suffix)."""
+    column_map: dict[str, str] | None = None
+    """Item field -> the input column holding it (`--map FIELD=COLUMN`)."""
     # how the run calls the provider and where it writes; not what its results are
     retries: int = 4
     reasks: int = 2
@@ -97,7 +106,8 @@ class RunSettings(BaseModel):
             concurrency=args.concurrency, input=str(args.input), output=str(args.output),
             store=str(args.store), prices=str(args.prices) if args.prices else None,
             max_unscored=getattr(args, "max_unscored", DEFAULT_MAX_UNSCORED), no_cache=args.no_cache,
-            ensemble_flags=ensemble_flags or [],
+            ensemble_flags=ensemble_flags or [], column_map=parse_column_map(getattr(args, "map", None)) or None,
+            format=getattr(args, "format", None),
         )
 
     @classmethod
@@ -172,10 +182,13 @@ class RunSettings(BaseModel):
             ("--max-input-chars", self.max_input_chars, DEFAULT_MAX_INPUT_CHARS),
             ("--max-unscored", self.max_unscored, DEFAULT_MAX_UNSCORED),
             ("--max-source-chars", self.max_source_chars, None), ("--threshold", self.threshold, None),
+            ("--format", self.format, None),
         ]
         for flag, value, default in opts:
             if value is not None and value != default:
                 parts += [flag, str(value)]
+        for field, column in (self.column_map or {}).items():
+            parts += ["--map", f"{field}={column}"]
         for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache)):
             if on:
                 parts.append(flag)

@@ -192,6 +192,11 @@ class RunStore:
         )
         return run_id
 
+    def update_run(self, run_id: str, *, settings: dict[str, Any], command: str) -> None:
+        """Record a run's settings and resume command anew (a resume with another endpoint)."""
+        self._write("update", "UPDATE runs SET settings=?, command=? WHERE run_id=?",
+                    (redact(json.dumps(settings, sort_keys=True)), redact(command), run_id))
+
     def set_status(self, run_id: str, status: str) -> None:
         self._write("update", "UPDATE runs SET status=? WHERE run_id=?", (status, run_id))
 

@@ -9,12 +9,25 @@ Every function here takes a Tally or the results themselves (an iterable of Judg
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..results import Judgment, Usage
 from .pricing import estimate_cost, price_for
+
+
+#: "path:12: " or "line 12: " before a message, then "item 'q1' ": what differs from row to row
+_WHERE = re.compile(r"^(?:.*?:\d+: |line \d+: )?(?:item '.*?' )?")
+#: distinct invalid reasons a Tally keeps (memory does not grow with the run)
+MAX_REASONS = 100
+
+
+def invalid_reason(message: str) -> str:
+    """An invalid row's message without its file, line and item id: rows failing alike share it."""
+    return _WHERE.sub("", message, count=1)
 
 
 @dataclass
@@ -32,6 +45,8 @@ class Tally:
     """Unscored rows given up on the provider's rate limit (their error says "rate limited")."""
     cached: int = 0
     usage: Usage = field(default_factory=Usage)
+    invalid_reasons: Counter[str] = field(default_factory=Counter)
+    """Why rows were invalid (reason -> rows; at most MAX_REASONS reasons)."""
     votes: list[Judgment] = field(default_factory=list)
     """Panel and cascade rows, without claims or traces (their summary needs each row's members)."""
 
@@ -43,7 +58,11 @@ class Tally:
             self.label_0 += j.label == 0
         self.unscored += j.status == "unscored"
         self.rate_limited += j.status == "unscored" and RATE_LIMITED in (j.error or "")
-        self.invalid += j.status == "invalid"
+        if j.status == "invalid":
+            self.invalid += 1
+            reason = invalid_reason(j.error or "no reason given")
+            if reason in self.invalid_reasons or len(self.invalid_reasons) < MAX_REASONS:
+                self.invalid_reasons[reason] += 1
         self.cached += bool(j.cached)
         self.usage.add(j.usage)
         if j.judges:
@@ -93,6 +112,8 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
     lines = [
         f"{t.rows} rows: {labels or 'no 1/0 labels'}; unscored: {t.unscored}; invalid: {t.invalid}"
         + (f"; served from cache: {t.cached}" if t.cached else ""),
+        *([f"most common invalid reason ({n} of {t.invalid} invalid rows): {reason}"
+           for reason, n in t.invalid_reasons.most_common(1)]),
         f"tokens in {total.input_tokens:,}, out {total.output_tokens:,} in {total.calls:,} calls"
         + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "
            f"{session_items / elapsed:.1f} items/s)" if elapsed > 0 and session_items else ""),

@@ -144,6 +144,7 @@ def serve(session: ReviewSession, *, host: str = "127.0.0.1", port: int = 0, ope
     url = f"http://{f'[{shown}]' if ':' in shown else shown}:{bound}/?token={token}"
     app = create_app(session, token, allow_any_host=host not in LOCAL_HOSTS)
     session.warm_up()
+    sock.listen(128)  # connections wait in the backlog from now on: a browser sent to the URL is never refused
     announce(url)
     if open_browser:
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()

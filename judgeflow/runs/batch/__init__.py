@@ -182,10 +182,12 @@ def is_pending(j: Judgment) -> bool:
 
 async def advance(
     store: RunStore, run_id: str, judge: Judge, transport: ReplayTransport,
-    rows: Sequence[Item | InvalidItemError],
+    rows: Sequence[Item | InvalidItemError], *, cache: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """Judge every unfinished row as far as the stored replies allow; record the finished ones.
 
+    `cache=False` (`run --batch --no-cache`, in every round): no result is served from the
+    response cache, so every item goes to the batch; new results still enter the cache.
     Returns the pending requests (the next batch), empty when the run is complete.
     """
     done = store.done_ids(run_id)
@@ -198,7 +200,7 @@ async def advance(
             todo.append(it)
     transport.pending.clear()
     made: list[str] = []
-    async for j in runner.ajudge_many(judge, todo, concurrency=64, store=store):  # judged results enter the cache
+    async for j in runner.ajudge_many(judge, todo, concurrency=64, store=store, cache=cache):  # judged results enter the cache
         if not is_pending(j):
             store.record(run_id, seq_of[j.id], j)
             if j.usage.calls:
