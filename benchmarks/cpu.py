@@ -110,7 +110,9 @@ async def judge_all(judge: Any, items: list[Any], concurrency: int) -> tuple[flo
     """(wall s, CPU s, judged, calls) for one pass."""
     judged = calls = 0
     start, cpu = time.perf_counter(), time.process_time()
-    async for j in judge.ajudge_many(items, concurrency=concurrency):
+    from judgeflow import judge_stream
+
+    async for _, j in judge_stream(judge, items, concurrency=concurrency):
         judged += j.status == "judged"
         calls += j.usage.calls
     return time.perf_counter() - start, time.process_time() - cpu, judged, calls

@@ -33,13 +33,13 @@ from external import need_shared, shared_dir  # noqa: E402 (benchmarks/ is the s
 
 SHARED = shared_dir()  # the labelled data (see external.py)
 
-from judgeflow.backends.passages import (
+from judgeflow.backends.passages import (  # noqa: E402 - after the data check
     DEFAULT_PASSAGE_CHARS,
     _terms,
     select_passages,
     split_documents,
 )
-from judgeflow.text import SENTENCE
+from judgeflow.text import SENTENCE  # noqa: E402
 
 SIZES = (16_000, 64_000)
 BUDGETS = (4_000, 8_000, 16_000, 24_000)

@@ -73,7 +73,8 @@ def run(args: list[str], env: dict[str, str]) -> tuple[int, float, float]:
 
 
 def start_fake() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, str(SHARED / "tools" / "fake_llm.py"), "--port", "0"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, str(SHARED / "tools" / "fake_llm.py"), "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     if not line.startswith("PORT="):

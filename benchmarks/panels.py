@@ -29,11 +29,10 @@ from cpu import start_async_fake as start_fake  # noqa: E402
 
 from judgeflow import Judge  # noqa: E402
 from judgeflow.items import Item  # noqa: E402
-from judgeflow.cascade import Cascade, cascade_estimate  # noqa: E402
-from judgeflow.panel import Panel  # noqa: E402
+from judgeflow.ensembles import Cascade, Panel, cascade_estimate  # noqa: E402
 from judgeflow.results import Judgment, Usage  # noqa: E402
 from judgeflow.runs.pricing import Price, estimate_cost  # noqa: E402
-from judgeflow.runs import runner  # noqa: E402
+from judgeflow.runs.run import Run  # noqa: E402
 from judgeflow.runs.store import RunStore  # noqa: E402
 
 #: name -> (latency s, price): three small models and one large one (all on the OpenAI wire: each fake is
@@ -68,8 +67,8 @@ def cost(results: list[Judgment]) -> float:
 
 async def timed(judge: Any, items: list[Any], store: RunStore, concurrency: int) -> tuple[float, list[Judgment]]:
     start = time.perf_counter()
-    out = [j async for j in runner.ajudge_many(judge, items, store=store, run=store.start_run(settings={}),
-                                               cache=False, concurrency=concurrency)]
+    run = Run.attach(store, store.start_run(settings={}))
+    out = [j async for j in run.judge(judge, items, cache=False, concurrency=concurrency)]
     return time.perf_counter() - start, out
 
 

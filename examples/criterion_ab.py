@@ -42,7 +42,8 @@ def judge_to_file(model: str, criterion: str, items_path: Path, out: Path) -> li
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, default=DATA, help="labelled open-QA items with a dataset field (default: the 48 shipped in examples/data/)")
+    p.add_argument("--data", type=Path, default=DATA,
+                   help="labelled open-QA items with a dataset field (default: the 48 shipped in examples/data/)")
     p.add_argument("--model", default=os.environ.get("JUDGEFLOW_MODEL") or "baseline/lexical",
                    help="judge model (default $JUDGEFLOW_MODEL, else baseline/lexical, offline)")
     p.add_argument("-n", type=int, default=48, help="sample size (default 48)")

@@ -5,14 +5,11 @@ Labels everywhere: 1 = hallucination/error, 0 = none found, None = unscored.
 
 import importlib as _importlib
 import sys as _sys
+import types as _types
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from . import _moved
-
-_moved.install(_sys.modules[__name__])  # old module paths (judgeflow.llm, ...) keep working
-
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Every public name loads on first use: `judgeflow --version` and `--help` import none of the
 # judging code, offline judging never loads the provider SDKs (openai, anthropic, Instructor: seconds
@@ -29,8 +26,9 @@ _LAZY = {
     "LLMError": "errors",
     "Item": "items", "load_items": "items", "read_items": "items",
     "Judge": "judge", "judge": "judge",
-    "Panel": "panel", "Cascade": "cascade",
-    "SpecJudge": "spec_review", "areview": "spec_review", "review": "spec_review",
+    "Judging": "judging", "judge_many": "judging", "judge_stream": "judging",
+    "Panel": "ensembles", "Cascade": "ensembles",
+    "areview": "spec_review", "review": "spec_review",
     "ClaimResult": "results", "JudgeVote": "results", "Judgment": "results", "RequirementResult": "results",
     "TraceEntry": "results", "Usage": "results", "results_to_dataframe": "results",
     "RunStore": "runs.store",
@@ -46,24 +44,22 @@ if _TYPE_CHECKING:
     from .backends.rouge import RougeJudge
     from .calibration.agreement import CalibrationReport, calibrate
     from .calibration.comparison import ComparisonReport, compare
-    from .cascade import Cascade
     from .criteria import Criterion, list_criteria, load_criterion
     from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
     from .items import Item, load_items, read_items
     from .judge import Judge, judge
-    from .panel import Panel
+    from .ensembles import Cascade, Panel
+    from .judging import Judging, judge_many, judge_stream
     from .results import (ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage,
                           results_to_dataframe)
     from .runs.store import RunStore
     from .schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
-    from .spec_review import SpecJudge, areview, review
+    from .spec_review import areview, review
     from .workflow import JudgeContext, JudgeState, build_graph
 
 
 def __getattr__(name: str) -> _Any:
     if name in _LAZY:
-        if _LAZY[name] != "errors":  # judging needs the backends registered (`registry.make_backend`)
-            _importlib.import_module(".backends", __name__)
         value = getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value  # the next lookup is a plain attribute
         return value
@@ -90,6 +86,7 @@ __all__ = [
     "JudgeState",
     "JudgeVote",
     "JudgeflowError",
+    "Judging",
     "Judgment",
     "LLMClient",
     "LLMError",
@@ -100,7 +97,6 @@ __all__ = [
     "RougeJudge",
     "RunStore",
     "SingleJudgment",
-    "SpecJudge",
     "TraceEntry",
     "Usage",
     "areview",
@@ -108,6 +104,8 @@ __all__ = [
     "calibrate",
     "compare",
     "judge",
+    "judge_many",
+    "judge_stream",
     "list_criteria",
     "load_criterion",
     "load_items",
@@ -117,3 +115,17 @@ __all__ = [
     "results_to_dataframe",
     "review",
 ]
+
+
+class _Package(_types.ModuleType):
+    """The package keeps the function `judgeflow.judge` when its module `judgeflow/judge.py` is imported
+    (the import system sets a package attribute for every submodule it loads; every other public name
+    has no module of its own name)."""
+
+    def __setattr__(self, name: str, value: _Any) -> None:
+        if name == "judge" and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

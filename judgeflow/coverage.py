@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from .criteria import Criterion
 
 RequirementStatus = Literal["met", "not_met", "not_applicable"]
-Status = RequirementStatus  # the old name (before 0.2)
 STATUSES = ("met", "not_met", "not_applicable")
 
 
@@ -154,7 +153,8 @@ class LexicalRequirementChecker:
                 cond_words = _content(condition.group(0)) - _SPEC_WORDS
                 if cond_words and not cond_words <= out_words:  # every word of the condition must occur
                     checks.append(RequirementCheck(requirement_id=r.id, status="not_applicable",
-                                                   reason=f"its condition ({condition.group(0).strip(' ,:')}) does not arise in the output"))
+                                                   reason=f"its condition ({condition.group(0).strip(' ,:')}) "
+                                                          "does not arise in the output"))
                     continue
             words = _content(body) - _SPEC_WORDS
             numbers = _numbers(body)
@@ -185,7 +185,7 @@ def split_requirements(spec: str) -> list[Requirement]:
 
 def requirement_checker(backend: Any) -> RequirementChecker:
     """The coverage checker that matches a judge backend: its own (an LLM's), else the offline one."""
-    checker: RequirementChecker | None = getattr(backend, "coverage", None)
+    checker: RequirementChecker | None = backend.coverage
     return checker if checker is not None else LexicalRequirementChecker()
 
 

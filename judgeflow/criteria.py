@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticCustomError
 
 from .errors import CriterionError
+from .items import Family
 from .prompts import add_prompt_source, register_tags
 
 Basis = Literal["reference", "source", "spec", "knowledge", "none"]
@@ -31,7 +32,8 @@ EVIDENCE_FIELDS = ("reference", "source", "spec")
 ITEM_FIELDS = ("question", "answer", *EVIDENCE_FIELDS)
 #: placeholders filled by judgeflow itself rather than from the item
 COMPUTED = ("claims", "verdict_guide", "fact_kinds", "bases")
-MODE_DEFAULTS = {
+#: the default criterion of each family (routing by a family, `--mode FAMILY`)
+FAMILY_DEFAULTS = {
     "factual": "factual_correctness",
     "faithfulness": "source_faithfulness",
     "spec": "spec_compliance",
@@ -79,7 +81,8 @@ class Criterion(BaseModel):
 
     name: str
     description: str
-    mode: Literal["factual", "faithfulness", "spec"]
+    family: Family
+    """Which family of judging this is (declared once: `items.Family`)."""
     requires: list[str]
     """Item fields that must be present (besides `answer`, always required)."""
     optional: list[str] = Field(default_factory=list)
@@ -105,6 +108,9 @@ class Criterion(BaseModel):
         each node's state, say) is taken as it is (an after-validator would re-run every time)."""
         if isinstance(data, cls):
             return data
+        if isinstance(data, dict) and "mode" in data and "family" not in data:
+            raise _invalid("mode", "the key `mode` is called `family` since judgeflow 0.2: write "
+                                   f"family = {data['mode']!r}")
         return handler(data)._consistent()  # type: ignore[no-any-return]
 
     def _consistent(self) -> Criterion:
@@ -155,9 +161,9 @@ class Criterion(BaseModel):
     def _check_coverage(self) -> None:
         if self.coverage is None:
             return
-        if self.mode != "spec":
-            raise _invalid("coverage", f"requirement coverage applies to spec criteria only (mode = \"spec\"), not {self.mode!r}; "
-                           "remove the [coverage] table")
+        if self.family != "spec":
+            raise _invalid("coverage", "requirement coverage applies to spec criteria only (family = \"spec\"), "
+                                       f"not {self.family!r}; remove the [coverage] table")
         for key, (allowed, needed) in COVERAGE_FIELDS.items():
             text = getattr(self.coverage, key)
             try:
@@ -180,6 +186,8 @@ class Criterion(BaseModel):
     def fingerprint(self) -> str:
         """A hash of everything that determines the judge's behaviour (for caches)."""
         data = self.model_dump_json(exclude={"path", "coverage"})  # coverage counts only where it runs
+        # hashed under its 0.1 name, `mode`: the same criterion keeps its fingerprint (caches, resume)
+        data = data.replace('"family":', '"mode":', 1)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
     @property
@@ -187,7 +195,7 @@ class Criterion(BaseModel):
         """This criterion's coverage prompts; a spec criterion without its own uses spec_compliance's."""
         if self.coverage is not None:
             return self.coverage
-        shipped = load_criterion(MODE_DEFAULTS["spec"]).coverage
+        shipped = load_criterion(FAMILY_DEFAULTS["spec"]).coverage
         if shipped is None:  # pragma: no cover - the shipped file has them (tested)
             raise CriterionError("has no [coverage] prompts", path=self.path or self.name)
         return shipped

@@ -15,17 +15,19 @@ import ast
 import difflib
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
 from .errors import ConfigError, InvalidItemError
 from .files import read_rows
 
-Mode = Literal["factual", "faithfulness", "spec"]
-MODES: tuple[str, ...] = ("factual", "faithfulness", "spec")
+#: the criterion families, declared once: a criterion's `family`, and the routing override
+#: (`Item.mode`, `Judge(mode=...)`, `--mode`) names the family whose default criterion to use
+Family = Literal["factual", "faithfulness", "spec"]
+FAMILIES: tuple[str, ...] = get_args(Family)
 
 #: canonical field -> accepted aliases, in order of preference (the one alias table).
 #: `inputs`, `outputs` and `reference_outputs` (openevals, LangSmith examples) may hold a string
@@ -101,8 +103,8 @@ class Item(BaseModel):
     """Source documents the answer should be faithful to (RAG, summaries)."""
     spec: str | None = None
     """Requirements the answer (an agent's output) was written against."""
-    mode: Mode | None = None
-    """Explicit judging mode for this item; overrides routing by fields."""
+    mode: Family | None = None
+    """Route this item to the default criterion of this family, instead of routing by its fields."""
     criterion: str | None = None
     """Explicit criterion name or path for this item."""
     label: Literal[0, 1] | None = None
@@ -143,15 +145,7 @@ class Item(BaseModel):
                 f"expected a JSON object per line, got {type(record).__name__}",
                 path=path, line=line,
             )
-        broken = lone_surrogate(record)
-        if broken is not None:
-            field, at = broken
-            err = InvalidItemError(
-                f"field '{field}' holds a lone surrogate {at} (half of a UTF-16 pair, e.g. a cut emoji), "
-                "which is not text; remove it or write the whole character", path=path, line=line, field=field)
-            err.record = scrub_surrogates(dict(record))
-            err.item_id = str(err.record.get("id") or "") or None
-            raise err
+        _refuse_surrogates(record, path, line)
         values, aliases, rec = resolve_fields(record, column_map)
         item_id = values.get("id")
         item_id = str(item_id) if item_id is not None else (f"line-{line}" if line else None)
@@ -164,30 +158,8 @@ class Item(BaseModel):
 
         if item_id is None:
             raise bad("has no 'id'; add an \"id\" field (any unique string)", "id")
-        answer = values.get("answer")
-        if answer is None:
-            names = ", ".join(("answer",) + ALIASES["answer"])
-            raise bad(f"has no 'answer'; give the text to judge in one of: {names}", "answer")
-        if not isinstance(answer, str):
-            answer = json.dumps(answer, ensure_ascii=False) if not isinstance(answer, (int, float)) else str(answer)
-        for field in ("question", "reference", "spec"):
-            v = values.get(field)
-            if v is not None and not isinstance(v, str):
-                values[field] = _as_text(v, field, bad)
-        if "source" in values:
-            values["source"] = normalize_source(values["source"], bad)
-        if "mode" in values:
-            m = str(values["mode"]).strip().lower()
-            m = {"auto": None, "faithful": "faithfulness", "factuality": "factual"}.get(m, m)
-            if m is not None and m not in MODES:
-                raise bad(f"has mode {values['mode']!r}; use one of: auto, {', '.join(MODES)}", "mode")
-            values["mode"] = m
-        if "label" in values:
-            values["label"] = parse_label(values["label"], bad)
-        values["id"], values["answer"] = item_id, answer
-        if "criterion" in values and not isinstance(values["criterion"], str):
-            raise bad(f"has criterion {values['criterion']!r}; give a criterion name such as "
-                      "\"factual_correctness\" (see `judgeflow criteria list`), or leave it out", "criterion")
+        values["id"] = item_id
+        _normalise(values, bad)
         try:
             item = cls(**values, extra=rec, aliases=aliases)
         except ValidationError as e:  # any other field of the wrong type: that row's invalid result, never a crash
@@ -205,6 +177,49 @@ class Item(BaseModel):
         if len(self.source) == 1:
             return self.source[0]
         return "\n\n".join(f"[Document {i}]\n{d}" for i, d in enumerate(self.source, 1))
+
+
+
+def _refuse_surrogates(record: Mapping[str, Any], path: str | None, line: int | None) -> None:
+    """A lone surrogate (half a UTF-16 pair, e.g. a cut emoji) is not text: an invalid row that says where."""
+    broken = lone_surrogate(record)
+    if broken is None:
+        return
+    field, at = broken
+    err = InvalidItemError(
+        f"field '{field}' holds a lone surrogate {at} (half of a UTF-16 pair, e.g. a cut emoji), "
+        "which is not text; remove it or write the whole character", path=path, line=line, field=field)
+    err.record = scrub_surrogates(dict(record))
+    err.item_id = str(err.record.get("id") or "") or None
+    raise err
+
+
+def _normalise(values: dict[str, Any], bad: Callable[[str, str], InvalidItemError]) -> None:
+    """Every known field of a row in its Item form (texts, sources, mode, label), or `bad(...)` raised."""
+    answer = values.get("answer")
+    if answer is None:
+        names = ", ".join(("answer",) + ALIASES["answer"])
+        raise bad(f"has no 'answer'; give the text to judge in one of: {names}", "answer")
+    if not isinstance(answer, str):
+        answer = json.dumps(answer, ensure_ascii=False) if not isinstance(answer, (int, float)) else str(answer)
+    values["answer"] = answer
+    for field in ("question", "reference", "spec"):
+        v = values.get(field)
+        if v is not None and not isinstance(v, str):
+            values[field] = _as_text(v, field, bad)
+    if "source" in values:
+        values["source"] = normalize_source(values["source"], bad)
+    if "mode" in values:
+        m = str(values["mode"]).strip().lower()
+        m = {"auto": None, "faithful": "faithfulness", "factuality": "factual"}.get(m, m)
+        if m is not None and m not in FAMILIES:
+            raise bad(f"has mode {values['mode']!r}; use one of: auto, {', '.join(FAMILIES)}", "mode")
+        values["mode"] = m
+    if "label" in values:
+        values["label"] = parse_label(values["label"], bad)
+    if "criterion" in values and not isinstance(values["criterion"], str):
+        raise bad(f"has criterion {values['criterion']!r}; give a criterion name such as "
+                  "\"factual_correctness\" (see `judgeflow criteria list`), or leave it out", "criterion")
 
 
 def resolve_fields(record: Mapping[str, Any], column_map: ColumnMap | None = None,

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable
 
 #: tags the code itself writes around data (more are added from the prompts as they are seen)
 _BASE_TAGS = ("question", "answer", "reference", "source", "document", "spec", "claims", "claim", "data")
-TAGS = _BASE_TAGS  # the old name; the full list is `neutralized_tags()`
+TAGS = _BASE_TAGS
+"""The structural tags every prompt uses (a criterion may register more: `neutralized_tags()`)."""
 _TAG_NAME = re.compile(r"<\s*/?\s*([A-Za-z][A-Za-z0-9_-]*)(?=[\s/>])[^<>]*>")
 _ATTR = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 _tags: set[str] = set(_BASE_TAGS)

@@ -53,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def judgeflow_judge(request: pytest.FixtureRequest) -> Any:
-    """A CachedJudge for the run's model: `.assert_no_hallucination(...)`, `.judge_item(item)`."""
+    """A `testing.Checker` for the run's model: `.assert_no_hallucination(...)`, `.judge_item(item)`."""
     from .testing import cached_judge
 
     return cached_judge()

@@ -10,7 +10,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, PrivateAttr
 
 JudgmentStatus = Literal["judged", "unscored", "invalid"]
-Status = JudgmentStatus  # the old name (before 0.2)
 #: prefix of an input field whose name is taken by a result field in the output row
 INPUT_PREFIX = "input_"
 #: result fields that hold lists or objects: JSON strings in flat rows (CSV, Parquet)
@@ -97,7 +96,7 @@ class TraceEntry(BaseModel):
 
 
 class JudgeVote(BaseModel):
-    """One member's verdict inside a panel or cascade row (see `judgeflow.panel`, `judgeflow.cascade`)."""
+    """One member's verdict inside a panel or cascade row (see `judgeflow.ensembles`)."""
 
     model: str | None = None
     role: str | None = None

@@ -7,7 +7,7 @@ faithfulness, else `spec` -> spec compliance, else `reference` -> factual correc
 
 from __future__ import annotations
 
-from .criteria import MODE_DEFAULTS, Criterion, load_criterion
+from .criteria import FAMILY_DEFAULTS, Criterion, load_criterion
 from .errors import CriterionError, InvalidItemError
 from .items import Item
 
@@ -19,7 +19,7 @@ def choose_criterion(
     if criterion is not None:
         chosen, why = criterion, f"criterion {criterion.name} set for the run"
     elif mode is not None and mode != "auto":
-        chosen, why = load_criterion(MODE_DEFAULTS[mode]), f"mode {mode} set for the run"
+        chosen, why = load_criterion(FAMILY_DEFAULTS[mode]), f"mode {mode} set for the run"
     elif item.criterion:
         try:
             chosen = load_criterion(item.criterion)
@@ -27,7 +27,7 @@ def choose_criterion(
             raise InvalidItemError(f"item '{item.id}' field criterion: {e}", field="criterion", item_id=item.id) from e
         why = f"item field criterion={item.criterion}"
     elif item.mode:
-        chosen, why = load_criterion(MODE_DEFAULTS[item.mode]), f"item field mode={item.mode}"
+        chosen, why = load_criterion(FAMILY_DEFAULTS[item.mode]), f"item field mode={item.mode}"
     elif item.source:
         chosen, why = load_criterion("source_faithfulness"), "source present"
     elif item.spec:

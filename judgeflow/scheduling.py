@@ -38,12 +38,17 @@ def evidence_key(obj: Any) -> str | None:
 async def by_evidence(pairs: AsyncIterator[tuple[int, Any]], window: int = WINDOW) -> AsyncIterator[tuple[int, Any]]:
     """`pairs` regrouped so that items sharing evidence are adjacent (stable, within `window` items)."""
     buffer: list[tuple[int, Any]] = []
-    async for pair in pairs:
-        buffer.append(pair)
-        if len(buffer) >= window:
-            for p in _grouped(buffer):
-                yield p
-            buffer = []
+    try:
+        async for pair in pairs:
+            buffer.append(pair)
+            if len(buffer) >= window:
+                for p in _grouped(buffer):
+                    yield p
+                buffer = []
+    except Exception:  # the input broke off: what was read is still judged, then the error is raised
+        for p in _grouped(buffer):
+            yield p
+        raise
     for p in _grouped(buffer):
         yield p
 

@@ -8,35 +8,15 @@
 from __future__ import annotations
 
 import json
-import warnings
 from typing import Any
 
 from pydantic import BaseModel
 
-from .aggregate import combine
-from .coverage import (  # noqa: F401 - the old judgeflow.requirements names, kept for one release
-    STATUSES,
-    LexicalRequirementChecker,
-    Requirement,
-    RequirementCheck,
-    RequirementChecker,
-    RequirementChecks,
-    Requirements,
-    RequirementStatus,
-    Status,
-    requirement_checker,
-    split_requirements,
-)
 from .errors import InvalidItemError
 from .items import Item
-from .judge import Judge, _run
+from .judge import Judge
+from .judging import run_sync
 from .results import Judgment
-
-
-def SpecJudge(model: str | None = None, **kwargs: Any) -> Judge:  # noqa: N802 - the old class name
-    """Deprecated: `Judge(model, coverage=True, ...)` (requirement coverage is a step of every Judge)."""
-    warnings.warn("SpecJudge is deprecated; use Judge(model, coverage=True, ...)", DeprecationWarning, stacklevel=2)
-    return Judge(model, coverage=True, **kwargs)
 
 
 def as_output_text(output: Any) -> str:
@@ -72,8 +52,8 @@ def review(
     judge: Judge | None = None, model: str | None = None, **judge_kwargs: Any,
 ) -> Judgment:
     """Sync facade over `areview`."""
-    result: Judgment = _run(areview(output, spec, question=question, id=id, judge=judge, model=model, **judge_kwargs))
+    result: Judgment = run_sync(areview(output, spec, question=question, id=id, judge=judge, model=model, **judge_kwargs))
     return result
 
 
-__all__ = ["SpecJudge", "areview", "as_output_text", "combine", "review"]
+__all__ = ["areview", "as_output_text", "review"]

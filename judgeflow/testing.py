@@ -9,8 +9,8 @@
 A failing check raises AssertionError listing each failing claim with its verdict, reason and
 evidence. The judge is the offline `baseline/lexical` unless `model=` (or $JUDGEFLOW_MODEL, or
 pytest's `--judgeflow-model`) names an LLM. Judged results are cached as JSON files under
-`.judgeflow/pytest-cache/`, keyed by `runs.cache.cache_key` (the run store's key: backend
-fingerprint, criterion, strategy and the item's content), so re-running a suite does not pay twice;
+`.judgeflow/pytest-cache/` through the one read-through cache (`runs.cache.Cached`, keyed by the
+judge's `fingerprint(item)`, as in the run store), so re-running a suite does not pay twice;
 unscored results are never cached. The pytest plugin (`judgeflow.pytest_plugin`, registered
 as an entry point) adds the `judgeflow_judge` fixture and the options.
 """
@@ -29,31 +29,22 @@ from .criteria import Criterion
 from .errors import ConfigError
 from .items import Item
 from .judge import Judge
+from .judging import Judging, run_sync
 from .results import Judgment
-from .runs.cache import FileCache, cache_key
+from .runs.cache import Cached, FileCache
 
 CACHE_DIR_ENV = "JUDGEFLOW_CACHE_DIR"
 DEFAULT_CACHE_DIR = Path(".judgeflow") / "pytest-cache"
 
 
-JudgmentCache = FileCache  # the old name (before 0.2)
+class Checker:
+    """A judging (cached on disk, or not) that checks answers: `assert_no_hallucination`."""
 
-
-class CachedJudge:
-    """A Judge whose judged results are read from and written to a `FileCache`."""
-
-    def __init__(self, judge: Judge, cache: FileCache | None) -> None:
-        self.judge = judge
-        self.cache = cache
+    def __init__(self, judging: Judging) -> None:
+        self.judging = judging
 
     def judge_item(self, item: Item) -> Judgment:
-        key = cache_key(self.judge, item) if self.cache else None
-        if key and self.cache and (hit := self.cache.get(key)) is not None:
-            return hit.model_copy(update={"id": item.id, "extra": item.extra, "cached": True})
-        result = self.judge.judge(item)
-        if key and self.cache and result.status == "judged":
-            self.cache.put(key, result)
-        return result
+        return run_sync(self.judging.ajudge(item))  # type: ignore[no-any-return]
 
     def assert_no_hallucination(
         self,
@@ -120,7 +111,7 @@ def failure_message(result: Judgment, item: Item) -> str:
 
 
 _settings: dict[str, Any] = {"model": None, "cache_dir": None, "cache": True, "base_url": None}
-_judges: dict[tuple[str, str | None, bool, str], CachedJudge] = {}
+_judges: dict[tuple[str, str | None, bool, str], Checker] = {}
 
 
 def configure(*, model: str | None = None, cache_dir: str | Path | None = None, cache: bool = True,
@@ -144,8 +135,8 @@ def cache_dir() -> Path:
 
 def cached_judge(
     model: str | None = None, *, criterion: str | Criterion | None = None, cache: bool | None = None
-) -> CachedJudge:
-    """A (memoised) CachedJudge for `model` (default: configured, $JUDGEFLOW_MODEL, else offline)."""
+) -> Checker:
+    """A (memoised) Checker for `model` (default: configured, $JUDGEFLOW_MODEL, else offline), cached on disk."""
     model = model or _settings["model"] or default_model()
     use_cache = _settings["cache"] if cache is None else cache
     crit_key = criterion.name if isinstance(criterion, Criterion) else criterion
@@ -160,7 +151,7 @@ def cached_judge(
             # under pytest the option is --judgeflow-model (pytest's own --model may belong to another plugin)
             raise ConfigError(str(e).replace("--model ", "--judgeflow-model ")
                               .replace("--base-url ", "--judgeflow-base-url ")) from None
-        _judges[key] = CachedJudge(judge, FileCache(cache_dir()) if use_cache else None)
+        _judges[key] = Checker(Cached(judge, FileCache(cache_dir()), keep_trace=False) if use_cache else judge)
     return _judges[key]
 
 

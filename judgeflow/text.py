@@ -38,7 +38,8 @@ MONTHS = re.compile(
 @lru_cache(maxsize=1 << 16)
 def stem(w: str) -> str:
     w = w.lower().replace("’", "'")
-    for suf in ("'s", "ing", "edly", "ed", "es", "ly", "s", "ая", "ое", "ые", "ий", "ый", "ой", "ом", "ах", "ов", "ей", "а", "у", "е", "и", "ы", "ь"):
+    for suf in ("'s", "ing", "edly", "ed", "es", "ly", "s",
+                "ая", "ое", "ые", "ий", "ый", "ой", "ом", "ах", "ов", "ей", "а", "у", "е", "и", "ы", "ь"):
         if w.endswith(suf) and len(w) - len(suf) >= 4:
             return w[: -len(suf)]
     return w[:8]

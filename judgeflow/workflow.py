@@ -4,8 +4,9 @@ when the Judge has coverage on.
 
 Nodes are plain async functions; the backend (an LLM or an offline judge) and run-level
 settings arrive in `JudgeContext` at invoke time: plain data (a model name, criterion name,
-strategy, mode), so a LangGraph server can take it as JSON, or a ready backend object from Python. A judge failure (LLMError) is recorded in
-the state and ends as an unscored judgment; it never becomes a 0 or a 1.
+strategy, mode), so a LangGraph server can take it as JSON, or a ready backend object from Python.
+A judge failure (LLMError) is recorded in the state and ends as an unscored judgment; it never
+becomes a 0 or a 1.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from .aggregate import aggregate as aggregate_claims
 from .aggregate import cover_label, merge, verify_evidence
-from .registry import Backend, make_backend
+from .backends import Backend, make_backend
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion, load_criterion
 from .errors import JudgeflowError, LLMError
@@ -179,7 +180,7 @@ def after_decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Litera
 def after_claims(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["cover", "aggregate"]:
     """Requirement coverage next, for a spec criterion when the judge has it on; else aggregate."""
     c = state.criterion
-    wanted = _context(runtime).coverage is not None and c is not None and c.mode == "spec" and bool(state.item.spec)
+    wanted = _context(runtime).coverage is not None and c is not None and c.family == "spec" and bool(state.item.spec)
     return "cover" if wanted and state.status != "invalid" else "aggregate"
 
 

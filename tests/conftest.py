@@ -38,7 +38,8 @@ def _no_keys(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) ->
     """Default tests never see real keys or a configured model."""
     if "live" in request.keywords:
         return
-    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "JUDGEFLOW_MODEL", "JUDGEFLOW_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "JUDGEFLOW_MODEL", "JUDGEFLOW_BASE_URL", "OPENAI_BASE_URL",
+                "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
 
 

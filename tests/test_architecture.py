@@ -1,5 +1,7 @@
-"""The package's structure, drawn from its imports (ast): no import cycles, and the flat core at
-the top of judgeflow/ never imports a wing folder (backends/, runs/, calibration/, integrations/, cli/).
+"""The package's structure, drawn from its source (ast): no import cycles; the flat core at the top of
+judgeflow/ never imports a wing folder (backends/, runs/, calibration/, integrations/, cli/) except
+the provider table (`judgeflow.backends`); no getattr probe of a judge; a run's status changes only
+in `runs/run.py`; one read-through cache (`runs/cache.py`).
 
 Imports under `if TYPE_CHECKING:` are annotations only and are not counted.
 """
@@ -7,12 +9,15 @@ Imports under `if TYPE_CHECKING:` are annotations only and are not counted.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "judgeflow"
 WINGS = ("backends", "runs", "calibration", "integrations", "cli")
 # the public surface and the entry points may import anything
-EDGE = {"judgeflow", "judgeflow.__main__", "judgeflow._moved", "judgeflow.testing", "judgeflow.pytest_plugin"}
+EDGE = {"judgeflow", "judgeflow.__main__", "judgeflow.testing", "judgeflow.pytest_plugin"}
+# the one wing module the core may read: the Backend protocol and the lazy provider table
+SEAM = {"judgeflow.backends"}
 # cycles still to break (in files other helpers are editing right now); the list may only shrink
 KNOWN_CYCLES: list[list[str]] = []
 
@@ -115,7 +120,8 @@ def room(mod: str) -> str:
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
-    return sorted((a, b) for a, bs in graph.items() for b in bs if room(a) == "core" and room(b) in WINGS)
+    return sorted((a, b) for a, bs in graph.items() for b in bs
+                  if room(a) == "core" and room(b) in WINGS and b not in SEAM)
 
 
 def test_no_import_cycles():
@@ -137,3 +143,133 @@ def test_the_checks_can_fail(tmp_path):
     graph = import_graph(pkg)
     assert cycles(graph) == [["judgeflow.judge", "judgeflow.runs.store"]]
     assert upward_imports(graph) == [("judgeflow.judge", "judgeflow.runs.store")]
+
+
+# ---- how judges, runs and the cache are tied together (not by strings) ----------------------
+
+#: names that belong to a Judging or an ensemble: asking an object for one of them by string is a probe
+JUDGING_NAMES = {"model", "fingerprint", "ajudge", "aclose", "members", "with_members", "with_store",
+                 "combined_cache_key", "inner", "backend", "judge", "judges", "cheap", "strong"}
+PROBES = {"getattr", "hasattr"}
+
+
+def _calls(root: Path = PACKAGE) -> list[tuple[str, ast.Call, ast.AST]]:
+    """(module, call, enclosing function or module) for every call in the package."""
+    out = []
+    for mod, (path, _) in modules(root).items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        scopes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for scope in scopes:
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Call):
+                    out.append((mod, node, scope))
+    return out
+
+
+def judge_probes(root: Path = PACKAGE) -> list[str]:
+    """getattr/hasattr of a judge-like object, or of a Judging's own name: a Judging says what it
+    has in its protocol (judging.py), nobody asks."""
+    found = set()
+    for mod, call, _ in _calls(root):
+        if not (isinstance(call.func, ast.Name) and call.func.id in PROBES and len(call.args) >= 2):
+            continue
+        obj, name = ast.unparse(call.args[0]), call.args[1]
+        named = isinstance(name, ast.Constant) and name.value in JUDGING_NAMES
+        if named or re.search(r"judg|panel|cascade|ensemble|member", obj, re.I):
+            found.add(f"{mod}: {ast.unparse(call)}")
+    return sorted(found)
+
+
+def status_changes(root: Path = PACKAGE) -> list[str]:
+    """Calls that change a run's status, anywhere but `runs/run.py` (the run's lifecycle)."""
+    return sorted({f"{mod}: {ast.unparse(call)}" for mod, call, _ in _calls(root)
+                   if isinstance(call.func, ast.Attribute) and call.func.attr == "set_status"
+                   and mod != "judgeflow.runs.run"})
+
+
+def read_through_caches(root: Path = PACKAGE) -> list[str]:
+    """Functions that both read a cache (`.cached(key)`) and write it (`.put_cache(...)`), or serve a hit
+    (`from_cache`), anywhere but `runs/cache.py`: a second copy of the read-through."""
+    found: dict[tuple[str, int], set[str]] = {}
+    names: dict[tuple[str, int], str] = {}
+    for mod, call, scope in _calls(root):
+        if mod == "judgeflow.runs.cache" or isinstance(scope, ast.Module):
+            continue
+        f = call.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        if name in ("cached", "put_cache", "from_cache"):
+            key = (mod, id(scope))
+            found.setdefault(key, set()).add(name)
+            names[key] = f"{mod}.{scope.name}"  # type: ignore[attr-defined]
+    return sorted(names[k] for k, used in found.items() if {"cached", "put_cache"} <= used or "from_cache" in used)
+
+
+def test_no_getattr_probe_of_a_judge():
+    assert judge_probes() == []
+
+
+def test_a_runs_status_changes_only_in_runs_run():
+    assert status_changes() == []
+
+
+def test_one_read_through_cache():
+    assert read_through_caches() == []
+
+
+def _package(tmp_path: Path, files: dict[str, str]) -> Path:
+    pkg = tmp_path / "judgeflow"
+    for name, text in {"__init__.py": "", "cli/__init__.py": "", "runs/__init__.py": "", **files}.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    return pkg
+
+
+def test_the_probe_check_can_fail(tmp_path):
+    pkg = _package(tmp_path, {"runs/runner.py": "def f(judge, b):\n    bind = getattr(judge, 'with_store', None)\n"
+                                                  "    return hasattr(b, 'combined_cache_key')\n"})
+    assert judge_probes(pkg) == ["judgeflow.runs.runner: getattr(judge, 'with_store', None)",
+                                 "judgeflow.runs.runner: hasattr(b, 'combined_cache_key')"]
+
+
+def test_the_status_check_can_fail(tmp_path):
+    pkg = _package(tmp_path, {"cli/run.py": "def f(store, r):\n    store.set_status(r, 'done')\n",
+                              "runs/run.py": "def g(store, r):\n    store.set_status(r, 'done')\n"})
+    assert status_changes(pkg) == ["judgeflow.cli.run: store.set_status(r, 'done')"]
+
+
+def test_the_cache_check_can_fail(tmp_path):
+    copy = ("async def one(store, judge, it, key):\n    hit = store.cached(key)\n    if hit:\n        return hit\n"
+            "    j = await judge.ajudge(it)\n    store.put_cache(key, j)\n    return j\n")
+    pkg = _package(tmp_path, {"integrations/ray.py": copy, "runs/cache.py": copy,
+                              "panel.py": "def g(hit, it):\n    return from_cache(hit, it)\n",
+                              "runs/run.py": "def h(store, k):\n    return store.cached(k)\n"})
+    assert read_through_caches(pkg) == ["judgeflow.integrations.ray.one", "judgeflow.panel.g"]
+
+
+#: the longest a function in judgeflow/ may be, its def line, docstring and body together
+MAX_FUNCTION_LINES = 60
+
+
+def long_functions(root: Path = PACKAGE, limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    out = []
+    for mod, (path, _) in modules(root).items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
+            prefix = mod if scope is tree else f"{mod}.{scope.name}"  # type: ignore[attr-defined]
+            for node in scope.body:
+                for f in [node, *ast.walk(node)] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []:
+                    if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        n = f.end_lineno - f.lineno + 1  # type: ignore[operator]
+                        if n > limit:
+                            out.append(f"{prefix}.{f.name}: {n} lines")
+    return sorted(set(out))
+
+
+def test_no_function_over_60_lines():
+    assert long_functions() == []
+
+
+def test_the_length_check_can_fail(tmp_path):
+    body = "".join(f"    x{k} = {k}\n" for k in range(60))
+    pkg = _package(tmp_path, {"runs/run.py": f"def long():\n{body}\n\ndef short():\n    return 1\n"})
+    assert long_functions(pkg) == ["judgeflow.runs.run.long: 61 lines"]

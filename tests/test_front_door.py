@@ -83,17 +83,20 @@ def test_nothing_a_user_reads_points_outside_the_repository() -> None:
                 assert (page.parent / link).exists(), f"{page.name} links to {link}, which does not exist"
 
 
+@pytest.mark.slow
 def test_the_readme_run_command_works_in_a_plain_archive(archive: Path) -> None:
     r = _run(archive, "-m", "judgeflow", "run", "examples/qa_items.jsonl", "-o", "results.jsonl")
     assert r.returncode == 0, r.stderr
     assert len((archive / "results.jsonl").read_text().splitlines()) == 9
 
 
+@pytest.mark.slow
 def test_the_test_suite_collects_in_a_plain_archive(archive: Path) -> None:
     r = _run(archive, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_every_example_runs_in_a_plain_archive(archive: Path, example: str) -> None:
     r = _run(archive, f"examples/{example}")
@@ -104,6 +107,7 @@ def test_every_example_runs_in_a_plain_archive(archive: Path, example: str) -> N
         assert any(len(line) > 100 for line in r.stdout.splitlines())
 
 
+@pytest.mark.slow
 def test_the_ci_example_runs_in_a_plain_archive(archive: Path) -> None:
     r = _run(archive, "-m", "pytest", "examples/qa_bot_ci", "-q", "-p", "no:cacheprovider")
     assert r.returncode == 0, r.stdout[-3000:]

@@ -30,6 +30,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return whl
 
 
+@pytest.mark.slow
 def test_wheel_contains_every_criterion(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = sorted(p.name for p in (ROOT / "criteria").glob("*.toml"))
@@ -72,6 +73,7 @@ def test_load_criterion_finds_them_in_the_wheel_layout(wheel_judgeflow: object, 
         assert crit.name == name and Path(crit.path).is_relative_to(site)
 
 
+@pytest.mark.slow
 def test_wheel_ships_license_and_py_typed_with_metadata(wheel: Path) -> None:
     z = zipfile.ZipFile(wheel)
     names = set(z.namelist())
@@ -85,7 +87,8 @@ def test_wheel_ships_license_and_py_typed_with_metadata(wheel: Path) -> None:
     assert "Apache License" in (ROOT / "LICENSE").read_text() and (ROOT / "CHANGELOG.md").is_file()
 
 
+@pytest.mark.slow
 def test_wheel_ships_the_review_page(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in ("index.html", "app.js", "app.css"):
-        assert f"judgeflow/calibration/review_app/static/{name}" in names
+        assert f"judgeflow/calibration/label_app/static/{name}" in names

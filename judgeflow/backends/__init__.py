@@ -2,7 +2,8 @@
 
 A registry of LAZY entries (in the style of inspect_ai's providers): each factory imports its
 implementation inside the function body, so importing judgeflow never loads the provider SDKs,
-and implementations import only the core protocol (`judgeflow.registry`), so no cycle can form.
+and implementations import only the protocol (`backends/base.py`), so no cycle can form. This
+table is the one way from a model name to a backend; the core (`Judge`) reads it here.
 `llm` is the Instructor seam, `llm_judge` the LLM backend, `lexical` / `rouge` the offline judges,
 `passages` cuts long sources to relevant passages.
 """
@@ -14,10 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ConfigError
-from ..registry import Backend, set_backend_factory, single_from_steps
+from .base import Backend, single_from_steps
 from .llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, LLMJudge, default_model, prompt_fields
 
-_REGISTRY: dict[str, Callable[..., Backend]] = {}
+#: the provider table: "provider" or "provider/model" -> a factory that imports its implementation lazily
+PROVIDERS: dict[str, Callable[..., Backend]] = {}
 
 # the options `make_client` takes (kept equal to its signature by a test: importing llm is slow)
 LLM_OPTIONS = {"base_url", "api_key", "temperature", "max_retries", "provider_retries", "timeout",
@@ -43,7 +45,7 @@ def backend(name: str) -> Callable[[Callable[..., Backend]], Callable[..., Backe
     """Register a factory for "name" ("openai") or "name/model" ("baseline/lexical")."""
 
     def register(factory: Callable[..., Backend]) -> Callable[..., Backend]:
-        _REGISTRY[name] = factory
+        PROVIDERS[name] = factory
         return factory
 
     return register
@@ -130,9 +132,9 @@ def make_backend(model: str | None = None, *, max_source_chars: int | None = Non
     check_options(options)
     model = model or default_model()
     provider, sep, name = model.partition("/")
-    factory = _REGISTRY.get(model.lower()) or _REGISTRY.get(provider.lower())
+    factory = PROVIDERS.get(model.lower()) or PROVIDERS.get(provider.lower())
     if provider.lower() == "baseline" and factory is None and name.lower() in ("rougel", "rouge"):
-        factory = _REGISTRY["baseline/rouge-l"]
+        factory = PROVIDERS["baseline/rouge-l"]
     if factory is None:
         if provider.lower() == "baseline" and sep and name:
             return _baseline(name, options)  # raises the "unknown offline judge" error
@@ -147,8 +149,6 @@ def make_backend(model: str | None = None, *, max_source_chars: int | None = Non
         return PassageJudge(made, max_source_chars=DEFAULT_MAX_SOURCE_CHARS, cite_short=False)
     return PassageJudge(made, max_source_chars=max_source_chars)
 
-
-set_backend_factory(make_backend)
 
 __all__ = [
     "DEFAULT_MAX_SOURCE_CHARS",

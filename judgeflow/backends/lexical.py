@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from ..registry import single_from_steps
+from .base import Offline, single_from_steps
 from ..schemas import Claim, ClaimCheck
 from ..criteria import Criterion
 from ..errors import ConfigError
@@ -56,7 +56,8 @@ def split_claims(answer: str) -> list[Claim]:
             continue
         if p.endswith(":"):  # a lead-in ("Here is a summary of the passage:") states nothing itself
             continue
-        kind = "date" if (_YEAR.search(p) or _MONTHS.search(p)) else "number" if _NUM.search(p) else "name" if _names(p) else "other"
+        kind = ("date" if (_YEAR.search(p) or _MONTHS.search(p)) else "number" if _NUM.search(p)
+                else "name" if _names(p) else "other")
         claims.append(Claim(id=f"c{len(claims) + 1}", text=p, kind=kind))
     return claims
 
@@ -92,7 +93,7 @@ def _best_sentence(claim_words: set[str], ev: _Evidence) -> str:
     return best[:300]
 
 
-class LexicalJudge:
+class LexicalJudge(Offline):
     """Deterministic content-overlap and concrete-fact judge (`baseline/lexical`)."""
 
     def __init__(self, *, threshold: float = 0.5, low: float = 0.15) -> None:
@@ -113,7 +114,7 @@ class LexicalJudge:
         basis, ev = _evidence(item, criterion)
         verdicts = _verdict_names(criterion)
         outcomes = [self._outcome(claim.text, ev, criterion) for claim in claims]
-        if criterion.mode == "factual" and any(o == "supported" for o, _, _ in outcomes):
+        if criterion.family == "factual" and any(o == "supported" for o, _, _ in outcomes):
             # Whole-answer reading of a short reference: once the answer states the reference's
             # answer, its other sentences are extra details, not errors (factual_correctness).
             outcomes = [("weak", "an extra detail beyond the reference; cannot be checked offline", False)
@@ -142,13 +143,13 @@ class LexicalJudge:
         nums = _numbers(claim)
         # a claim sharing a number with a short reference does not "share nothing" with it:
         # "Moscow was founded in 1147." vs "1147"
-        unrelated = ev.short and criterion.mode == "factual" and overlap < self.low and not nums & ev.numbers
+        unrelated = ev.short and criterion.family == "factual" and overlap < self.low and not nums & ev.numbers
         missing_nums = nums - ev.numbers
         missing_names = _names(claim) - ev.content - ev.names
-        if missing_nums and self._same_subject_other_number(words, ev, criterion.mode == "factual"):
+        if missing_nums and self._same_subject_other_number(words, ev, criterion.family == "factual"):
             return "conflict", f"states {sorted(missing_nums)} where the evidence has {sorted(ev.numbers)[:5]}", False
-        strict = criterion.mode == "faithfulness" or "knowledge" not in criterion.bases
-        if ev.short and criterion.mode == "factual" and overlap >= self.threshold and _negated(claim) != _negated(ev.text):
+        strict = criterion.family == "faithfulness" or "knowledge" not in criterion.bases
+        if ev.short and criterion.family == "factual" and overlap >= self.threshold and _negated(claim) != _negated(ev.text):
             return "conflict", "same content as the reference with the opposite polarity (negation)", False
         if overlap >= self.threshold and not missing_nums and not (strict and missing_names):
             return "supported", f"{overlap:.0%} of its content words appear in the evidence", False
@@ -157,7 +158,8 @@ class LexicalJudge:
             if strict:
                 return "missing", f"concrete details {what} are not in the evidence", False
             if unrelated:
-                return "conflict", f"shares {overlap:.0%} of its content with the reference and names {what}, which it lacks", True
+                return ("conflict", f"shares {overlap:.0%} of its content with the reference and names {what}, "
+                        "which it lacks", True)
             return "weak", f"concrete details {what} cannot be checked offline", False
         if strict:
             return "missing", f"only {overlap:.0%} of its content words appear in the evidence", False

@@ -27,7 +27,6 @@ from ..coverage import STATUSES, Requirement, RequirementCheck, RequirementCheck
 from ..criteria import Criterion
 from ..prompts import documents, inline, tag
 from ..items import Item
-from ..registry import Backend, single_from_steps  # noqa: F401 - re-exported (old judgeflow.backends names)
 from ..results import TraceEntry, Usage
 
 DEFAULT_MODEL_ENV = "JUDGEFLOW_MODEL"
@@ -108,14 +107,20 @@ class LLMJudge:
 
     async def aclose(self) -> None:
         """Close the model client's connections (see `LLMClient.aclose`)."""
-        close = getattr(self.client, "aclose", None)
-        if close is not None:
-            await close()
+        await self.client.aclose()
 
     @property
     def structured(self) -> str | None:
         """The structured-output mode in use (after any fallback)."""
-        return getattr(self.client, "structured", None)
+        return self.client.structured  # type: ignore[no-any-return]
+
+    @property
+    def temperature(self) -> float | None:
+        return self.client.temperature  # type: ignore[no-any-return]
+
+    @property
+    def notes(self) -> list[str]:
+        return list(self.client.notes)
 
     @property
     def coverage(self) -> LLMRequirementChecker:
@@ -159,7 +164,7 @@ class LLMJudge:
     def _cache_hint(self, item: Item, criterion: Criterion, messages: list[dict[str, Any]],
                     fields: dict[str, str]) -> dict[str, Any]:
         """cache_prefix= for clients that take it (a prompt-cache breakpoint after the shared evidence)."""
-        if not getattr(self.client, "prompt_caching", False):
+        if not self.client.prompt_caching:
             return {}
         prefix = self._shared_prefix(item, criterion, messages, fields)
         return {} if prefix is None else {"cache_prefix": prefix}
@@ -221,7 +226,7 @@ class LLMRequirementChecker:
     @property
     def fingerprint(self) -> str:
         c = self.client  # the prompts enter the cache key through criterion.coverage_fingerprint
-        data = f"{c.model}|t={c.temperature}|{getattr(c, 'structured', None)}|replies=2"
+        data = f"{c.model}|t={c.temperature}|{c.structured}|replies=2"
         return "llm:" + hashlib.sha256(data.encode()).hexdigest()[:16]
 
     def _messages(self, criterion: Criterion, key: str, fields: dict[str, str]) -> list[dict[str, Any]]:

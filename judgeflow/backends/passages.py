@@ -232,12 +232,23 @@ class PassageJudge:
 
     @property
     def structured(self) -> str | None:
-        return getattr(self.inner, "structured", None)
+        return self.inner.structured  # type: ignore[no-any-return]
+
+    @property
+    def temperature(self) -> float | None:
+        return self.inner.temperature  # type: ignore[no-any-return]
+
+    @property
+    def notes(self) -> list[str]:
+        return self.inner.notes  # type: ignore[no-any-return]
 
     @property
     def coverage(self) -> Any:
         """The inner backend's requirement checker, if it has one (coverage never reads the source)."""
-        return getattr(self.inner, "coverage", None)
+        return self.inner.coverage
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
     @property
     def fingerprint(self) -> str:

@@ -12,7 +12,7 @@ import re
 from importlib.metadata import version
 from typing import Literal
 
-from ..registry import single_from_steps
+from .base import Offline, single_from_steps
 from ..schemas import Claim, ClaimCheck
 from ..criteria import Criterion
 from ..errors import ConfigError, LLMError
@@ -54,7 +54,7 @@ def verdict_pair(criterion: Criterion) -> tuple[str, str]:
     return passing, failing
 
 
-class RougeJudge:
+class RougeJudge(Offline):
     """ROUGE-L between the answer and its reference or source, against a threshold."""
 
     def __init__(self, *, threshold: float = DEFAULT_THRESHOLD, measure: Measure = "fmeasure",

@@ -12,7 +12,7 @@ pool, cookies and timeouts). What fails is handled by the SDK's own policy, step
 `request` loop does: `_should_retry` and `_sleep_for_retry` (408, 409, 429, 5xx,
 `x-should-retry`, `retry-after`), `APITimeoutError` and `APIConnectionError` after the retries,
 `_make_status_error_from_response` for a status error, and `x-stainless-retry-count` on each
-retry. tests/test_sdk_post.py checks the requests sent and the outcome against the SDK's `post`
+retry. tests/backends/test_sdk_post.py checks the requests sent and the outcome against the SDK's `post`
 for the same replies.
 
 It is used only where the SDK's request loop does nothing more per request: a plain
@@ -66,68 +66,78 @@ def _plain(raw: Any) -> bool:
 
 
 def _prepare(raw: Any, path: str) -> Post | None:
-    import httpx2
-    from openai import APIConnectionError, APITimeoutError, OpenAIError
-    from openai._models import FinalRequestOptions
-
     try:
-        from openai._httpx2 import timeout_exceptions
-        from openai._utils._json import openapi_dumps
+        from openai._httpx2 import timeout_exceptions  # noqa: F401 - the layout of openai 3.x (pinned)
+        from openai._utils._json import openapi_dumps  # noqa: F401
     except ImportError:  # another SDK layout: its own post
         return None
-
-    options = FinalRequestOptions.construct(method="post", url=path, json_data=None)
-    client = raw._client
     url = raw._prepare_url(path)
     if url.query or "_" in url.host:  # the SDK rewrites these per request (query merge, SNI host name)
         return None
-    headers = httpx2.Headers(client.headers)
-    headers.update(raw._build_headers(options, retries_taken=0))
-    extensions = {"timeout": httpx2.Timeout(raw.timeout).as_dict()}
-    timeouts = timeout_exceptions()
+    return _PreparedPost(raw, path, url)
 
-    def request(content: bytes, retries_taken: int, key: str | None) -> Any:
-        sent = headers
+
+class _PreparedPost:
+    """One path's POST through `raw`'s httpx2 client, with the SDK's own retry policy and errors."""
+
+    def __init__(self, raw: Any, path: str, url: Any) -> None:
+        import httpx2
+        from openai._httpx2 import timeout_exceptions
+        from openai._models import FinalRequestOptions
+
+        self.raw, self.url, self.client = raw, url, raw._client
+        self.options = FinalRequestOptions.construct(method="post", url=path, json_data=None)
+        self.headers = httpx2.Headers(self.client.headers)
+        self.headers.update(raw._build_headers(self.options, retries_taken=0))
+        self.extensions = {"timeout": httpx2.Timeout(raw.timeout).as_dict()}
+        self.timeouts = timeout_exceptions()
+
+    def request(self, content: bytes, retries_taken: int, key: str | None) -> Any:
+        import httpx2
+
+        sent = self.headers
         if retries_taken or key is not None:
-            sent = httpx2.Headers(headers)
+            sent = httpx2.Headers(self.headers)
             if retries_taken:
                 sent["x-stainless-retry-count"] = str(retries_taken)
             if key is not None:
-                sent[raw._idempotency_header] = key
-        return httpx2.Request("POST", url, headers=sent, content=content, extensions=extensions,
-                              cookies=client.cookies or None)
+                sent[self.raw._idempotency_header] = key
+        return httpx2.Request("POST", self.url, headers=sent, content=content, extensions=self.extensions,
+                              cookies=self.client.cookies or None)
 
-    async def sleep(retries_taken: int, max_retries: int, response: Any) -> None:
-        await raw._sleep_for_retry(retries_taken=retries_taken, max_retries=max_retries, options=options,
-                                   response=response)
+    async def sleep(self, retries_taken: int, max_retries: int, response: Any) -> None:
+        await self.raw._sleep_for_retry(retries_taken=retries_taken, max_retries=max_retries, options=self.options,
+                                        response=response)
 
-    async def post(body: dict[str, Any]) -> bytes:
+    async def __call__(self, body: dict[str, Any]) -> bytes:
+        from openai import APIConnectionError, APITimeoutError, OpenAIError
+        from openai._utils._json import openapi_dumps
+
+        raw = self.raw
         content = openapi_dumps(body)
         key = raw._idempotency_key() if raw._idempotency_header else None
         max_retries = raw.max_retries
         for retries_taken in range(max_retries + 1):
-            sent = request(content, retries_taken, key)
+            sent = self.request(content, retries_taken, key)
             try:
-                response = await client.send(sent)
-            except timeouts as e:
+                response = await self.client.send(sent)
+            except self.timeouts as e:
                 if retries_taken < max_retries:
-                    await sleep(retries_taken, max_retries, None)
+                    await self.sleep(retries_taken, max_retries, None)
                     continue
                 raise APITimeoutError(request=sent) from e
             except OpenAIError:
                 raise
             except Exception as e:
                 if retries_taken < max_retries:
-                    await sleep(retries_taken, max_retries, None)
+                    await self.sleep(retries_taken, max_retries, None)
                     continue
                 raise APIConnectionError(request=sent) from e
             if response.is_success:
                 return response.content  # type: ignore[no-any-return]
             if retries_taken < max_retries and raw._should_retry(response):
                 await response.aclose()
-                await sleep(retries_taken, max_retries, response)
+                await self.sleep(retries_taken, max_retries, response)
                 continue
             raise raw._make_status_error_from_response(response) from None
         raise AssertionError("unreachable: the last attempt returns or raises")  # pragma: no cover
-
-    return post

@@ -348,8 +348,48 @@ def deciding_claim(j: Judgment) -> ClaimResult | None:
     return next((c for c in j.claims if c.error), None) if j.label == 1 else None
 
 
+def _warn(report: CalibrationReport, only_in_labels: list[str], criteria: Counter[str]) -> None:
+    """What the numbers cannot say by themselves: labels without results, several criteria at once."""
+    if only_in_labels:
+        some = ", ".join(only_in_labels[:5]) + (" ..." if len(only_in_labels) > 5 else "")
+        report.warnings.append(f"{len(only_in_labels)} labelled id(s) have no result row ({some}): "
+                               "were these results made from the labelled file?")
+    if len(criteria) > 1:
+        report.warnings.append(f"items were judged under {len(criteria)} criteria ({', '.join(criteria)}): "
+                               "use --by criterion to see each")
+
+
+def _group(report: CalibrationReport, pairs: list[tuple[Judgment, Label]], rows: list[Judgment], by: str | None,
+           *, seed: int, n_boot: int) -> None:
+    """The agreement per group (`by`); for a panel or cascade by judge, each member side by side."""
+    if by == "judge" and any(j.judges for j, _ in pairs):
+        from .members import member_agreement
+
+        report.groups = judge_groups(pairs, seed=seed, n_boot=n_boot)
+        report.fleiss_kappa, report.fleiss_items, report.fleiss_members = member_agreement([j for j, _ in pairs])
+    elif by:
+        report.groups = _groups(pairs, "model" if by == "judge" else by, seed=seed, n_boot=n_boot)
+        if [g.group for g in report.groups] == ["(none)"]:
+            report.warnings.append(f"no result has a field {by!r}: every item fell in one group; the fields "
+                                   f"here include {', '.join(sorted(set(Judgment.model_fields) | set(rows[0].extra)))}")
+
 def _some(ids: Sequence[str], k: int = 3) -> str:
     return ", ".join(repr(i) for i in ids[:k]) + (", ..." if len(ids) > k else "")
+
+
+def _scored(joined: Any, rows: list[Judgment], where: str) -> list[tuple[Judgment, Label]]:
+    """The (result, human label) pairs the judge scored; InvalidItemError says why there are none."""
+    scored = [(j, h) for j, h in joined.pairs if j.label is not None]
+    if not scored and not joined.pairs and joined.only_in_labels:
+        raise InvalidItemError(f"nothing to calibrate: none of the {len(joined.only_in_labels)} labelled id(s) is a "
+                               f"result id (labels: {_some(joined.only_in_labels)}; results: "
+                               f"{_some([j.id for j in rows])}): were these results made from the labelled items?",
+                               path=where)
+    if not scored:
+        why = (f"{len(joined.pairs)} labelled item(s), all unscored or invalid" if joined.pairs
+               else "no result has a human label; pass --labels FILE or judge items that carry a 'label'")
+        raise InvalidItemError(f"nothing to calibrate: {why}", path=where)
+    return scored
 
 
 def calibrate(
@@ -370,9 +410,8 @@ def calibrate(
         by: a field to group by (`dataset`, `criterion`, `meta.category`, ...).
         seed: bootstrap seed (the same seed gives the same interval).
         n_boot: bootstrap resamples.
-        items: the items file the results were judged from, for the disagreements' texts
-            (question, answer, reference/source/spec) when the result rows lack them; default:
-            the labels file, when it is a path.
+        items: the items file the results were judged from, for the disagreements' texts when the
+            result rows lack them; default: the labels file, when it is a path.
 
     Raises:
         InvalidItemError: unreadable files or labels, duplicated ids, or no item that has both
@@ -384,16 +423,7 @@ def calibrate(
         items = labels if items is None else items
         labels = read_labels(labels)
     joined = join_labels(rows, labels)
-    scored = [(j, h) for j, h in joined.pairs if j.label is not None]
-    if not scored and not joined.pairs and joined.only_in_labels:
-        raise InvalidItemError(f"nothing to calibrate: none of the {len(joined.only_in_labels)} labelled id(s) is a "
-                               f"result id (labels: {_some(joined.only_in_labels)}; results: "
-                               f"{_some([j.id for j in rows])}): were these results made from the labelled items?",
-                               path=where)
-    if not scored:
-        why = (f"{len(joined.pairs)} labelled item(s), all unscored or invalid" if joined.pairs
-               else "no result has a human label; pass --labels FILE or judge items that carry a 'label'")
-        raise InvalidItemError(f"nothing to calibrate: {why}", path=where)
+    scored = _scored(joined, rows, where)
     criteria = Counter(j.criterion or "(none)" for j, _ in scored)
     main_criterion = criteria.most_common(1)[0][0] if len(criteria) == 1 else None
     base = agreement([h for _, h in scored], [int(j.label or 0) for j, _ in scored],
@@ -406,23 +436,8 @@ def calibrate(
         criteria=dict(criteria), models=dict(Counter(j.model or "(none)" for j, _ in scored)),
         by=by, seed=seed, n_boot=n_boot,
     )
-    if joined.only_in_labels:
-        some = ", ".join(joined.only_in_labels[:5]) + (" ..." if len(joined.only_in_labels) > 5 else "")
-        report.warnings.append(f"{len(joined.only_in_labels)} labelled id(s) have no result row ({some}): "
-                               "were these results made from the labelled file?")
-    if len(criteria) > 1:
-        report.warnings.append(f"items were judged under {len(criteria)} criteria ({', '.join(criteria)}): "
-                               "use --by criterion to see each")
-    if by == "judge" and any(j.judges for j, _ in joined.pairs):  # a panel or cascade: each member side by side
-        from .members import member_agreement
-
-        report.groups = judge_groups(joined.pairs, seed=seed, n_boot=n_boot)
-        report.fleiss_kappa, report.fleiss_items, report.fleiss_members = member_agreement([j for j, _ in joined.pairs])
-    elif by:
-        report.groups = _groups(joined.pairs, "model" if by == "judge" else by, seed=seed, n_boot=n_boot)
-        if [g.group for g in report.groups] == ["(none)"]:
-            report.warnings.append(f"no result has a field {by!r}: every item fell in one group; the fields "
-                                   f"here include {', '.join(sorted(set(Judgment.model_fields) | set(rows[0].extra)))}")
+    _warn(report, joined.only_in_labels, criteria)
+    _group(report, joined.pairs, rows, by, seed=seed, n_boot=n_boot)
     for j, h in scored:
         if j.label != h:
             report.disagreements.append(Disagreement(

@@ -188,38 +188,49 @@ def compare(
     lb = np.array([jb.label for _, jb, _ in paired])
     name_a, name_b = names or _names(rows_a, rows_b, wa, wb)
 
-    def summary(name: str, rows: list[Judgment], labels_: np.ndarray, path: str | None, side: int) -> RunSummary:
-        used = [t[side] for t in paired]
-        crits = Counter(j.criterion or "(none)" for j in used)
-        return RunSummary(
-            name=name, path=path, criteria=dict(crits), models=dict(Counter(j.model or "(none)" for j in used)),
-            strategies=dict(Counter(j.strategy or "(none)" for j in used)),
-            agreement=agreement(human.tolist(), labels_.tolist(), seed=seed, n_boot=n_boot,
-                                criterion=next(iter(crits)) if len(crits) == 1 else None),
-            unscored=sum(1 for t in pairs if t[side].label is None),
-        )
-
+    sides = [_run_summary(name, path, [t[side] for t in paired], labels_, human, seed, n_boot,
+                          unscored=sum(1 for t in pairs if t[side].label is None))
+             for side, (name, path, labels_) in enumerate(((name_a, path_a, la), (name_b, path_b, lb)))]
     report = ComparisonReport(
-        a=summary(name_a, rows_a, la, path_a, 0), b=summary(name_b, rows_b, lb, path_b, 1),
+        a=sides[0], b=sides[1],
         n=len(paired), total=len(rows_a), unlabelled=len(joined.unlabelled), label_source=joined.label_source,
         a_right_b_wrong=int(((la == human) & (lb != human)).sum()),
         b_right_a_wrong=int(((lb == human) & (la != human)).sum()),
         seed=seed, n_boot=n_boot,
     )
+    _paired_tests(report, paired, human, la, lb)
+    report.warnings = _warnings(report, rows_a, rows_b, joined.only_in_labels)
+    report.verdict = verdict(report)
+    return report
+
+
+
+def _run_summary(name: str, path: str | None, used: list[Judgment], labels: np.ndarray, human: np.ndarray,
+                 seed: int, n_boot: int, *, unscored: int) -> RunSummary:
+    """One side of a comparison: what judged it, and its agreement with the people on the paired items."""
+    crits = Counter(j.criterion or "(none)" for j in used)
+    return RunSummary(
+        name=name, path=path, criteria=dict(crits), models=dict(Counter(j.model or "(none)" for j in used)),
+        strategies=dict(Counter(j.strategy or "(none)" for j in used)),
+        agreement=agreement(human.tolist(), labels.tolist(), seed=seed, n_boot=n_boot,
+                            criterion=next(iter(crits)) if len(crits) == 1 else None),
+        unscored=unscored,
+    )
+
+
+def _paired_tests(report: ComparisonReport, paired: list[tuple[Judgment, Judgment, Label]], human: np.ndarray,
+                  la: np.ndarray, lb: np.ndarray) -> None:
+    """McNemar, the kappa difference with its paired bootstrap interval, and the items the runs disagree on."""
     report.mcnemar_p = mcnemar_exact(report.a_right_b_wrong, report.b_right_a_wrong)
     ka, kb = report.a.agreement.kappa, report.b.agreement.kappa
     if ka is not None and kb is not None:
         report.kappa_diff = kb - ka
-        idx = bootstrap_indices(len(paired), seed=seed, n_boot=n_boot)
+        idx = bootstrap_indices(len(paired), seed=report.seed, n_boot=report.n_boot)
         report.kappa_diff_ci = percentile_ci(kappa_of(human[idx], lb[idx]) - kappa_of(human[idx], la[idx]))
     for ja, jb, h in paired:
         if ja.label != jb.label:
             report.disagreements.append(ItemDiff(id=ja.id, human=h, right="a" if ja.label == h else "b",
                                                  a=_decision(ja), b=_decision(jb)))
-    report.warnings = _warnings(report, rows_a, rows_b, joined.only_in_labels)
-    report.verdict = verdict(report)
-    return report
-
 
 def _warnings(r: ComparisonReport, rows_a: list[Judgment], rows_b: list[Judgment], only_in_labels: list[str]) -> list[str]:
     out = []

@@ -31,7 +31,8 @@ h1{font-size:1.5em;margin-bottom:4px}h2{font-size:1.2em;margin-top:28px;border-b
 .warn{background:#fff6e0;border-left:4px solid #e8a400;padding:6px 12px;margin:6px 0}
 .pics{display:flex;flex-wrap:wrap;gap:28px;align-items:flex-start}.pic{flex:0 0 auto}
 .pic figcaption{font-size:.85em;color:#555;max-width:380px}
-table{border-collapse:collapse;margin:8px 0;font-size:.92em}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0;font-size:.92em}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;padding:1px 7px;border-radius:9px;color:#fff;font-size:.8em}
 .fa{background:""" + FA_COLOR + """}.miss{background:""" + MISS_COLOR + """}.ok{background:""" + AGREE_COLOR + """}

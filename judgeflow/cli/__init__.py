@@ -22,9 +22,10 @@ from ..errors import JudgeflowError
 
 #: modules under judgeflow.cli that define a subcommand, in help order
 COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "sample_cmd", "label_cmd", "batch_cmd",
-            "review_cmd")
+            "label_app_cmd")
 #: subcommand (its first word on the command line) -> the module that registers it
-COMMAND_NAMES = {module.removesuffix("_cmd"): module for module in COMMANDS}
+COMMAND_NAMES = {module.removesuffix("_cmd"): module for module in COMMANDS if module != "label_app_cmd"}
+COMMAND_NAMES["review"] = "label_app_cmd"  # `judgeflow review` opens the labelling app (not spec_review.review)
 
 #: subcommand -> its line in `judgeflow --help` (listed without importing any command's module)
 SUMMARIES = {

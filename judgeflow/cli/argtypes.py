@@ -1,4 +1,5 @@
-"""argparse number types: each refuses a value with a message saying what it wants (e.g. `'-1' is not a whole number of at least 1`)."""
+"""argparse number types: each refuses a value with a message saying what it wants (e.g. `'-1' is not a
+whole number of at least 1`)."""
 
 from __future__ import annotations
 

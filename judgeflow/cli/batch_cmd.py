@@ -27,19 +27,20 @@ from rich.markup import escape
 
 from .render import console
 
-from ..runs.settings import RunSettings
-from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
-from ..runs.batch.ledger import BatchLedger
 from ..errors import ConfigError
 from ..files import STDIO
-from ..items import read_items
+from ..judging import judge_stream
 from ..redact import MASK, redact
-from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
-from ..runs import runner
-from ..runs.output import file_sha, output_format, write_output
+from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
+from ..runs.batch.ledger import BatchLedger
+from ..runs.cache import cached
+from ..runs.output import file_sha
+from ..runs.pricing import estimate_cost, load_prices
+from ..runs.run import Run
+from ..runs.settings import RunSettings
 from ..runs.store import DEFAULT_STORE, RunBusy, RunInfo, RunStore
-from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize, run_failure
+from ..runs.summary import DEFAULT_MAX_UNSCORED, run_failure, summarize
 from .argtypes import positive_seconds, share
 from . import SUMMARIES
 
@@ -68,9 +69,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _run(store: RunStore, run_id: str, base_url: str | None) -> RunInfo:
-    """The run, with the base URL its requests go to: the store keeps it with its credentials
-    masked (***), so they come from `base_url` (--base-url) or $JUDGEFLOW_BASE_URL, never from the mask."""
-    run = store.get_run(run_id)
+    """The run, with the base URL its requests go to (see `_live`)."""
+    return _live(store.get_run(run_id), base_url)
+
+
+def _live(run: RunInfo, base_url: str | None) -> RunInfo:
+    """`run` with the base URL its requests go to: the store keeps it with its credentials masked
+    (***), so they come from `base_url` (--base-url) or $JUDGEFLOW_BASE_URL, never from the mask."""
     recorded = run.settings.get("base_url")
     if not recorded or MASK not in recorded:
         return run
@@ -81,31 +86,32 @@ def _run(store: RunStore, run_id: str, base_url: str | None) -> RunInfo:
     return run.model_copy(update={"settings": {**run.settings, "base_url": live}})
 
 
-def _provider(run: RunInfo, http_client: Any = None) -> Any:
+def _provider(run: RunInfo, http_client: Any = None, base_url: str | None = None) -> Any:
+    run = _live(run, base_url)
     return make_provider(run.settings["model"], base_url=run.settings.get("base_url"), http_client=http_client)
 
 
-def _rows(run: RunInfo) -> list[Any]:
-    if run.input_path is None:
+def _rows(run: Run) -> list[Any]:
+    """The run's input rows, if its input file is unchanged since it was submitted."""
+    info = run.info
+    if info.input_path is None:
         raise ConfigError(f"run {run.run_id} has no input file recorded")
-    if run.input_path == STDIO:  # submitted before `run - --batch` was refused: its rows were never kept
+    if info.input_path == STDIO:  # submitted before `run - --batch` was refused: its rows were never kept
         raise ConfigError(f"run {run.run_id} read its items from stdin, which cannot be read again to collect its "
                           "batches; cancel its batch at the provider and submit the items from a file: "
                           "`judgeflow run items.jsonl --batch ...`")
-    path = Path(run.input_path)
-    if file_sha(path) != run.input_sha:
+    path = Path(info.input_path)
+    if file_sha(path) != info.input_sha:
         raise ConfigError(f"{path} changed since run {run.run_id} was submitted; its batch replies may not match "
                           "the rows any more: restore the file, or start a new run")
-    rows = list(read_items(path))
-    limit = run.settings.get("limit")
-    return rows[:limit] if limit else rows
+    return list(run.rows())
 
 
-def submit(store: RunStore, run_id: str, rows: list[Any], *, con: Console, http_client: Any = None,
-           max_unscored: float = DEFAULT_MAX_UNSCORED, base_url: str | None = None) -> int:
+def submit(run: Run, *, con: Console, http_client: Any = None, max_unscored: float = DEFAULT_MAX_UNSCORED,
+           base_url: str | None = None) -> int:
     """Record what needs no model call and submit the first batch (called by `judgeflow run --batch`)."""
-    run = _run(store, run_id, base_url)
-    return asyncio.run(_step(store, run, rows, _provider(run, http_client), con, max_unscored=max_unscored))
+    provider = _provider(run.info, http_client, base_url)
+    return asyncio.run(_step(run, list(run.rows()), provider, con, max_unscored=max_unscored))
 
 
 def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> None:
@@ -127,7 +133,7 @@ def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> No
         if left:
             con.print(f"[yellow]note:[/yellow] could not delete {', '.join(left)} at {provider.name}, uploaded "
                       "before an interruption; delete it yourself (it holds the prompts)", soft_wrap=True)
-        ledger.set_status(run.run_id, job.tag, "abandoned")
+        ledger.mark_job(run.run_id, job.tag, "abandoned")
 
 
 def settle_intents(store: RunStore, run: RunInfo, con: Console, http_client: Any = None,
@@ -145,19 +151,20 @@ def settle_intents(store: RunStore, run: RunInfo, con: Console, http_client: Any
     _reconcile(store, run, _provider(_run(store, run.run_id, base_url), http_client), con)
 
 
-async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, con: Console,
+async def _step(run: Run, rows: list[Any], provider: Any, con: Console,
                 *, online: bool = False, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
     """Judge as far as the replies allow, then submit the next round, or finish the run."""
+    store = run.store
     ledger = BatchLedger(store)
-    _reconcile(store, run, provider, con)
+    _reconcile(store, run.info, provider, con)
     open_ = [j.batch_id for j in ledger.jobs(run.run_id) if j.open]
     if open_:
         con.print(f"run {run.run_id}: batch {', '.join(map(str, open_))} is still at the provider; collect it with: "
                   f"judgeflow batch collect {run.run_id}{_store_opt(store)}", soft_wrap=True, markup=False)
         return 0
     transport = ReplayTransport(ledger, run.run_id)
-    pending = await advance(store, run.run_id, replay_judge(run.settings, transport), transport, rows,
-                            cache=not run.settings.get("no_cache"))
+    pending = await advance(run, replay_judge(run.info.settings, transport), transport, rows,
+                            cache=not run.info.settings.get("no_cache"))
     if pending:
         round_ = max((j.round for j in ledger.jobs(run.run_id)), default=0) + 1
         parts = split(pending, provider)
@@ -168,7 +175,7 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
             batch_id = provider.submit(requests, tag)
             ledger.set_submitted(run.run_id, tag, batch_id)
             ids.append(batch_id)
-        store.set_status(run.run_id, "batch")
+        run.submitted()
         con.print(f"run {run.run_id}: round {round_}: submitted {len(pending)} requests as {len(ids)} {provider.name} "
                   f"batch{'es' if len(ids) > 1 else ''} {', '.join(ids)}; {store.count(run.run_id)} of {len(rows)} "
                   f"rows done so far.\n"
@@ -177,9 +184,8 @@ async def _step(store: RunStore, run: RunInfo, rows: list[Any], provider: Any, c
                   soft_wrap=True, markup=False)
         return 0
     if online:
-        await _rejudge_online(store, run, rows)
-    store.set_status(run.run_id, "done")
-    return _finish(store, run, con, max_unscored)
+        await _rejudge_online(run, rows)
+    return _finish(run, con, max_unscored)
 
 
 def open_batches_note(store: RunStore, run_id: str, con: Console | None = None,
@@ -200,29 +206,25 @@ def _store_opt(store: RunStore) -> str:
     return "" if str(store.path) == str(DEFAULT_STORE) else f" --store {store.path}"
 
 
-async def _rejudge_online(store: RunStore, run: RunInfo, rows: list[Any]) -> None:
-    s = run.settings
+async def _rejudge_online(run: Run, rows: list[Any]) -> None:
+    store = run.store
     failed = {j.id for j in store.results(run.run_id) if j.status == "unscored"}
-    seq_of = {it.id: n for n, it in enumerate(rows) if not isinstance(it, Exception)}
-    judge = RunSettings.from_record(s).judge(keep_trace=bool(s.get("trace")))
-    todo = [it for it in rows if not isinstance(it, Exception) and it.id in failed]
-    async for j in runner.ajudge_many(judge, todo, store=store):
-        store.record(run.run_id, seq_of[j.id], j)
+    todo = [(n, it) for n, it in enumerate(rows) if not isinstance(it, Exception) and it.id in failed]
+    judge = RunSettings.from_record(run.info.settings).judge(keep_trace=bool(run.info.settings.get("trace")))
+    async for n, j in judge_stream(cached(judge, store), [it for _, it in todo]):
+        run.record(todo[n][0], j)
         BatchLedger(store).mark_items(run.run_id, [j.id], batch=False)
 
 
-def _finish(store: RunStore, run: RunInfo, con: Console, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
+def _finish(run: Run, con: Console, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
     """Write the output and the summary; 1 when nothing was judged or too many rows are unscored, like `run`."""
-    results = list(store.results(run.run_id))
-    if run.output_path:
-        out = Path(run.output_path)
-        write_output(store, run.run_id, out, trace=bool(run.settings.get("trace")),
-                     fmt=output_format(out, run.settings.get("format")))
-    con.print(f"run {run.run_id}: done -> {run.output_path}", markup=False, soft_wrap=True)
+    store = run.store
+    results = run.finish()
+    con.print(f"run {run.run_id}: done -> {run.info.output_path}", markup=False, soft_wrap=True)
     prices = load_prices()
-    lines = summarize(results, model=run.settings["model"], prices=prices, elapsed=0, session=Usage(),
-                      session_items=0)
-    lines[-1] = cost_line(store, run.run_id, run.settings["model"], prices) or lines[-1]
+    model = run.info.settings["model"]
+    lines = summarize(results, model=model, prices=prices, elapsed=0, session=Usage(), session_items=0)
+    lines[-1] = cost_line(store, run.run_id, model, prices) or lines[-1]
     for line in lines:
         con.print("  " + line, markup=False, soft_wrap=True)
     if note := store.unreadable_note():
@@ -282,7 +284,7 @@ def _collect_ended(store: RunStore, run: RunInfo, provider: Any, con: Console, *
             continue
         ok, failed = provider.results(job.batch_id, set(job.keys))
         ledger.add_results(run.run_id, ok, failed)
-        ledger.set_status(run.run_id, job.tag, st.state)
+        ledger.mark_job(run.run_id, job.tag, st.state)
         if failed or st.state not in ("completed", "ended"):
             cancelled = sum(final for _, final in failed.values())
             con.print(f"run {run.run_id}: batch {job.batch_id} {st.state}: kept {len(ok)} completed lines; "
@@ -324,18 +326,18 @@ def sigterm_interrupts() -> Iterator[None]:
 def _collect(args: argparse.Namespace, store: RunStore, con: Console, http_client: Any) -> int:
     store.claim(store.get_run(args.run_id).run_id)  # one writer per run: a second collect is refused
     while True:
-        run = _run(store, args.run_id, args.base_url)
+        run = Run.attach(store, args.run_id)
         if not BatchLedger(store).jobs(run.run_id):
             raise ConfigError(f"run {run.run_id} has no batches; submit one with `judgeflow run ... --batch`")
-        if run.status == "done":
+        if run.info.status == "done":
             if args.online:
-                asyncio.run(_rejudge_online(store, run, _rows(run)))
-            return _finish(store, run, con, args.max_unscored)
-        provider = _provider(run, http_client)
-        _reconcile(store, run, provider, con)
-        waiting = _collect_ended(store, run, provider, con, keep_files=args.keep_batch_files)
+                asyncio.run(_rejudge_online(run, _rows(run)))
+            return _finish(run, con, args.max_unscored)
+        provider = _provider(run.info, http_client, args.base_url)
+        _reconcile(store, run.info, provider, con)
+        waiting = _collect_ended(store, run.info, provider, con, keep_files=args.keep_batch_files)
         if not waiting:
-            code = asyncio.run(_step(store, run, _rows(run), provider, con, online=args.online,
+            code = asyncio.run(_step(run, _rows(run), provider, con, online=args.online,
                                      max_unscored=args.max_unscored))
             if store.get_run(run.run_id).status == "done" or not args.wait:
                 return code

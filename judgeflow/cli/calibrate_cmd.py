@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("calibrate", help=SUMMARIES["calibrate"])
     p.add_argument("results", type=Path, help="results .jsonl written by `judgeflow run`")
-    p.add_argument("--by", metavar="FIELD", help="also report per group: dataset, criterion, meta.category, ...; `judge` puts a panel's or "
+    p.add_argument("--by", metavar="FIELD",
+                   help="also report per group: dataset, criterion, meta.category, ...; `judge` puts a panel's or "
                         "cascade's members side by side with the combined label")
     p.add_argument("--items", type=Path, metavar="FILE",
                    help="the items file the results were judged from: shows each disagreement's question, evidence "

@@ -33,13 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_list(args: argparse.Namespace) -> int:
     shipped = [load_criterion(name) for name in list_criteria()]
     if args.json:
-        print(json.dumps([{"name": c.name, "mode": c.mode, "requires": ["answer", *c.requires],
+        print(json.dumps([{"name": c.name, "family": c.family, "requires": ["answer", *c.requires],
                            "error_verdicts": c.error_verdicts, "description": c.description,
                            "path": str(c.path)} for c in shipped], indent=2, ensure_ascii=False))
         return 0
     table = Table("criterion", "mode", "requires", "error verdicts", "description")
     for c in shipped:
-        table.add_row(*(escape(cell) for cell in (c.name, c.mode, ", ".join(["answer", *c.requires]),
+        table.add_row(*(escape(cell) for cell in (c.name, c.family, ", ".join(["answer", *c.requires]),
                                                   ", ".join(c.error_verdicts), c.description)))
     fit(table)
     name = table.columns[0]  # the names a user types: never broken over two lines
@@ -59,7 +59,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             err.print(f"[red]invalid:[/red] {escape(str(e))}", soft_wrap=True)
             bad += 1
             continue
-        con.print(f"ok: {f}: criterion {c.name!r} ({c.mode}), requires answer, {', '.join(c.requires) or '-'}; "
+        con.print(f"ok: {f}: criterion {c.name!r} ({c.family}), requires answer, {', '.join(c.requires) or '-'}; "
                   f"verdicts {', '.join(c.verdicts)} (errors: {', '.join(c.error_verdicts)}); "
                   f"fingerprint {c.fingerprint}", soft_wrap=True, markup=False)
     return 2 if bad else 0
@@ -71,7 +71,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(json.dumps(c.model_dump() | {"fingerprint": c.fingerprint}, indent=2, ensure_ascii=False))
         return 0
     con = console()
-    con.print(f"[bold]{escape(c.name)}[/bold] ({escape(c.mode)}) — {escape(c.description)}")
+    con.print(f"[bold]{escape(c.name)}[/bold] ({escape(c.family)}) — {escape(c.description)}")
     con.print(f"requires: answer, {', '.join(c.requires) or '-'}; optional: {', '.join(c.optional) or '-'}", markup=False)
     con.print(f"bases: {', '.join(c.bases)}; fact kinds: {', '.join(c.fact_kinds)}", markup=False)
     con.print("verdicts:")

@@ -14,11 +14,10 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from ..cascade import DEFAULT_ESCALATE_ON, Cascade
+from ..ensembles.cascade import DEFAULT_ESCALATE_ON, Cascade
 from ..errors import ConfigError
 from ..judge import Judge
-from ..panel import RULES, Ensemble, Panel
-from ..runs.panel_summary import summary_lines  # noqa: F401 (re-exported)
+from ..ensembles.panel import RULES, Panel
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -97,7 +96,7 @@ def check_one_wire(args: argparse.Namespace) -> None:
                           f"(e.g. {example}) and drop --base-url")
 
 
-def make(args: argparse.Namespace, member_kwargs: Callable[[str], dict[str, Any]]) -> Ensemble | None:
+def make(args: argparse.Namespace, member_kwargs: Callable[[str], dict[str, Any]]) -> Panel | Cascade | None:
     """The panel or cascade the options ask for, or None for a single judge.
 
     `member_kwargs(model)` gives the Judge keyword arguments for one member (retries, temperature, ...).

@@ -101,7 +101,7 @@ def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:
         import ray
     except ImportError:
         raise ConfigError('--ray needs Ray Data: pip install "judgeflow[ray]"') from None
-    from ..integrations.ray import existing_ids, filesystem, judge_dataset, write_judgments
+    from ..integrations.ray import existing_ids, judge_dataset, write_judgments
 
     if args.batch:
         raise ConfigError("--ray and --batch are two ways to run at scale; choose one")
@@ -130,14 +130,7 @@ def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:
     from ray.data import DataContext
 
     DataContext.get_current().enable_progress_bars = not args.no_progress
-    if in_fmt == "parquet":
-        ds = ray.data.read_parquet(paths)
-    elif in_fmt == "csv":
-        ds = ray.data.read_csv(paths)
-    else:
-        ds = ray.data.read_text(paths, include_paths=True)
-    if args.limit:
-        ds = ds.limit(args.limit)
+    ds = _read(ray, paths, in_fmt, args.limit)
     before = _shards(output)
     start = time.monotonic()
     out = judge_dataset(
@@ -149,21 +142,39 @@ def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:
     write_judgments(out, output, fmt=fmt)
     elapsed = time.monotonic() - start
     new = sorted(set(_shards(output)) - set(before))
+    _report(args, con, judge.model, output, fmt, new, len(done), elapsed, prices)
+    return 0
+
+
+def _read(ray: Any, paths: list[str], in_fmt: str, limit: int | None) -> Any:
+    """The input files as one Dataset (JSON lines as text: each line is parsed in the actors)."""
+    if in_fmt == "parquet":
+        ds = ray.data.read_parquet(paths)
+    elif in_fmt == "csv":
+        ds = ray.data.read_csv(paths)
+    else:
+        ds = ray.data.read_text(paths, include_paths=True)
+    return ds.limit(limit) if limit else ds
+
+
+def _report(args: argparse.Namespace, con: Console, model: str, output: str, fmt: str, new: list[str],
+            skipped: int, elapsed: float, prices: Any) -> None:
+    """The summary of a Ray run, read back from the shards it wrote."""
+    from ..integrations.ray import filesystem
+
     counts, usage = _tally(filesystem(output)[0], new)
     n = sum(counts.values())
     labels = ", ".join(f"{k}: {counts[k]}" for k in ("label 1", "label 0") if counts[k]) or "no labels"
-    con.print(f"judged with {judge.model} on Ray ({args.ray_actors} actor(s) x {args.concurrency}) -> "
+    con.print(f"judged with {model} on Ray ({args.ray_actors} actor(s) x {args.concurrency}) -> "
               f"{output} ({len(new)} new {fmt} shard(s))", markup=False)
     con.print(f"  {n} new rows: {labels}; unscored: {counts['unscored']}; invalid: {counts['invalid']}; "
-              f"{len(done)} skipped as already done")
+              f"{skipped} skipped as already done")
     con.print(f"  tokens in {usage.input_tokens:,}, out {usage.output_tokens:,} in {usage.calls:,} calls, "
               f"{elapsed:.1f}s" + (f", {n / elapsed:.1f} items/s" if n and elapsed > 0 else ""))
-    cost = estimate_cost(judge.model, usage, prices=prices)
-    if not judge.model.startswith("baseline/"):
+    cost = estimate_cost(model, usage, prices=prices)
+    if not model.startswith("baseline/"):
         con.print(f"  estimated cost: ${cost:,.4f} at list prices" if cost is not None
-                  else f"  estimated cost: unknown (no price for {judge.model}; add it with --prices FILE)")
-    return 0
-
+                  else f"  estimated cost: unknown (no price for {model}; add it with --prices FILE)")
 
 def _shards(output: str) -> list[str]:
     from pyarrow import fs as pafs

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from ..errors import InvalidItemError
 from ..judge import Judge
+from ..judging import Judging, run_sync
 from ..languages import language_of
 from ..results import Judgment
 from ..items import resolve_fields
@@ -73,7 +74,8 @@ def to_feedback(judgment: Judgment, *, key: str, direction: Direction = "halluci
         "key": key,
         "score": score,
         "comment": comment,
-        "metadata": {"score_means": SCORE_MEANS[direction], "criterion": judgment.criterion, "model": judgment.model, "status": judgment.status,
+        "metadata": {"score_means": SCORE_MEANS[direction], "criterion": judgment.criterion, "model": judgment.model,
+                     "status": judgment.status,
                      "language": lang, "claims": [c.model_dump() for c in judgment.claims]},
     }
 
@@ -95,13 +97,13 @@ def _item(inputs: Any, outputs: Any, reference_outputs: Any, context: Any, kwarg
 
 
 def langsmith_evaluator(
-    judge: Judge | None = None, *, model: str | None = None, direction: Direction = "hallucination",
+    judge: Judging | None = None, *, model: str | None = None, direction: Direction = "hallucination",
     key: str | None = None, **judge_kwargs: Any,
 ) -> Callable[..., EvaluatorResult]:
     """A sync evaluator `(inputs, outputs, reference_outputs, context=None) -> {"key", "score", "comment"}`.
 
     Args:
-        judge: a ready Judge; else `Judge(model, **judge_kwargs)` (default: $JUDGEFLOW_MODEL,
+        judge: a ready Judging (a Judge, Panel, Cascade); else `Judge(model, **judge_kwargs)` (default: $JUDGEFLOW_MODEL,
             else the offline baseline/lexical judge).
         direction: "hallucination" (1 = hallucination found, judgeflow's label) or
             "no_hallucination" (1 = none found, openevals' direction).
@@ -115,14 +117,14 @@ def langsmith_evaluator(
         item = _item(inputs, outputs, reference_outputs, context, kwargs)
         if isinstance(item, InvalidItemError):
             return {"key": key, "score": None, "comment": f"unscored (invalid): {item}"}
-        return to_feedback(j.judge(item), key=key, direction=direction)
+        return to_feedback(run_sync(j.ajudge(item)), key=key, direction=direction)
 
     evaluator.__name__ = key
     return evaluator
 
 
 def alangsmith_evaluator(
-    judge: Judge | None = None, *, model: str | None = None, direction: Direction = "hallucination",
+    judge: Judging | None = None, *, model: str | None = None, direction: Direction = "hallucination",
     key: str | None = None, **judge_kwargs: Any,
 ) -> Callable[..., Awaitable[EvaluatorResult]]:
     """The async form of `langsmith_evaluator`, for `aevaluate` (same arguments)."""

@@ -48,9 +48,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
-from ..judge import DEFAULT_CONCURRENCY, Judge
+from ..judge import Judge
+from ..judging import DEFAULT_CONCURRENCY, Judging, judge_stream
 from ..results import JSON_FIELDS, Judgment, flat_row
-from ..runs.cache import cache_key, from_cache
+from ..runs.cache import cached
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -81,39 +82,30 @@ def judge_dataset(
     skip_ids: Iterable[str] = (),
     store: str | Path | None = None,
     json_column: str | None = None,
-    judge_factory: Callable[[], Judge] | None = None,
+    judge_factory: Callable[[], Judging] | None = None,
     **client_kwargs: Any,
 ) -> ray.data.Dataset:
     """A lazy Dataset with one judgment row per input row (see the module docstring for the schema).
 
     Args:
-        ds: rows of items (`id`, `answer`, `question`, `reference`, `source`, `spec`, ... and
-            their aliases, as in `Item.from_record`).
-        model, criterion, mode, strategy, **client_kwargs: as `Judge(...)`; the judge is built once
-            in the driver (so a bad setting fails here) and once in each actor.
-        concurrency: items in flight per actor (total in flight: `num_actors * concurrency`).
-        num_actors: size of the actor pool.
-        num_cpus: CPUs reserved per actor; judging waits on the network, so less than 1 leaves
-            cores for reading and writing.
-        batch_size: rows per batch sent to an actor (default: `concurrency`).
-        rows_per_shard: cut the input into blocks of at most this many rows (a streaming
-            repartition): each becomes one output block, so one shard is written as soon as it is
-            judged, and a killed job loses at most the blocks in flight. None keeps Ray's blocks.
+        ds: rows of items (the fields and aliases of `Item.from_record`).
+        model, criterion, mode, strategy, **client_kwargs: as `Judge(...)`; built once in the driver
+            (a bad setting fails here) and once in each actor.
+        concurrency: items in flight per actor (in all: `num_actors * concurrency`).
+        num_actors, num_cpus, batch_size: the actor pool, the CPUs reserved per actor (below 1 leaves
+            cores for reading and writing) and the rows per batch sent to one (default: `concurrency`).
+        rows_per_shard: cut the input into blocks of at most this many rows, each written as one shard
+            as soon as it is judged (a killed job loses at most the blocks in flight); None: Ray's blocks.
         keep_trace: add a `trace` column (rendered prompts and raw replies).
-        skip_ids: ids to leave out (already judged; see `existing_ids`).
-        store: a RunStore path every actor can open (one machine or a shared file system): its
-            response cache serves unchanged items without calls, and new judged results go into it.
-        json_column: each row's value in this column is one JSON object (a JSONL line, e.g. from
-            `ray.data.read_text`); a line that is not JSON becomes an invalid row.
-        judge_factory: a picklable callable returning a ready Judge, instead of the settings above.
+        skip_ids, store: ids to leave out (see `existing_ids`); a RunStore every actor can open (its cache).
+        json_column: a column holding one JSON object a row (a JSONL line); non-JSON is an invalid row.
+        judge_factory: a picklable callable returning a ready Judging, instead of the settings above.
     """
     import ray
     from ray.data import ActorPoolStrategy
 
-    if num_actors < 1:
-        raise ConfigError(f"num_actors must be at least 1, got {num_actors}")
-    if concurrency < 1:
-        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    if num_actors < 1 or concurrency < 1:
+        raise ConfigError(f"num_actors and concurrency must be at least 1, got {num_actors} and {concurrency}")
     if judge_factory is None:
         judge_factory = functools.partial(Judge, model, criterion=criterion, mode=mode, strategy=strategy,
                                           keep_trace=keep_trace, **client_kwargs)
@@ -121,28 +113,17 @@ def judge_dataset(
     skip = frozenset(skip_ids)
     if rows_per_shard is not None:
         ds = ds.repartition(target_num_rows_per_block=rows_per_shard)
-    return ds.map_batches(
-        JudgeBatches,
-        batch_size=batch_size or concurrency,
-        batch_format="pyarrow",
-        compute=ActorPoolStrategy(size=num_actors),
-        num_cpus=num_cpus,
-        fn_constructor_kwargs={
-            "judge_factory": judge_factory,
-            "concurrency": concurrency,
-            "keep_trace": keep_trace,
-            "skip_ids": ray.put(skip) if skip else skip,
-            "store": str(store) if store else None,
-            "json_column": json_column,
-            "actors": num_actors,
-        },
-    )
+    actor = {"judge_factory": judge_factory, "concurrency": concurrency, "keep_trace": keep_trace,
+             "skip_ids": ray.put(skip) if skip else skip, "store": str(store) if store else None,
+             "json_column": json_column, "actors": num_actors}
+    return ds.map_batches(JudgeBatches, batch_size=batch_size or concurrency, batch_format="pyarrow",
+                          compute=ActorPoolStrategy(size=num_actors), num_cpus=num_cpus, fn_constructor_kwargs=actor)
 
 
 class JudgeBatches:
     """The map_batches actor: one Judge, async concurrency across every batch it is given."""
 
-    def __init__(self, *, judge_factory: Callable[[], Judge], concurrency: int, keep_trace: bool,
+    def __init__(self, *, judge_factory: Callable[[], Judging], concurrency: int, keep_trace: bool,
                  skip_ids: Any, store: str | None, json_column: str | None, actors: int = 1) -> None:
         import ray
 
@@ -155,20 +136,24 @@ class JudgeBatches:
         self.skip = ray.get(skip_ids) if isinstance(skip_ids, ray.ObjectRef) else skip_ids
         self.store_path = store
         self.json_column = json_column
-        self._sem: asyncio.Semaphore | None = None
-        self._store: Any = None
+        self._judging: Guarded | None = None
 
     async def __call__(self, batch: pa.Table) -> pa.Table:
-        if self._sem is None:  # created on the actor's event loop, shared by overlapping batches
-            self._sem = asyncio.Semaphore(self.concurrency)
+        if self._judging is None:  # built on the actor's event loop, shared by overlapping batches
+            judging = self.judge
             if self.store_path:  # sqlite: opened on the loop's thread, which runs every batch
                 from ..runs.store import RunStore
 
-                self._store = RunStore(self.store_path)
+                judging = cached(self.judge, RunStore(self.store_path), keep_trace=self.keep_trace)
+            self._judging = Guarded(judging, self.concurrency)
         items = [self._item(rec) for rec in batch.to_pylist()]
         todo = [(rid, it) for rid, it in items if rid not in self.skip]
-        results = await asyncio.gather(*(self._one(rid, it) for rid, it in todo))
-        return rows_table([judgment_row(j, trace=self.keep_trace) for j in results], trace=self.keep_trace)
+        results: list[Judgment | None] = [None] * len(todo)
+        async for n, j in judge_stream(self._judging, [it for _, it in todo], concurrency=self.concurrency):
+            rid = todo[n][0]
+            results[n] = j if j.id == rid else j.model_copy(update={"id": rid})
+        return rows_table([judgment_row(j, trace=self.keep_trace) for j in results if j is not None],
+                          trace=self.keep_trace)
 
     def _item(self, rec: dict[str, Any]) -> tuple[str, Item | InvalidItemError]:
         path = None
@@ -191,22 +176,33 @@ class JudgeBatches:
             it = e
         return row_id(it), it
 
-    async def _one(self, rid: str, it: Item | InvalidItemError) -> Judgment:
-        key = self._store and isinstance(it, Item) and cache_key(self.judge, it)
-        if key and isinstance(it, Item):
-            hit = self._store.cached(key)
-            if hit is not None:
-                return from_cache(hit, it, model=self.judge.model, strategy=self.judge.strategy,
-                                  keep_trace=self.keep_trace)
-        async with self._sem:  # type: ignore[union-attr]
-            try:
-                j = await self.judge.ajudge(it)
-            except Exception as e:  # noqa: BLE001 - a crash is not a verdict: unscored, with why
-                return Judgment.unscored(rid, f"{type(e).__name__}: {e}", model=self.judge.model,
-                                         strategy=self.judge.strategy, extra=it.extra if isinstance(it, Item) else {})
-        if key and j.status == "judged":
-            self._store.put_cache(key, j)
-        return j if j.id == rid else j.model_copy(update={"id": rid})
+
+class Guarded:
+    """The actor's judging: at most `limit` items in flight across overlapping batches, and a crash
+    is an unscored row with why, not the end of the batch (the worker keeps going)."""
+
+    def __init__(self, judging: Judging, limit: int) -> None:
+        self.inner = judging
+        self._sem = asyncio.Semaphore(limit)
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    def fingerprint(self, item: Item) -> str | None:
+        return self.inner.fingerprint(item)
+
+    async def ajudge(self, item: Any) -> Judgment:
+        try:
+            async with self._sem:
+                return await self.inner.ajudge(item)
+        except Exception as e:  # noqa: BLE001 - a crash is not a verdict: unscored, with why
+            rid = row_id(item)
+            return Judgment.unscored(rid, f"{type(e).__name__}: {e}", model=self.inner.model,
+                                     extra=item.extra if isinstance(item, Item) else {})
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def row_id(it: Item | InvalidItemError) -> str:

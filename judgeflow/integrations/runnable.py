@@ -22,7 +22,8 @@ from langchain_core.runnables.config import get_config_list
 
 from ..errors import InvalidItemError
 from ..items import Item
-from ..judge import ItemLike, Judge, _run
+from ..judge import Judge
+from ..judging import ItemLike, run_sync
 from ..results import Judgment
 from ..workflow import build_graph
 from .langchain import from_dict
@@ -70,7 +71,7 @@ class JudgeRunnable(Runnable[Any, Judgment]):
         *, return_exceptions: bool = False, **kwargs: Any,
     ) -> list[Judgment]:
         """All inputs on one event loop (the judge's bounded concurrency), in input order."""
-        return _run(self.abatch(inputs, config, return_exceptions=return_exceptions))
+        return run_sync(self.abatch(inputs, config, return_exceptions=return_exceptions))
 
     async def abatch(
         self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None,

@@ -1,70 +1,81 @@
-"""The response cache: ONE key function, used by the run store's cache and the pytest file cache.
+"""The response cache: `Cached(judging, store)`, the ONE read-through, itself a `Judging`.
 
-    key = cache_key(judge, item)        # None if the item cannot be routed (an invalid row)
-    FileCache(".judgeflow/pytest-cache").get(key) / .put(key, judgment)
+    judging = cached(Judge(...), store)          # each member of a panel or cascade cached too
+    async for seq, j in judge_stream(judging, items): ...
 
-The key covers everything that determines a judge's answer for an item: the backend
-fingerprint (model, temperature, ...), the routed criterion's content, the strategy and routing
-settings, the requirement checker when coverage applies, and the item's judged content (not its
-id, label or extra fields). Unscored results are never cached.
+The key is the judging's `fingerprint(item)` (for a Judge: backend, routed criterion, strategy,
+routing settings, coverage checker and the item's judged content; for a panel or cascade: its
+members' keys and its rule). A hit is served without a call (`cached=True`, no usage); a judged
+result is written as soon as it is in; an unscored one is never cached. The store is a `RunStore`
+(SQLite, shared by every run in it) or a `FileCache` (one JSON file a key: the pytest helpers).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
-from ..errors import JudgeflowError
+from ..errors import InvalidItemError
 from ..items import Item
+from ..judging import Ensemble, ItemLike, Judging, SyncFacade, as_item
 from ..results import Judgment, TraceEntry, Usage
-from ..routing import choose_criterion
-
-#: bump when a change in judgeflow itself makes earlier cached results stale
-CACHE_VERSION = 1
-COVERAGE_VERSION = 1
-JUDGED_FIELDS = frozenset({"question", "answer", "reference", "source", "spec", "mode", "criterion"})
 
 
-def cache_key(judge: Any, item: Item) -> str | None:
-    """The response-cache key for `judge` answering `item`; None if the item cannot be routed."""
-    combined = getattr(judge, "combined_cache_key", None)
-    if combined is not None:  # a panel or cascade: built from its members' keys, made here
-        return combined(item, cache_key)  # type: ignore[no-any-return]
-    try:
-        criterion, _ = choose_criterion(item, criterion=judge.criterion, mode=judge.mode)
-    except JudgeflowError:
-        return None
-    data = {
-        "v": CACHE_VERSION,
-        "backend": judge.backend.fingerprint,
-        "criterion": criterion.fingerprint,
-        "strategy": judge.strategy,
-        "mode": judge.mode,
-        "run_criterion": judge.criterion.fingerprint if judge.criterion else None,
-        "item": item.model_dump(include=set(JUDGED_FIELDS)),
-    }
-    # surrogatepass: a lone surrogate in an Item built in code must not crash the key
-    key = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
-    checker = coverage_checker(judge, item, criterion.mode)
-    if checker is None:
-        return key
-    coverage = f"{key}|coverage-v{COVERAGE_VERSION}|{checker.fingerprint}|{criterion.coverage_fingerprint}"
-    return hashlib.sha256(coverage.encode()).hexdigest()
+class CacheStore(Protocol):
+    """Where cached results live: `runs.store.RunStore` or `FileCache`."""
+
+    def cached(self, key: str) -> Judgment | None: ...
+
+    def put_cache(self, key: str, judgment: Judgment) -> None: ...
 
 
-def coverage_checker(judge: Any, item: Item, routed_mode: str) -> Any:
-    """The requirement coverage whose answer is part of this item's result, if any."""
-    coverage = getattr(judge, "coverage", None)
-    if coverage is None or not item.spec or routed_mode != "spec":
-        return None
-    return coverage
+class Cached(SyncFacade):
+    """`judging` read through `store`: a hit is served from it, a miss judged and then stored."""
+
+    def __init__(self, judging: Judging, store: CacheStore, *, read: bool = True, keep_trace: bool = True) -> None:
+        """
+        Args:
+            judging: what judges a miss.
+            store: where results are looked up and kept.
+            read: serve hits (False: judge everything again; judged results are still stored).
+            keep_trace: a hit keeps its trace (or says why it has none); False drops it.
+        """
+        self.inner, self.store, self.read, self.keep_trace = judging, store, read, keep_trace
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    def fingerprint(self, item: Item) -> str | None:
+        return self.inner.fingerprint(item)
+
+    async def ajudge(self, item: ItemLike) -> Judgment:
+        it = as_item(item)
+        if isinstance(it, InvalidItemError):
+            return await self.inner.ajudge(it)
+        key = self.inner.fingerprint(it)
+        if key is not None and self.read and (hit := self.store.cached(key)) is not None:
+            return from_cache(hit, it, model=self.inner.model, keep_trace=self.keep_trace)
+        j = await self.inner.ajudge(it)
+        if key is not None and j.status == "judged" and not j.cached:
+            self.store.put_cache(key, j)
+        return j
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
-def from_cache(hit: Judgment, item: Item, *, model: str, strategy: str, keep_trace: bool = True) -> Judgment:
+def cached(judging: Judging, store: CacheStore, *, read: bool = True, keep_trace: bool = True) -> Judging:
+    """`judging` behind the cache, and each member of an ensemble too (so a resumed run repeats no
+    member's call: every member's result is stored as soon as it is in, before the row is complete)."""
+    if isinstance(judging, Ensemble):
+        judging = judging.with_members(lambda m: cached(m, store, read=read, keep_trace=keep_trace))
+    return Cached(judging, store, read=read, keep_trace=keep_trace)
+
+
+def from_cache(hit: Judgment, item: Item, *, model: str, keep_trace: bool = True) -> Judgment:
     """A cached judgment served for `item`: its id, label and extra fields, no usage, `cached=True`."""
     trace = hit.trace if keep_trace else []
     if keep_trace and not trace:  # cached by a judge that kept no trace: say so, never an empty audit
@@ -73,7 +84,7 @@ def from_cache(hit: Judgment, item: Item, *, model: str, strategy: str, keep_tra
                     "(judge again without the cache, e.g. --no-cache, to record one)"})]
     return hit.model_copy(update={
         "id": item.id, "human_label": item.label, "extra": item.extra, "cached": True, "usage": Usage(),
-        "model": model, "strategy": strategy, "trace": trace,
+        "model": model, "trace": trace,
         "judges": [v.model_copy(update={"usage": Usage(), "cached": True}) for v in hit.judges] if hit.judges else None,
     })
 
@@ -84,9 +95,7 @@ class FileCache:
     def __init__(self, directory: str | Path) -> None:
         self.dir = Path(directory)
 
-    key = staticmethod(cache_key)
-
-    def get(self, key: str) -> Judgment | None:
+    def cached(self, key: str) -> Judgment | None:
         path = self.dir / f"{key}.json"
         try:
             return Judgment.model_validate_json(path.read_text(encoding="utf-8"))
@@ -95,7 +104,9 @@ class FileCache:
         except ValueError:  # a torn or stale file: judge again and overwrite it
             return None
 
-    def put(self, key: str, judgment: Judgment) -> None:
+    def put_cache(self, key: str, judgment: Judgment) -> None:
+        if judgment.status != "judged":
+            return
         self.dir.mkdir(parents=True, exist_ok=True)
         data = judgment.model_copy(update={"trace": [], "cached": False}).model_dump_json()
         fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import InvalidItemError
 from ..items import Item
-from ..judge import invalid_judgment
+from ..judging import invalid_judgment
 from ..routing import choose_criterion
 from .summary import MAX_REASONS, invalid_reason
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cascade import cascade_estimate
+from ..ensembles.cascade import cascade_estimate
 from ..results import Judgment, Usage
 from .pricing import estimate_cost
 

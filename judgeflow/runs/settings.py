@@ -18,7 +18,8 @@ from ..backends.limits import DEFAULT_MAX_WAIT
 from ..criteria import load_criterion
 from ..errors import ConfigError
 from ..items import parse_column_map
-from ..judge import DEFAULT_CONCURRENCY, Judge
+from ..judge import Judge
+from ..judging import DEFAULT_CONCURRENCY
 from ..redact import redact
 from .store import DEFAULT_STORE
 from .summary import DEFAULT_MAX_UNSCORED
@@ -30,7 +31,7 @@ DEFAULT_MAX_INPUT_CHARS = 200_000
 #: The endpoint (`base_url`) is not one: it says where requests go, not how items are judged, so a
 #: run stopped on a bad endpoint resumes with the corrected one (recorded, see `ENDPOINT`).
 RESULT_SETTINGS = ("model", "mode", "column_map", "criterion", "strategy", "temperature", "limit", "trace",
-                   "requirements", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
+                   "coverage", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
                    "threshold")
 #: also recorded with the run (not compared on resume)
 RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format")
@@ -54,8 +55,8 @@ class RunSettings(BaseModel):
     temperature: float | None = None
     limit: int | None = None
     trace: bool = False
-    requirements: bool = False
-    """Requirement coverage (spec criteria): on with --mode spec unless --no-requirements."""
+    coverage: bool = False
+    """Requirement coverage (spec criteria): on with --mode spec unless --no-coverage."""
     max_source_chars: int | None = None
     structured: str = "auto"
     max_tokens: int | None = None
@@ -89,13 +90,13 @@ class RunSettings(BaseModel):
     def from_args(cls, args: Any, *, ensemble: dict[str, Any] | None = None, ensemble_flags: list[str] | None = None,
                   model: str | None = None) -> RunSettings:
         """The settings of a `judgeflow run` command line (argparse namespace)."""
-        flag = getattr(args, "requirements", None)
+        flag = getattr(args, "coverage", None)
         crit = load_criterion(args.criterion) if args.criterion else None
         return cls(
             model=model or args.model or default_model(), base_url=args.base_url, mode=args.mode,
             criterion=f"{crit.name}@{crit.fingerprint}" if crit else None, criterion_arg=args.criterion,
             strategy=args.strategy, temperature=args.temperature, limit=args.limit, trace=args.trace,
-            requirements=bool(flag) if flag is not None else args.mode == "spec",
+            coverage=bool(flag) if flag is not None else args.mode == "spec",
             max_source_chars=getattr(args, "max_source_chars", None), structured=getattr(args, "structured", "auto"),
             max_tokens=getattr(args, "max_tokens", None),
             max_input_chars=getattr(args, "max_input_chars", DEFAULT_MAX_INPUT_CHARS), batch=args.batch,
@@ -154,7 +155,7 @@ class RunSettings(BaseModel):
                               f"({shlex.join(self.ensemble_flags) or 'see the run command'})")
         kwargs = self.judge_kwargs() | overrides
         return Judge(self.model, mode=self.mode, criterion=self.criterion_arg, strategy=self.strategy,  # type: ignore[arg-type]
-                     concurrency=self.concurrency, keep_trace=keep_trace, coverage=self.requirements, **kwargs)
+                     concurrency=self.concurrency, keep_trace=keep_trace, coverage=self.coverage, **kwargs)
 
     def diff(self, other: RunSettings) -> list[str]:
         """The result settings that differ, as "name: then-value then, now-value now" (self is now)."""
@@ -192,6 +193,8 @@ class RunSettings(BaseModel):
         for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache)):
             if on:
                 parts.append(flag)
+        if self.coverage != (self.mode == "spec"):  # not the default for the mode: say it
+            parts.append("--coverage" if self.coverage else "--no-coverage")
         command = shlex.join([*parts, "--resume"])
         clean = redact(command)
         if clean != command:  # never print or store a credential; say how to put it back

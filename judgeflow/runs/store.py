@@ -7,8 +7,8 @@
 
 Each judged item is committed on its own, so a kill, a crash or a power loss loses at most the
 items in flight, never a finished one, and never leaves a half-written row. (Results served from
-the cache are committed in batches, `record_many`; see `runs.runner` for what that may lose.) The cache maps a key
-(see `runs.cache.cache_key`) to a judged result; it is shared by every run in the file. API keys are
+the cache are committed in batches, `record_many`; see `runs.run` for what that may lose.) The cache maps a key
+(a judging's `fingerprint(item)`, see `runs.cache`) to a judged result; it is shared by every run in the file. API keys are
 never written here: runs keep only the settings the CLI chose to record.
 """
 
@@ -275,13 +275,6 @@ class RunStore:
             self._write("update", "UPDATE results SET status='unscored' WHERE run_id=? AND item_id=?", (run_id, item_id))
             return Judgment.unscored(item_id, f"the stored result could not be read ({_first_line(e)}); it is judged "
                                               "again when the run is resumed (--resume)")
-
-    def judge_indexed(self, judge: Any, items: Any, *, run: str | None = None, cache: bool = True,
-                      concurrency: int | None = None) -> Any:
-        """`runs.runner.judge_indexed` with this store (the deprecated `Judge.ajudge_many(store=...)`)."""
-        from .runner import judge_indexed
-
-        return judge_indexed(judge, items, store=self, run=run, cache=cache, concurrency=concurrency)
 
     # cache ----------------------------------------------------------------------------------
 

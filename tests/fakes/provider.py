@@ -280,8 +280,9 @@ class FakeProvider:
             request_queue_size = 256  # the default 5 drops SYNs when 16+ clients connect at once
 
             def handle_error(self, request: Any, client_address: Any) -> None:
+                # a client that went away (or a closed socket file on 3.10) is fine
                 if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError, OSError, ValueError)):
-                    super().handle_error(request, client_address)  # a client that went away (or a closed socket file on 3.10) is fine
+                    super().handle_error(request, client_address)
 
         self.server = Server(("127.0.0.1", port), Handler)
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -33,7 +33,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx2
@@ -41,14 +41,18 @@ import httpx2
 from ...errors import ConfigError, InvalidItemError
 from ...files import STDIO
 from ...items import Item
+from ...judge import Judge
+from ...judging import judge_stream, row_id
 from ...redact import remember_secret
-from ...judge import Judge, invalid_judgment
 from ...results import Judgment, Usage
-from .. import runner
+from ..cache import cached
 from ..settings import RunSettings
 from ..store import RunStore
 from .ledger import MAX_ATTEMPTS, BatchLedger
 from .types import BatchStatus
+
+if TYPE_CHECKING:
+    from ..run import Run
 
 PENDING = "judgeflow-batch-pending"
 """Marker in the error a pending request gets; items that hit it are not finished yet."""
@@ -181,8 +185,8 @@ def is_pending(j: Judgment) -> bool:
 
 
 async def advance(
-    store: RunStore, run_id: str, judge: Judge, transport: ReplayTransport,
-    rows: Sequence[Item | InvalidItemError], *, cache: bool = True,
+    run: Run, judge: Judge, transport: ReplayTransport, rows: Sequence[Item | InvalidItemError], *,
+    cache: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """Judge every unfinished row as far as the stored replies allow; record the finished ones.
 
@@ -190,22 +194,16 @@ async def advance(
     response cache, so every item goes to the batch; new results still enter the cache.
     Returns the pending requests (the next batch), empty when the run is complete.
     """
-    done = store.done_ids(run_id)
-    seq_of: dict[str, int] = {}
-    todo = []
-    for seq, it in enumerate(rows):
-        item_id = it.id if isinstance(it, Item) else invalid_judgment(it).id
-        seq_of.setdefault(item_id, seq)
-        if item_id not in done:
-            todo.append(it)
+    done = run.store.done_ids(run.run_id)
+    todo = [(seq, it) for seq, it in enumerate(rows) if row_id(it) not in done]
     transport.pending.clear()
     made: list[str] = []
-    async for j in runner.ajudge_many(judge, todo, concurrency=64, store=store, cache=cache):  # judged results enter the cache
-        if not is_pending(j):
-            store.record(run_id, seq_of[j.id], j)
+    async for n, j in judge_stream(cached(judge, run.store, read=cache), [it for _, it in todo], concurrency=64):
+        if not is_pending(j):  # judged results entered the cache
+            run.record(todo[n][0], j)
             if j.usage.calls:
                 made.append(j.id)
-    transport.ledger.mark_items(run_id, made, batch=True)
+    transport.ledger.mark_items(run.run_id, made, batch=True)
     return dict(transport.pending)
 
 

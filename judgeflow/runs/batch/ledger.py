@@ -106,7 +106,7 @@ class BatchLedger:
         self.store._write("record a batch in", "UPDATE batch_jobs SET batch_id=?, status='submitted' WHERE run_id=? AND tag=?",
                           (batch_id, run_id, tag))
 
-    def set_status(self, run_id: str, tag: str, status: str) -> None:
+    def mark_job(self, run_id: str, tag: str, status: str) -> None:
         self.store._write("update", "UPDATE batch_jobs SET status=? WHERE run_id=? AND tag=?", (status, run_id, tag))
 
     def jobs(self, run_id: str) -> list[Job]:

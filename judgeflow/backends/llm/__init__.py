@@ -1,0 +1,48 @@
+"""The one seam to LLM providers, built on Instructor.
+
+`make_client("provider/model", base_url=..., api_key=...)` (providers.py: per-provider
+construction) returns an `LLMClient` (client.py: the ask loop); everything else receives it. What
+differs between providers is a `Wire` of hooks (wire.py), never a branch in the loop; what a
+failure means is failures.py. `LLMClient.ask()` sends typed requests (Instructor validates and re-asks on a
+`ValidationError`), counts calls, tokens, repairs and re-asks, and turns every provider or
+parsing failure into `LLMError`. This is the only module that imports instructor, openai or
+anthropic, and it imports them only when a request is really sent: an openai/ model never loads
+anthropic, and a run served entirely from the response cache loads neither (seconds at start-up).
+
+Providers: `openai/<model>`, `anthropic/<model>`, `ollama/<model>`, `azure/<deployment>`;
+through Instructor's `from_provider`: `google/<model>` (Gemini), `bedrock/<model>`,
+`mistral/<model>`. With `base_url`, `openai/` speaks to any OpenAI-compatible server (vLLM,
+llama.cpp, LM Studio) and `anthropic/` to any Anthropic-compatible endpoint.
+
+What the boundary does for the caller:
+- **Structured output mode** (`structured=`): `tools_strict` (OpenAI strict function calling),
+  `tools` (forced tool call), `json_schema` (the `response_format` JSON schema that OpenAI, vLLM
+  and Ollama turn into constrained decoding), `json` (`json_object` with the schema attached,
+  which llama.cpp constrains). `auto` picks per endpoint; if the endpoint rejects that request
+  shape, it falls back once to the next mode (and says so in `notes`).
+- **Sized requests**: `max_tokens` per call from what the step needs (`ask(max_tokens=...)`),
+  capped; a reply cut off at the limit is asked again once with twice the budget. A fixed
+  `max_tokens` overrides the sizing. A context-length error is not retried: LLMError names the fix.
+- **Loud systemic failures**: until the endpoint has answered once, calls go one at a time and
+  without SDK retries; the same systemic failure (authentication, refused connection, unknown
+  model or path, rejected request shape) `SYSTEMIC_LIMIT` times in a row raises
+  `ProviderUnavailable` and every later call fails at once, without a request.
+Transport retries (429, 5xx, timeouts; backoff with jitter, honouring retry-after) are the
+SDKs' own; schema re-asks are Instructor's.
+"""
+
+from .client import (
+           DEFAULT_MAX_TOKENS_CAP,
+           FALLBACK,
+           STRUCTURED,
+           SYSTEMIC_LIMIT,
+           LLMClient,
+           count_usage,
+           prepared,
+)
+from .failures import classify
+from .providers import PROVIDERS, check_base_url, make_client, parse_model
+from .wire import Wire, wire_of
+
+__all__ = ["DEFAULT_MAX_TOKENS_CAP", "FALLBACK", "PROVIDERS", "STRUCTURED", "SYSTEMIC_LIMIT", "LLMClient", "Wire",
+           "check_base_url", "classify", "count_usage", "make_client", "parse_model", "prepared", "wire_of"]

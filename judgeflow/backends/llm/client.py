@@ -1,0 +1,424 @@
+"""The ask loop: `LLMClient.ask()` sends one typed request through Instructor (which validates and
+re-asks on a `ValidationError`), counts calls, tokens, repairs and re-asks, and turns every provider
+or parsing failure into `LLMError`. The provider's differences are its `Wire`'s hooks (wire.py).
+instructor, openai and anthropic are imported only when a request is really sent.
+
+What the boundary does for the caller:
+- **Structured output mode** (`structured=`): `tools_strict` (OpenAI strict function calling),
+  `tools` (forced tool call), `json_schema` (the `response_format` JSON schema that OpenAI, vLLM
+  and Ollama turn into constrained decoding), `json` (`json_object` with the schema attached,
+  which llama.cpp constrains). `auto` picks per endpoint; if the endpoint rejects that request
+  shape, it falls back once to the next mode (and says so in `notes`).
+- **Sized requests**: `max_tokens` per call from what the step needs (`ask(max_tokens=...)`),
+  capped; a reply cut off at the limit is asked again once with twice the budget. A fixed
+  `max_tokens` overrides the sizing. A context-length error is not retried: LLMError names the fix.
+- **Loud systemic failures**: until the endpoint has answered once, calls go one at a time and
+  without SDK retries; the same systemic failure (authentication, refused connection, unknown
+  model or path, rejected request shape) `SYSTEMIC_LIMIT` times in a row raises
+  `ProviderUnavailable` and every later call fails at once, without a request.
+- **Rate limits**: the endpoint's process-wide `limits.Limiter` sits under the SDK (`paced`): it
+  paces requests to the limits set (`rpm=`, `tpm=`) or learned from reply headers, and waits out
+  429s itself (not counted against the SDK's retries) for up to `max_wait` seconds an item; then
+  the item is unscored with a "rate limited" reason.
+Transport retries (5xx, timeouts; backoff with jitter) are the SDKs' own; schema re-asks are
+Instructor's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ...errors import LLMError, ProviderUnavailable
+from ...redact import install_log_filter, redact, redact_data
+from ...results import TraceEntry, Usage
+from ...schemas import counting_repairs
+from ...validation import using_validation_context
+from ..connections import LoopClient
+from ..limits import CALL, DEFAULT_MAX_WAIT, Call, Limiter, RateLimited
+from .failures import (
+    _SHAPE,
+    _connect_failure,
+    _local_failure,
+    _context_length,
+    _is_provider_error,
+    _Provider,
+    _retry_wait,
+    _short,
+    _status,
+    classify,
+)
+from .wire import Wire, wire_of
+
+T = TypeVar("T", bound=BaseModel)
+STRUCTURED = ("auto", "tools", "tools_strict", "json_schema", "json")
+#: the mode tried next when an endpoint rejects a request shape (auto only)
+FALLBACK = {"tools_strict": "tools", "tools": "json", "json_schema": "json"}
+#: the same systemic failure this many times in a row stops the run
+SYSTEMIC_LIMIT = 3
+#: the largest max_tokens a sized request asks for (unless --max-tokens says otherwise)
+DEFAULT_MAX_TOKENS_CAP = 4096
+
+# Instructor logs every failed attempt at ERROR; judgeflow reports the failure itself (the item
+# becomes unscored with the reason), so keep Python's last-resort handler from printing them.
+# Applications that configure logging still receive these records.
+logging.getLogger("instructor").addHandler(logging.NullHandler())
+install_log_filter()  # SDK debug logs can hold headers and URLs with credentials
+log = logging.getLogger("judgeflow")
+
+
+@lru_cache(maxsize=1024)
+def prepared(response_model: type[T]) -> type[T]:
+    """The reply model as an Instructor `ResponseSchema`, built once per reply model.
+
+    Instructor wraps any other model in a new class on every call (`response_schema()`), so
+    pydantic rebuilds the JSON schema each time and Instructor's own cache of the tool definition
+    (`generate_openai_schema`, keyed by class) never hits. A `ResponseSchema` subclass is used as
+    is: the tool definition is built once per reply model. Same name, docstring and behaviour."""
+    import instructor
+
+    if issubclass(response_model, instructor.ResponseSchema):
+        return response_model
+    return type(response_model.__name__, (response_model, instructor.ResponseSchema),  # type: ignore[return-value]
+                {"__doc__": response_model.__doc__, "__module__": response_model.__module__,
+                 "__qualname__": response_model.__qualname__})
+
+
+@dataclass
+class LLMClient:
+    """Instructor clients bound to one model, with the settings every call uses."""
+
+    model: str
+    """The full "provider/model" string."""
+    provider: str
+    temperature: float | None = 0.0
+    """None: not sent (Anthropic's current Messages API takes no sampling parameters)."""
+    max_tokens: int | None = None
+    """A fixed max_tokens for every call (--max-tokens); None sizes each call to its step."""
+    max_tokens_cap: int = DEFAULT_MAX_TOKENS_CAP
+    max_retries: int = 2
+    """Instructor re-asks after an invalid reply (attempts = max_retries + 1)."""
+    provider_retries: int = 0
+    """The SDK's own retries on 429/5xx/timeouts (as configured on `raw`)."""
+    extra_kwargs: dict[str, Any] = field(default_factory=dict)
+    base_url: str | None = None
+    """The endpoint, if not the provider's own (part of the cache fingerprint; never the key)."""
+    structured: str = "tools"
+    """The structured-output mode in use (see STRUCTURED); `auto` is resolved at construction."""
+    auto: bool = False
+    """True when `structured` was chosen automatically: a rejected shape may then fall back."""
+    client: Any = None
+    """A fixed instructor client (tests, from_provider providers); else built from `raw` per mode."""
+    notes: list[str] = field(default_factory=list)
+    """Things the user should know about this client's run (a fallback taken)."""
+    wire: Wire | None = None
+    """How this provider's requests differ from the OpenAI wire (wire.py); by default its provider's."""
+    limiter: Limiter | None = None
+    """The endpoint's rate limiter (shared with every client of the same endpoint, key and model)."""
+    max_wait: float = DEFAULT_MAX_WAIT
+    """Seconds an item may wait on the rate limit in all before it is given up (--max-wait)."""
+    stopped: str | None = None
+    """Why the provider is considered unavailable (set after SYSTEMIC_LIMIT identical failures)."""
+    sdk: LoopClient | None = field(default=None, repr=False)
+    """The provider SDK's async client (openai.AsyncOpenAI, anthropic.AsyncAnthropic, ...) of the
+    running event loop, built on the first request; None when `client` is given."""
+    _clients: dict[tuple[str, int | None], Any] = field(default_factory=dict, repr=False)
+    _clients_of: Any = field(default=None, repr=False)
+    _healthy: bool = field(default=False, repr=False)
+    _gates: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
+    _streak: tuple[str, int] = field(default=("", 0), repr=False)
+    _fell_back: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.wire is None:  # a client built by hand: its provider's hooks
+            self.wire = wire_of(self.provider, given_client=self.client is not None)
+
+    @property
+    def prompt_caching(self) -> bool:
+        """True when this client's requests can carry a hint where the shared prefix ends (the wire's)."""
+        return self.wire.prompt_caching  # type: ignore[union-attr]
+
+    def _instructor(self, raw: Any, retries: int | None) -> Any:
+        """The Instructor client over `raw` for the current mode; `retries` overrides the SDK's retries."""
+        if self._clients_of is not raw:
+            self._clients.clear()
+            self._clients_of = raw
+        key = (self.structured, retries)
+        if key not in self._clients:
+
+            sdk = raw if retries is None else raw.with_options(max_retries=retries)
+            self._clients[key] = self.wire.instructor(sdk, self.structured)
+        return self._clients[key]
+
+    async def aclose(self) -> None:
+        """Close the SDK client this LLMClient built (its HTTP connections belong to the running
+        event loop); the next call builds a new one. A client given by the caller is left open."""
+        if self.sdk is not None:
+            await self.sdk.aclose()
+
+    async def _create(self, retries: int | None, response_model: type[T], on_response: Callable[[Any], None],
+                      **kwargs: Any) -> T:
+        """Instructor's typed create: a given client's own `create` (`on_response` as a hook); for a
+        client built here, `typed_request` (the same handlers and retry loop, with the reply model
+        prepared once)."""
+        if self.client is not None or self.sdk is None:
+            from instructor.core.hooks import Hooks
+
+            hooks = Hooks()
+            hooks.on("completion:response", on_response)
+            return await self.client.create(response_model=response_model, hooks=hooks, **kwargs)  # type: ignore[no-any-return]
+        from ..typed_request import typed_request
+
+        raw = await self.sdk.get()
+        return await typed_request(self._instructor(raw, retries), response_model,  # type: ignore[no-any-return]
+                                   on_response=on_response, **kwargs)
+
+
+
+    def _gate(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._gates.get(id(loop))
+        if lock is None:
+            lock = self._gates[id(loop)] = asyncio.Lock()
+        return lock
+
+    async def ask(
+        self,
+        response_model: type[T],
+        messages: list[dict[str, Any]],
+        *,
+        context: dict[str, Any] | None = None,
+        usage: Usage | None = None,
+        trace: list[TraceEntry] | None = None,
+        step: str = "ask",
+        max_tokens: int | None = None,
+        cache_prefix: int | None = None,
+    ) -> T:
+        """One typed request. Raises LLMError after provider retries or re-asks are exhausted,
+        ProviderUnavailable once the provider has failed systemically SYSTEMIC_LIMIT times in a row.
+
+        max_tokens: what this step needs (sized by the caller); capped at max_tokens_cap and
+        replaced by the client's fixed max_tokens when one is set.
+        cache_prefix: how many characters of the last (user) message other requests share (the
+            instructions and the evidence): Anthropic gets a `cache_control` breakpoint there when
+            the prefix is long enough to be cached. OpenAI caches common prefixes by itself.
+        """
+        send = messages
+        if cache_prefix is not None:
+            send = self.wire.with_cache_breakpoint(messages, cache_prefix, self.model, response_model)
+        budget = self.max_tokens or min(max_tokens or self.max_tokens_cap, self.max_tokens_cap)
+        if self._healthy:
+            return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=False, send=send)
+        async with self._gate():  # until the endpoint has answered once, one call at a time
+            if not self._healthy:
+                return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=True, send=send)
+        # it answered while this call waited at the gate: go on without holding it (a slow or hung
+        # call must never block the calls queued behind it)
+        return await self._ask(response_model, messages, context, usage, trace, step, budget, probe=False, send=send)
+
+    async def _ask(self, response_model: type[T], messages: list[dict[str, Any]], context: dict[str, Any] | None,
+                   usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int, *,
+                   probe: bool, send: list[dict[str, Any]] | None = None) -> T:
+        from instructor.core.exceptions import IncompleteOutputException
+
+        if self.stopped:
+            raise ProviderUnavailable(self.stopped)
+        cut_off = False
+        # Before the endpoint has answered once, the first try goes without the SDK's retries, so a
+        # refused connection or a bad key fails in milliseconds; a transient error (429, 5xx,
+        # timeout) is then retried as usual (the same number of requests in all).
+        first = probe and self.client is None and self.provider_retries > 0
+        retries: int | None = 0 if first else None
+        while True:
+            try:
+                result = await self._once(response_model, messages, context, usage, trace, step, budget, retries,
+                                          send=send)
+            except IncompleteOutputException:
+                if cut_off or self.max_tokens or budget >= self.max_tokens_cap:
+                    _record(trace, step, messages, {"error": f"reply cut off at max_tokens={budget}"})
+                    raise LLMError(f"the reply was cut off at max_tokens={budget}; raise --max-tokens "
+                                   "(or shorten the input with --max-source-chars)") from None
+                cut_off, budget = True, min(budget * 2, self.max_tokens_cap)
+                if usage is not None:
+                    usage.reasks += 1
+                continue
+            except _Provider as p:
+                e = p.error
+                if first and classify(e) is None and not _context_length(e) and not self._rejected_shape(e) \
+                        and _status(e) not in (400, 422):
+                    first, retries = False, self.provider_retries - 1  # transient before the first answer: retry as the SDK would
+                    await asyncio.sleep(_retry_wait(e))
+                    continue
+                if self._rejected_shape(e) and self.auto and not self._fell_back and self.structured in FALLBACK:
+                    old, self.structured, self._fell_back = self.structured, FALLBACK[self.structured], True
+                    note = (f"{self.base_url or self.provider} rejected the {old!r} request shape "
+                            f"({_short(e, 160)}); falling back to --structured {self.structured}")
+                    self.notes.append(note)
+                    log.warning(note)
+                    continue
+                raise self._failed(e, step, messages, trace) from e
+            self._healthy, self._streak = True, ("", 0)
+            return result
+
+    def _request_kwargs(self, response_model: type[BaseModel]) -> dict[str, Any]:
+        """The create call's other arguments: the client's extras, sampling and the request shape (hooks)."""
+        kwargs = dict(self.extra_kwargs)
+        self.wire.sampling(kwargs, self.temperature)
+        shape = self.wire.request_shape(response_model, self.structured, self.base_url is not None)
+        if shape:
+            kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **shape}
+        return kwargs
+
+    def _exhausted(self, e: Any, usage: Usage | None, repairs: list[Any], trace: list[TraceEntry] | None,
+                   step: str, messages: list[dict[str, Any]]) -> Exception:
+        """What Instructor's retries ending means: a provider error it wrapped (raised on the first failing
+        attempt), or replies that never parsed (the endpoint answered: it is healthy)."""
+        cause = e.__cause__
+        if isinstance(cause, RateLimited):
+            _record(trace, step, messages, {"error": str(cause)})
+            return LLMError(str(cause))
+        if _is_provider_error(cause):
+            return _Provider(cause)  # type: ignore[arg-type]
+        self._healthy, self._streak = True, ("", 0)
+        if usage is not None:
+            usage.reasks += max(e.n_attempts - 1, 0)
+            usage.repairs += len(repairs)
+        last = _reply_text(e.last_completion)
+        last_error = e.failed_attempts[-1].exception if e.failed_attempts else (cause or e)
+        _record(trace, step, messages, {"error": str(last_error)[:2000], "last_reply": last})
+        return LLMError(f"unparseable judge output after {e.n_attempts} attempt(s): {_short(last_error)}",
+                        attempts=e.n_attempts, last_reply=last)
+
+    def _rejected_shape(self, e: BaseException) -> bool:
+        return _status(e) in (400, 422, 500, 501) and bool(_SHAPE.search(str(e))) and not _context_length(e)
+
+    def _failed(self, e: BaseException, step: str, messages: list[dict[str, Any]],
+                trace: list[TraceEntry] | None) -> Exception:
+        _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
+        if _context_length(e):
+            return LLMError(f"the request does not fit the model's context ({_short(e, 200)}); lower --max-tokens "
+                            "or cut long sources with --max-source-chars")
+        systemic = classify(e)
+        if systemic is None and self._rejected_shape(e):
+            systemic = (f"shape {self.structured}", f"the endpoint rejects the {self.structured!r} request shape: "
+                        f"choose another --structured ({', '.join(m for m in STRUCTURED[1:] if m != self.structured)})")
+        if systemic is None:
+            self._streak = ("", 0)
+            return LLMError(f"provider error after retries: {type(e).__name__}: {_short(e)}")
+        kind, fix = systemic
+        n = self._streak[1] + 1 if self._streak[0] == kind else 1
+        self._streak = (kind, n)
+        where = self.base_url or f"{self.provider}'s API"
+        line = f"{fix} ({kind} from {where} for {self.model}: {_short(_local_failure(e) or _connect_failure(e) or e, 160)})"
+        if n >= SYSTEMIC_LIMIT:
+            self.stopped = f"stopped after {n} identical provider failures in a row: {line}"
+            return ProviderUnavailable(self.stopped)
+        return LLMError(f"provider error: {line}")
+
+    async def _once(self, response_model: type[T], messages: list[dict[str, Any]], context: dict[str, Any] | None,
+                    usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int,
+                    retries: int | None, *, send: list[dict[str, Any]] | None = None) -> T:
+        from instructor.core.exceptions import (
+            IncompleteOutputException,
+            InstructorError,
+            InstructorRetryException,
+        )
+
+        replies: list[Any] = []
+
+        def on_response(response: Any) -> None:
+            replies.append(response)
+            if usage is not None:
+                usage.calls += 1
+                count_usage(usage, getattr(response, "usage", None))
+
+        repairs: list[Any] = []
+        limit = CALL.set(Call(max_tokens=budget, max_wait=self.max_wait, account=usage)) if self.limiter else None
+        try:
+            with using_validation_context(context), counting_repairs() as repairs:
+                # never Instructor's context=: it runs Jinja on messages
+                result = await self._create(
+                    retries, response_model=prepared(response_model), on_response=on_response,
+                    messages=messages if send is None else send,  # send: with cache breakpoints
+                    max_retries=self.max_retries, model=self.model.partition("/")[2], max_tokens=budget,
+                    **self._request_kwargs(response_model),
+                )
+        except IncompleteOutputException:
+            raise
+        except InstructorRetryException as e:
+            raise self._exhausted(e, usage, repairs, trace, step, messages) from e
+        except Exception as e:
+            if isinstance(e, RateLimited):
+                _record(trace, step, messages, {"error": str(e)})
+                raise LLMError(str(e)) from e
+            if _is_provider_error(e):
+                raise _Provider(e) from e
+            if isinstance(e, (InstructorError, ValidationError)):
+                _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
+                raise LLMError(f"judge output rejected: {type(e).__name__}: {_short(e)}") from e
+            raise
+        finally:
+            if limit is not None:
+                CALL.reset(limit)
+        if usage is not None:
+            usage.reasks += max(len(replies) - 1, 0)
+            usage.repairs += len(repairs)
+        _record(trace, step, messages, _dump(result), rejected=[_reply_text(r) or "" for r in replies[:-1]])
+        return result
+
+
+def _int(obj: Any, name: str) -> int:
+    try:
+        return int(getattr(obj, name, None) or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def count_usage(usage: Usage, u: Any) -> None:
+    """Add a provider reply's token counts to `usage`, prompt-cache counts included.
+
+    OpenAI: prompt_tokens holds all prompt tokens, prompt_tokens_details.cached_tokens those served
+    from cache. Anthropic: input_tokens counts only the tokens after the last cache breakpoint;
+    cache_read_input_tokens and cache_creation_input_tokens are the rest. `usage.input_tokens` is
+    always all prompt tokens."""
+    if u is None:
+        return
+    if getattr(u, "prompt_tokens", None) is not None:  # OpenAI wire
+        usage.input_tokens += _int(u, "prompt_tokens")
+        usage.output_tokens += _int(u, "completion_tokens")
+        usage.cached_tokens += _int(getattr(u, "prompt_tokens_details", None), "cached_tokens")
+        return
+    read, written = _int(u, "cache_read_input_tokens"), _int(u, "cache_creation_input_tokens")
+    usage.input_tokens += _int(u, "input_tokens") + read + written
+    usage.output_tokens += _int(u, "output_tokens")
+    usage.cached_tokens += read
+    usage.cache_write_tokens += written
+
+
+def _dump(result: BaseModel) -> Any:
+    return result.model_dump(by_alias=True)
+
+
+def _record(
+    trace: list[TraceEntry] | None, step: str, messages: list[dict[str, Any]], reply: Any,
+    *, rejected: list[str] | None = None,
+) -> None:
+    if trace is not None:
+        trace.append(TraceEntry(step=step, messages=messages, reply=redact_data(reply),
+                                rejected=[redact(r) for r in rejected or []]))
+
+
+def _reply_text(completion: Any) -> str | None:
+    if completion is None:
+        return None
+    try:
+        return json.dumps(completion.model_dump(), default=str)[:4000]
+    except Exception:  # noqa: BLE001 - best effort for an error message only
+        return str(completion)[:4000]

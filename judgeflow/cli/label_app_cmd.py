@@ -1,0 +1,67 @@
+"""`judgeflow review RESULTS.jsonl [--items ITEMS] [--labels L] [--compare OTHER] [--port 0] [--open]`.
+
+The command keeps its short name; in code the feature is the labelling app (`calibration/label_app/`),
+so it cannot be confused with spec review (`judgeflow.spec_review.review()`: an agent's output
+against a spec)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import ConfigError
+from . import SUMMARIES
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("review", help=SUMMARIES["review"])
+    p.add_argument("results", type=Path, help="results .jsonl from `judgeflow run`")
+    p.add_argument("--items", type=Path, help="the items file given to `judgeflow run` (results carry no texts); "
+                                              "default: the file the run read, as its run store recorded it")
+    p.add_argument("--store", type=Path, metavar="FILE", help="the run store that knows which items file the run "
+                                                              "read (default: .judgeflow/runs.sqlite here or beside "
+                                                              "RESULTS)")
+    p.add_argument("--labels", type=Path, help="labels file in `judgeflow label`'s format: resumed if it exists, "
+                                               "else made from --items (default: RESULTS.labels.jsonl)")
+    p.add_argument("--compare", type=Path, metavar="OTHER", help="a second run's results on the same items (A/B view)")
+    p.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
+    p.add_argument("--open", action="store_true", help="open the page in the default browser")
+    p.add_argument("--reveal", action="store_true", help="show the judge's verdict before you label (default: blind)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the stratified order of a new labels file")
+    p.add_argument("--keep-labels", action="store_true", help="a new labels file keeps the items' own labels "
+                                                             "(default: dropped, so you label blind)")
+    p.set_defaults(func=cmd_review)
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    try:
+        from ..calibration.label_app.server import serve
+    except ImportError as e:
+        raise ConfigError(f"judgeflow review needs the review extra ({e.name} is missing): "
+                          "pip install 'judgeflow[review]'") from None
+    from ..calibration.label_app.session import ReviewSession
+
+    labels = args.labels or args.results.with_name(f"{args.results.stem}.labels.jsonl")
+    items = args.items
+    if items is None and not labels.exists():
+        from ..runs.output import run_input
+
+        items = run_input(args.results, args.store)
+        if items is not None:
+            print(f"items: {items} (the file the run read, unchanged since; from the run store)", flush=True)
+    s = ReviewSession(args.results, labels, items=items, other=args.compare, reveal=args.reveal,
+                      seed=args.seed, keep_labels=args.keep_labels)
+    made = f"made {len(s)} items to label (stratified by the judge's label)" if s.created else f"{len(s)} items"
+    print(f"labels: {labels} ({made}; `judgeflow label {labels}` resumes the same file)", flush=True)
+    if s.dropped_labels:
+        print(f"note: the items' own labels ({s.dropped_labels}) were left out so that you label blind; "
+              "--keep-labels (with a new --labels file) keeps them", flush=True)
+    if s.without_results:
+        print(f"note: {s.without_results} items have no result row and were left out", flush=True)
+    if s.not_in_results:
+        print(f"note: {len(s.not_in_results)} labelled items have no result row in {args.results}", flush=True)
+    print(f"{'revealed' if args.reveal else 'blind'} review; press Ctrl+C to stop", flush=True)
+    serve(s, host=args.host, port=args.port, open_browser=args.open,
+          announce=lambda url: print(f"open {url}", flush=True))
+    return 0

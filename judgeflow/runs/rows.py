@@ -1,0 +1,43 @@
+"""A run's input rows: read (and re-read) from a file, checked before anything is judged.
+
+    rows = input_rows(path, name="items.jsonl", limit=None, max_input_chars=200_000)   # lazily
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, InvalidItemError
+from ..items import ColumnMap, Item, read_items
+
+
+def input_rows(source: Path, *, name: str | None = None, limit: int | None = None, max_input_chars: int,
+               column_map: ColumnMap | None = None) -> Iterator[Item | InvalidItemError]:
+    """One pass over the input rows, read from the file (each call reads it again)."""
+    read = read_items(source, name=name or str(source), column_map=column_map)
+    return guard_input_size(islice(read, limit) if limit else read, max_input_chars, Path(name or source))
+
+
+def guard_input_size(rows: Iterable[Any], limit: int, path: Path) -> Iterator[Any]:
+    """Rows whose texts together exceed `limit` characters become invalid rows, not huge requests (lazily)."""
+    if limit < 1:
+        raise ConfigError(f"--max-input-chars must be positive, got {limit}")
+    return _guarded(rows, limit, path)
+
+
+def _guarded(rows: Iterable[Any], limit: int, path: Path) -> Iterator[Any]:
+    for row in rows:
+        if isinstance(row, Item):
+            size = sum(len(t) for t in (row.answer, row.question or "", row.reference or "", row.spec or "",
+                                        *(row.source or [])))
+            if size > limit:
+                err = InvalidItemError(
+                    f"the item's texts are {size:,} characters, more than --max-input-chars {limit:,}; cut the "
+                    "source (--max-source-chars keeps only the relevant passages) or raise --max-input-chars",
+                    path=str(path), field="answer/source", item_id=row.id)
+                err.record = {"id": row.id, "label": row.label, **row.extra}
+                row = err
+        yield row

@@ -1,0 +1,252 @@
+"""A resumable run into a file: the run's whole lifecycle, as a library call. The CLI only calls it.
+
+    settings = RunSettings(model="openai/gpt-4o-mini", input="items.jsonl", output="results.jsonl")
+    judge = settings.judge()
+    with RunStore(".judgeflow/runs.sqlite") as store:
+        run = Run.open(store, settings, model=judge.model)            # or resume=True
+        async for j in run.judge(judge, concurrency=16): ...           # each result once committed
+        tally = run.finish()                                           # status done, output written
+
+Every input row ends as exactly one output row: judged, unscored or invalid. `open` reads the
+input once before anything is judged (ids unique, rows counted); `judge` reads it again, skips the
+rows a resumed run already finished, judges the rest through the response cache
+(`runs.cache.cached`) and commits each result before yielding it. A run's status changes only here:
+running (`open`), interrupted / stopped (`stop`), batch (`submitted`), done (`finish`).
+
+Commits (the contract resume relies on):
+* every result is committed before it is yielded: whatever the caller has seen is in the store;
+* a judged result (paid for) is committed the moment it arrives (with any cache hits waiting), and
+  its cache entry before that (`Cached`);
+* results served from the cache are committed in batches of up to `HIT_BATCH` in one transaction
+  (one commit per row made a cached re-run of 1,000 items 0.1-0.2 s slower); a batch is committed
+  when it is full, with the next judged result, when the input ends, and on any way out (Ctrl-C,
+  SIGTERM, an error). A hard kill loses at most the last `HIT_BATCH` rows served from the cache,
+  which a resume serves from the cache again: nothing is judged, or paid for, twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, InvalidItemError, StoreError
+from ..files import STDIO
+from ..items import Item
+from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, as_item, judge_stream, row_id
+from ..results import Judgment
+from .cache import cached
+from .output import file_sha, output_format, write_output
+from .inputs import check_input, raise_if_all_invalid
+from .rows import input_rows
+from .settings import DEFAULT_MAX_INPUT_CHARS, ENDPOINT, RunSettings
+from .store import RunInfo, RunStore
+from .summary import Tally
+
+#: results served from the cache committed in one transaction at most (see the module docstring)
+HIT_BATCH = 256
+Row = tuple[int, Judgment, None]
+
+
+def _quiet(note: str) -> None:
+    """Notes nobody asked to see."""
+
+
+class Run:
+    """One run in a store: its input, its record, its results."""
+
+    def __init__(self, store: RunStore, info: RunInfo, *, source: Path | None = None, name: Path | None = None,
+                 total: int | None = None, aliases: Counter[tuple[str, str]] | None = None) -> None:
+        self.store, self.info = store, info
+        self.source = source or (Path(info.input_path) if info.input_path else None)
+        self.name = name or self.source
+        self.total = total if total is not None else info.total
+        self.aliases = aliases or Counter()
+
+    @property
+    def run_id(self) -> str:
+        return self.info.run_id
+
+    @property
+    def command(self) -> str:
+        """The command line that resumes this run."""
+        return self.info.command or ""
+
+    @classmethod
+    def open(cls, store: RunStore, settings: RunSettings, *, model: str | None = None, source: Path | None = None,
+             sha: str | None = None, resume: bool = False, say: Callable[[str], None] = _quiet) -> Run:
+        """A new run of `settings` (input, output, ...), or with `resume` the last run that wrote its output.
+
+        Args:
+            model: what judges (`judging.model`: a panel's or cascade's description), as recorded.
+            source: where the input is read from (default `settings.input`; stdin spooled to a file).
+            sha: the input's sha256, if known (`runs.output.spool`).
+            say: where a note goes (an endpoint changed on resume).
+        Raises:
+            InvalidItemError: two rows share an id. ConfigError: nothing to resume, or the input or
+            settings changed since the run started.
+        """
+        if settings.input is None or settings.output is None:
+            raise ConfigError("a run needs settings.input and settings.output")
+        source = source or Path(settings.input)
+        sha = sha or file_sha(source)
+        name = Path(settings.input)
+        check = check_input(_rows(source, name, settings), name, criterion=_criterion(settings),
+                            mode=None if settings.mode == "auto" else settings.mode)  # bad input fails before judging
+        raise_if_all_invalid(check, name)
+        total, aliases = check.rows, check.aliases
+        record = (settings.model_copy(update={"model": model}) if model else settings).record()
+        if model is not None and not settings.ensemble:  # an ensemble is named by its flags in the command
+            settings = settings.model_copy(update={"model": model})
+        output = STDIO if settings.output == STDIO else str(Path(settings.output).resolve())
+        if resume:
+            info = _resumable(store, settings, record, sha, output)
+            if record.get(ENDPOINT) != info.settings.get(ENDPOINT):  # where requests go, not how items are judged
+                store.update_run(info.run_id, settings={**info.settings, ENDPOINT: record.get(ENDPOINT)},
+                                 command=settings.resume_command())
+                then, now = info.settings.get(ENDPOINT) or "the default", record.get(ENDPOINT) or "the default"
+                say(f"note: the endpoint changed since run {info.run_id} stopped ({then} then, {now} now); "
+                    "the run goes on there and records it")
+                info = store.get_run(info.run_id)
+            store.set_status(info.run_id, "running")
+        else:
+            input_path = STDIO if settings.input == STDIO else str(name.resolve())
+            run_id = store.start_run(settings=record, input_path=input_path, input_sha=sha, output_path=output,
+                                     total=total, command=settings.resume_command())
+            store.claim(run_id)
+            info = store.get_run(run_id)
+        return cls(store, info, source=source, name=name, total=total, aliases=aliases)
+
+    @classmethod
+    def attach(cls, store: RunStore, run_id: str) -> Run:
+        """A run already in the store (a batch run being collected)."""
+        return cls(store, store.get_run(run_id))
+
+    def rows(self) -> Iterator[Item | InvalidItemError]:
+        """The run's input rows, read from its source again (memory does not grow with it)."""
+        if self.source is None:
+            raise ConfigError(f"run {self.run_id} has no input file recorded")
+        settings = self.info.settings
+        return input_rows(self.source, name=str(self.name or self.source), limit=settings.get("limit"),
+                          max_input_chars=settings.get("max_input_chars") or DEFAULT_MAX_INPUT_CHARS,
+                          column_map=settings.get("column_map"))
+
+    def finished(self) -> int:
+        """Rows with a final result (judged or invalid): what a resume skips."""
+        return len(self.store.finished_ids(self.run_id))
+
+    async def judge(self, judging: Judging, rows: Iterable[ItemLike] | None = None, *,
+                    concurrency: int = DEFAULT_CONCURRENCY, cache: bool = True) -> AsyncIterator[Judgment]:
+        """Judge every row not finished yet, through the response cache; yield each result once committed.
+
+        Args:
+            judging: a Judge, Panel or Cascade (each member is cached on its own).
+            rows: the rows (Items, dicts); default: the run's input file, read again.
+            concurrency: items in flight at once.
+            cache: serve hits from the store's cache (judged results are stored either way).
+        """
+        self.store.claim(self.run_id)  # one writer per run (a no-op when this store holds it already)
+        done = self.store.finished_ids(self.run_id)  # unscored rows are judged again
+        position: dict[int, int] = {}  # stream position -> input position (the store's seq)
+
+        def todo() -> Iterator[Item | InvalidItemError]:
+            for seq, obj in enumerate(self.rows() if rows is None else rows):
+                row = as_item(obj)
+                if row_id(row) not in done:
+                    position[len(position)] = seq
+                    yield row
+
+        hits: list[Row] = []  # served from the cache, not committed (nor yielded) yet
+        stream = judge_stream(cached(judging, self.store, read=cache), todo(), concurrency=concurrency)
+        try:
+            async with contextlib.aclosing(stream):
+                async for n, j in stream:
+                    row = (position.pop(n), j, None)
+                    if j.cached:
+                        hits.append(row)
+                        if len(hits) < HIT_BATCH:
+                            continue
+                    for committed in self._commit(hits, [] if j.cached else [row]):
+                        yield committed
+            for committed in self._commit(hits, []):  # the input ended: the last cache hits
+                yield committed
+        finally:
+            if hits:  # stopped early (Ctrl-C, SIGTERM, the caller broke off, an error): keep the hits served
+                with contextlib.suppress(StoreError):  # the store failing already is the error being raised
+                    self._commit(hits, [])
+
+    def _commit(self, hits: list[Row], also: list[Row]) -> list[Judgment]:
+        """Commit the waiting cache hits and `also` in one transaction; returns what was committed."""
+        rows = [*hits, *also]
+        hits.clear()
+        if rows:
+            self.store.record_many(self.run_id, rows)
+        return [j for _, j, _ in rows]
+
+    def record(self, seq: int, judgment: Judgment) -> None:
+        """Commit one result judged outside `judge` (batch replies, online re-judging)."""
+        self.store.record(self.run_id, seq, judgment)
+
+    def stop(self, status: str = "interrupted", output: Path | None = None) -> int:
+        """The run stopped before its end (interrupted: Ctrl-C/SIGTERM/a failed commit; stopped: a
+        systemic provider error): record why and write the output so far; the rows written."""
+        if status not in ("interrupted", "stopped"):
+            raise ValueError(f"a run stops as interrupted or stopped, not {status!r}")
+        self.store.set_status(self.run_id, status)
+        return self.write(output) if output is not None else 0
+
+    def submitted(self) -> None:
+        """Its requests went to a provider batch API: the run waits for them."""
+        self.store.set_status(self.run_id, "batch")
+
+    def finish(self, output: Path | None = None) -> Tally:
+        """Mark the run done and (re)write its output from the store; the summary's totals."""
+        self.store.set_status(self.run_id, "done")
+        tally = Tally()
+        self.write(output, tally=tally)
+        return tally
+
+    def write(self, output: Path | None = None, *, tally: Tally | None = None) -> int:
+        """(Re)write the output (default: the run's own) from the store, atomically; the rows written."""
+        path = output or (Path(self.info.output_path) if self.info.output_path else None)
+        if path is None:
+            return 0
+        settings = self.info.settings
+        return write_output(self.store, self.run_id, path, trace=bool(settings.get("trace")), tally=tally,
+                            fmt=output_format(path, settings.get("format")))
+
+
+def _rows(source: Path, name: Path, settings: RunSettings) -> Iterator[Item | InvalidItemError]:
+    return input_rows(source, name=str(name), limit=settings.limit, max_input_chars=settings.max_input_chars,
+                      column_map=settings.column_map)
+
+
+def _criterion(settings: RunSettings) -> Any:
+    """The run's fixed criterion, if any (the first pass checks each row can be routed)."""
+    from ..criteria import load_criterion
+
+    return load_criterion(settings.criterion_arg) if settings.criterion_arg else None
+
+
+
+def _resumable(store: RunStore, settings: RunSettings, record: dict[str, object], sha: str, output: str) -> RunInfo:
+    """The last run that wrote `output`, if it can be resumed with these settings and this input (and this
+    process becomes its one writer: a second resume of it is refused, `RunBusy`)."""
+    run = store.latest_run(output_path=output)
+    if run is None:
+        raise ConfigError(f"nothing to resume: no run in {store.path} wrote {settings.output}; run without --resume "
+                          "(results already judged are served from the cache)")
+    store.claim(run.run_id)
+    if run.input_sha != sha:
+        raise ConfigError(
+            f"{settings.input} changed since run {run.run_id} started (its content hash differs), so its finished "
+            "results may not match the rows any more; run without --resume to start a new run (unchanged "
+            "items are served from the cache at no cost)"
+        )
+    diff = RunSettings.from_record(record).diff(RunSettings.from_record(run.settings))
+    if diff:
+        raise ConfigError(f"run {run.run_id} used other settings ({'; '.join(diff)}); resume with "
+                          f"`{run.command}`, or run without --resume to start a new run")
+    return run

@@ -1,0 +1,106 @@
+"""The use-case examples run as-is with no key, and show what they say they show."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from fakes import FakeLLM
+
+from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
+from judgeflow.languages import by_language
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def run_example(*args: str, cwd: Path | None = None) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))}
+    env["COLUMNS"] = "200"
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, env=env,
+                         cwd=cwd or EXAMPLES.parent)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_rag_pipeline_prints_per_claim_passages() -> None:
+    out = run_example(str(EXAMPLES / "rag_pipeline.py"))
+    assert "label 0 (source_faithfulness)" in out
+    assert "contradicted The red brick walls were built between 1385 and 1395." in out
+    assert "not_found    Its architect was blinded afterwards." in out
+    assert "evidence (document 1, passage 3): 'In 1156 Yuri Dolgorukiy" in out
+    assert "(rag | judge).batch(questions) -> labels [0, 1, 1]" in out
+
+
+@pytest.mark.slow
+def test_agent_spec_review_extras_pass_missing_fails() -> None:
+    out = run_example(str(EXAMPLES / "agent_spec_review.py"))
+    assert "extras_ok: label 0" in out
+    assert "missing_link: label 1  requirement not met: r2 Link to the changelog" in out
+    assert "wrong_value: label 1  claim c3 fails (verdict violates_spec): Python 3.8" in out
+
+
+@pytest.mark.slow
+def test_russian_quiz_catches_the_wrong_year_offline() -> None:
+    out = run_example(str(EXAMPLES / "russian_quiz.py"))
+    assert "ru-correct (ru): label 0, expected 0" in out
+    assert "ru-wrong_year (ru): label 1, expected 1" in out
+    assert "en-wrong_year (en): label 1, expected 1" in out
+    assert "│ ru       │ 3     │" in out
+
+
+def test_russian_quiz_with_a_model_uses_the_short_reference_and_catches_1247() -> None:
+    quiz = load("russian_quiz")
+    items = [i for i in quiz.items(offline=False) if i.id in ("ru-correct", "ru-wrong_year")]
+    assert {i.reference for i in items} == {"Юрий Долгорукий"}
+    llm = FakeLLM("openai", [
+        Claims(claims=[Claim(id="c1", text="Москву основал Юрий Долгорукий.", kind="name"),
+                       Claim(id="c2", text="Москва основана в 1147 году.", kind="date"),
+                       Claim(id="c3", text="В 1156 году князь велел построить деревянные стены Кремля.", kind="date")]),
+        ClaimChecks(checks=[
+            ClaimCheck(claim_id="c1", verdict="supported", basis="reference", evidence="Юрий Долгорукий"),
+            ClaimCheck(claim_id="c2", verdict="supported", basis="knowledge", reason="1147 по летописи"),
+            ClaimCheck(claim_id="c3", verdict="supported", basis="knowledge", reason="верная деталь"),
+        ]),
+        Claims(claims=[Claim(id="c1", text="Москву основал Юрий Долгорукий.", kind="name"),
+                       Claim(id="c2", text="Москва основана в 1247 году.", kind="date")]),
+        ClaimChecks(checks=[
+            ClaimCheck(claim_id="c1", verdict="supported", basis="reference", evidence="Юрий Долгорукий"),
+            ClaimCheck(claim_id="c2", verdict="false_fact", basis="knowledge", reason="по летописи 1147, не 1247"),
+        ]),
+    ])
+    judge = Judge(backend=llm.backend(), mode="factual", concurrency=1)
+    correct, wrong = judge.judge_many(items)
+    assert (correct.label, wrong.label) == (0, 1)
+    assert "1247" in (wrong.reason or "") and wrong.claims[1].verdict == "false_fact"
+    assert "<reference>\nЮрий Долгорукий\n</reference>" in llm.user_prompts()[1]
+    assert "в 1247 году" in llm.user_prompts()[2]  # the Russian answer goes to the model as is
+    assert by_language([correct, wrong])["ru"] == {"items": 2, "label_1": 1, "label_0": 1, "unscored": 0,
+                                                   "labelled": 2, "agree": 2}
+
+
+@pytest.mark.slow
+def test_qa_bot_ci_example_passes_offline_in_its_own_pytest_run(tmp_path: Path) -> None:
+    out = run_example("-m", "pytest", "-p", "no:cacheprovider", "-rP", "--judgeflow-cache-dir",
+                      str(tmp_path / "cache"), str(EXAMPLES / "qa_bot_ci"), cwd=tmp_path)
+    assert "3 passed" in out
+    assert "c1 [contradicted] Moscow was first mentioned in 1247." in out
+
+
+@pytest.mark.parametrize("name", ["rag_pipeline", "agent_spec_review", "russian_quiz"])
+def test_each_example_says_what_it_shows_and_how_to_run_it(name: str) -> None:
+    doc = load(name).__doc__ or ""
+    assert "What it shows" in doc and f"python examples/{name}.py" in doc
