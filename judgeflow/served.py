@@ -32,7 +32,7 @@ from .criteria import Criterion, list_criteria, shipped_criterion
 from .errors import JudgeflowError, LLMError
 from .items import Item
 from .redact import redact, redact_data
-from .registry import Backend, make_backend
+from .backends import Backend, make_backend
 from .results import TraceEntry, Usage
 from .schemas import Claim, ClaimCheck
 from .workflow import JudgeContext, Strategy, build_graph
@@ -112,11 +112,12 @@ def _judge_context(ctx: ServedContext, *config: str | None) -> JudgeContext:
 
 
 @lru_cache(maxsize=16)
-def _served_backend(model: str, max_source_chars: int | None, *config: str | None) -> Backend:
-    """The backend of an allowed model, on the operator's endpoint (make_client reads JUDGEFLOW_BASE_URL)."""
+def _served_backend(model: str, max_source_chars: int | None, default_model: str | None, base_url: str | None,
+                    criteria_dir: str | None) -> Backend:
+    """The backend of an allowed model, on the operator's endpoint (`base_url`: JUDGEFLOW_BASE_URL,
+    which make_client reads; None: the provider's own, nothing to hide)."""
     backend = make_backend(model, max_source_chars=max_source_chars)
-    url = getattr(getattr(backend, "client", None), "base_url", None)
-    return HidingEndpoint(backend, url) if url else backend
+    return HidingEndpoint(backend, base_url) if base_url else backend
 
 
 def build_served_graph() -> Any:
@@ -149,6 +150,25 @@ class HidingEndpoint:
     @property
     def fingerprint(self) -> str:
         return self.backend.fingerprint
+
+    @property
+    def structured(self) -> str | None:
+        return self.backend.structured
+
+    @property
+    def temperature(self) -> float | None:
+        return self.backend.temperature
+
+    @property
+    def notes(self) -> list[str]:
+        return [self.hide(n) for n in self.backend.notes]
+
+    @property
+    def coverage(self) -> Any:
+        return self.backend.coverage
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
 
     def hide(self, text: str) -> str:
         for s in self._hide:
