@@ -63,16 +63,26 @@ def remember_secret(secret: object) -> None:
 def _mask_secrets(text: str) -> str:
     """`text` with each known secret masked, and each start of one of SECRET_PREFIX characters or
     more (a provider's "Incorrect API key provided: AIzaSyB1..."); a short secret only whole."""
-    for secret in _SECRETS:
-        need = SECRET_PREFIX if len(secret) >= 2 * SECRET_PREFIX else len(secret)
-        start = text.find(secret[:need])
+    for secret in sorted(_SECRETS, key=len, reverse=True):  # whole keys first, the longest first
+        if secret in text:
+            text = text.replace(secret, MASK)
+    for secret in _SECRETS:  # then an echo cut short: as far as any known key goes on matching
+        if len(secret) < 2 * SECRET_PREFIX:
+            continue
+        start = text.find(secret[:SECRET_PREFIX])
         while start != -1:
-            end = start + need
-            while end < len(text) and end - start < len(secret) and text[end] == secret[end - start]:
-                end += 1
+            end = start + max(_common(text, start, s) for s in _SECRETS)
             text = text[:start] + MASK + text[end:]
-            start = text.find(secret[:need], start + len(MASK))
+            start = text.find(secret[:SECRET_PREFIX], start + len(MASK))
     return text
+
+
+def _common(text: str, start: int, secret: str) -> int:
+    """How many characters of `secret` `text` repeats from `start` on."""
+    n = 0
+    while n < len(secret) and start + n < len(text) and text[start + n] == secret[n]:
+        n += 1
+    return n
 
 
 def redact(text: str) -> str:

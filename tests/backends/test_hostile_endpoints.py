@@ -276,3 +276,11 @@ def _serving(llm: FakeLLM, reply):
         return httpx2.Response(200, json=reply(body))
 
     return handler
+
+
+def test_two_keys_with_one_start_are_both_masked_whole() -> None:
+    from judgeflow.redact import redact, remember_secret
+
+    remember_secret("sk-same-start-key-one-0123456789")
+    remember_secret("sk-same-start-SECRET-two-987654")
+    assert redact("sent sk-same-start-SECRET-two-987654 and sk-same-start-SECRET-tw...") == "sent *** and ***..."
