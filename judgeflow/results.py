@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr, SerializerFunctionWrapHandler, model_serializer
 
 JudgmentStatus = Literal["judged", "unscored", "invalid"]
 #: prefix of an input field whose name is taken by a result field in the output row
@@ -70,8 +70,19 @@ class ClaimResult(BaseModel):
     evidence: str = ""
     evidence_found: bool | None = None
     """Whether the evidence quote occurs in the item's reference/source/spec (case and spacing
-    ignored; "..." may join fragments). None when there is no quote or the basis is knowledge."""
+    ignored; "..." may join fragments). None when there is no quote or the basis is knowledge.
+    For a trace, checked against the one message the evidence came from (`cited`)."""
     reason: str = ""
+    cited: str | None = None
+    """Traces: the message the evidence came from ("tool get_weather, call_1", "user turn 2");
+    written only when set, so other rows keep their shape."""
+
+    @model_serializer(mode="wrap")
+    def _without_unset_cited(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("cited", "") is None:
+            del data["cited"]
+        return data
 
 
 class RequirementResult(BaseModel):

@@ -31,6 +31,7 @@ from .errors import JudgeflowError, LLMError
 from .items import Item
 from .results import ClaimResult, JudgmentStatus, RequirementResult, TraceEntry, Usage
 from .routing import choose_criterion
+from .traces import attribute
 
 Strategy = Literal["graph", "single"]
 
@@ -180,7 +181,7 @@ def after_decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Litera
 def after_claims(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["cover", "aggregate"]:
     """Requirement coverage next, for a spec criterion when the judge has it on; else aggregate."""
     c = state.criterion
-    wanted = _context(runtime).coverage is not None and c is not None and c.family == "spec" and bool(state.item.spec)
+    wanted = _context(runtime).coverage is not None and c is not None and c.covers_spec and bool(state.item.spec)
     return "cover" if wanted and state.status != "invalid" else "aggregate"
 
 
@@ -229,6 +230,8 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
         item = state.item
         evidence = {"reference": item.reference, "source": "\n\n".join(item.source or []) or None, "spec": item.spec}
         results = verify_evidence(merge(state.claims, state.checks, state.criterion), evidence)
+        if item.messages is not None and item.source:  # a trace: each quote against its own message
+            results = attribute(results, item.source)
         label, reason = aggregate_claims(results, state.criterion)
         update = {"label": label, "reason": reason, "results": results}
         if label is None:

@@ -75,6 +75,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="cut sources longer than this to the passages relevant to the claims; cite passages")
     p.add_argument("--strategy", default="graph", choices=["graph", "single"],
                    help="graph: decompose then check (2 calls); single: one call")
+    p.add_argument("--turns", default="last", choices=["last", "all"],
+                   help="conversations (rows with messages): judge the last assistant turn, or every assistant "
+                        "turn against what came before it (one row per turn, ids ID#t3)")
+    p.add_argument("--system-prompt", action="store_true",
+                   help="conversations: count the system prompt as evidence (left out by default)")
     p.add_argument("--limit", type=positive_int, help="judge only the first N rows")
     p.add_argument("--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY,
                    help=f"items judged at once (default {DEFAULT_CONCURRENCY})")
