@@ -6,10 +6,10 @@ requirement coverage) any requirement is not met. An answer with no checkable cl
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from .quotes import CITATION, ELLIPSIS, QUOTES, quote_in
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion
 from .results import ClaimResult, Judgment, RequirementResult
@@ -83,13 +83,7 @@ def combine(judgment: Judgment, requirements: list[RequirementResult]) -> Judgme
     return judgment.model_copy(update=update)
 
 
-_CITATION = re.compile(r"^\[document \d+, passage \d+\]\s*", re.IGNORECASE)
-_ELLIPSIS = re.compile(r"\.\.\.|…")
-_QUOTES = "\"'“”‘’«»"
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.casefold().split())
+_CITATION, _ELLIPSIS, _QUOTES = CITATION, ELLIPSIS, QUOTES  # the names the review app's spans import
 
 
 def verify_evidence(claims: Sequence[ClaimResult], evidence: dict[str, str | None]) -> list[ClaimResult]:
@@ -105,11 +99,8 @@ def verify_evidence(claims: Sequence[ClaimResult], evidence: dict[str, str | Non
     out = []
     for c in claims:
         text = evidence.get(c.basis or "")
-        quote = _CITATION.sub("", c.evidence or "").strip().strip(_QUOTES).strip()
-        found: bool | None = None
-        if text and quote:
-            haystack = _norm(text)
-            fragments = [_norm(f).strip(_QUOTES + " ") for f in _ELLIPSIS.split(quote)]
-            found = all(f in haystack for f in fragments if f)
+        quote = _CITATION.sub("", c.evidence or "")
+        found = quote_in(quote, text) if text and quote.strip().strip(_QUOTES).strip() else None
         out.append(c.model_copy(update={"evidence_found": found}) if found is not None else c)
     return out
+

@@ -179,6 +179,12 @@ class Criterion(BaseModel):
                                f"{missing[0]}; add a line {{{missing[0]}}} where it belongs")
 
     @property
+    def covers_spec(self) -> bool:
+        """Whether requirement coverage applies to an item with a spec: spec criteria, and criteria
+        that take a spec beside other evidence (trace_grounding)."""
+        return self.family == "spec" or "spec" in self.optional
+
+    @property
     def evidence_fields(self) -> list[str]:
         return [f for f in (*self.requires, *self.optional) if f in EVIDENCE_FIELDS]
 
@@ -305,6 +311,11 @@ def load_criterion(name_or_path: str | Path) -> Criterion:
 
 
 _SHIPPED: dict[str, Path] = {}
+
+
+def shipped_criterion(name: str) -> bool:
+    """True when `name` is a shipped criterion's name (a plain name, never a path)."""
+    return "/" not in name and os.sep not in name and not name.endswith(".toml") and _shipped_path(name) is not None
 
 
 def _shipped_path(name: str) -> Path | None:

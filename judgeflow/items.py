@@ -23,6 +23,8 @@ from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
 from .errors import ConfigError, InvalidItemError
 from .files import read_rows
+from .trace_runs import langsmith_messages, run_trees
+from .traces import TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages, trace_fields
 
 #: the criterion families, declared once: a criterion's `family`, and the routing override
 #: (`Item.mode`, `Judge(mode=...)`, `--mode`) names the family whose default criterion to use
@@ -50,7 +52,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "spec": ("requirements", "specification", "rubric"),
     "label": ("human_label", "is_hallucination", "hallucination"),
 }
-_CANONICAL = ("id", "question", "answer", "reference", "source", "spec", "mode", "criterion", "label")
+_CANONICAL = ("id", "question", "answer", "reference", "source", "spec", "mode", "criterion", "label", "messages")
 #: the item fields a column map (`--map FIELD=COLUMN`, `column_map=`) may name
 FIELDS = _CANONICAL
 ColumnMap = Mapping[str, str]
@@ -109,6 +111,8 @@ class Item(BaseModel):
     """Explicit criterion name or path for this item."""
     label: Literal[0, 1] | None = None
     """Human label: 1 = hallucination/error, 0 = none."""
+    messages: list[TraceMessage] | None = None
+    """A trace item: the conversation before the judged turn, labelled (its evidence is `source`)."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Other input fields, carried through to the result untouched."""
     aliases: dict[str, str] = Field(default_factory=dict)
@@ -135,11 +139,20 @@ class Item(BaseModel):
         """Build an item from a dict, resolving aliases and normalising `source`.
 
         `column_map` (field -> column, checked by `check_column_map`) reads a field from a column
-        of another name first; the column is recorded in `aliases`.
+        of another name first; the column is recorded in `aliases`. A conversation (`messages` in
+        the OpenAI, Anthropic or LangChain format, or a LangSmith run tree) is judged at its last
+        assistant turn: see `items_from_record` for every turn.
 
         Raises:
             InvalidItemError: naming the path, line, field and the fix.
         """
+        if _is_trace(record, column_map):
+            return items_from_record(record, path=path, line=line, column_map=column_map)[0]
+        return cls._from_fields(record, path=path, line=line, column_map=column_map)
+
+    @classmethod
+    def _from_fields(cls, record: Mapping[str, Any], *, path: str | None = None, line: int | None = None,
+                     column_map: ColumnMap | None = None) -> Item:
         if not isinstance(record, Mapping):
             raise InvalidItemError(
                 f"expected a JSON object per line, got {type(record).__name__}",
@@ -179,6 +192,69 @@ class Item(BaseModel):
         return "\n\n".join(f"[Document {i}]\n{d}" for i, d in enumerate(self.source, 1))
 
 
+def _is_trace(record: Any, column_map: ColumnMap | None = None) -> bool:
+    if not isinstance(record, Mapping):
+        return False
+    column = (column_map or {}).get("messages")
+    return is_trace({"messages": record[column]} if column and column in record else record)
+
+
+def items_from_record(record: Mapping[str, Any], *, path: str | None = None, line: int | None = None,
+                      turns: Turns = "last", system: bool = False, column_map: ColumnMap | None = None) -> list[Item]:
+    """The items of one row: one, or for a conversation with `turns="all"` one per assistant turn
+    (ids `ID#t3`: turn 3), each judged against the messages before it.
+
+    A row that gives its own `answer` beside `messages` judges that answer against the whole
+    conversation. `system=True` counts the system prompt as evidence (it is left out by default).
+    `column_map` as in `Item.from_record` (`messages` may be mapped from another column too).
+
+    Raises:
+        InvalidItemError: naming the path, line, field (e.g. `messages[3].tool_call_id`) and the fix.
+    """
+    if not _is_trace(record, column_map):
+        return [Item._from_fields(record, path=path, line=line, column_map=column_map)]
+    _refuse_surrogates(record, path, line)
+    rec = dict(record)
+    if (column := (column_map or {}).get("messages")) and column in rec:
+        rec["messages"] = rec.pop(column)
+    item_id = next((rec[k] for k in ("id", *ALIASES["id"]) if not _blank(rec.get(k))), None)
+    if item_id is None and "messages" not in rec:
+        item_id = rec.get("id")  # a LangSmith run's own id
+    try:
+        if "messages" in rec:
+            system_prompt = rec.pop("system") if isinstance(rec.get("system"), str) else None  # Anthropic's
+            messages = read_messages(rec.pop("messages"), system=system_prompt)
+        else:
+            messages = langsmith_messages(rec)
+            rec = {k: v for k, v in rec.items() if k in ("label", "spec", "id", *ALIASES["label"], *ALIASES["spec"])}
+    except TraceError as e:
+        who = f"item '{item_id}' " if item_id is not None else ""
+        err = InvalidItemError(f"{who}{e}", path=path, line=line, field=e.field,
+                               item_id=str(item_id) if item_id is not None else None)
+        err.record = dict(record)
+        raise err from None
+    own = any(not _blank(rec.get(k)) for k in ("answer", *ALIASES["answer"]))
+    at: list[int | None] = [None] if own else list(judged_turns(messages, turns))
+    if not at:
+        raise InvalidItemError(f"{'item ' + repr(str(item_id)) + ' ' if item_id is not None else ''}has messages "
+                               "but no assistant message with text to judge; add the agent's reply, or give "
+                               "\"answer\"", path=path, line=line, field="messages",
+                               item_id=str(item_id) if item_id is not None else None)
+    out = []
+    for i in at:
+        fields = trace_fields(messages, i, system=system)
+        given = rec.get("source")
+        if not _blank(given):
+            fields["source"] += [f"[document {n}]\n{d}" for n, d in enumerate(normalize_source(given), 1)]
+        row = {**{k: v for k, v in rec.items() if k != "source"}, **{k: v for k, v in fields.items()
+                                                                     if k != "question" or _blank(rec.get(k))}}
+        if turns == "all" and i is not None:
+            row["id"] = f"{item_id if item_id is not None else f'line-{line}'}#t{messages[i].turn}"
+            if i != at[-1]:  # a row's label is about its last reply, not the turns before it
+                row = {k: v for k, v in row.items() if k not in ("label", *ALIASES["label"])}
+        out.append(Item._from_fields(row, path=path, line=line,
+                                     column_map={f: c for f, c in (column_map or {}).items() if f != "messages"}))
+    return out
 
 def _refuse_surrogates(record: Mapping[str, Any], path: str | None, line: int | None) -> None:
     """A lone surrogate (half a UTF-16 pair, e.g. a cut emoji) is not text: an invalid row that says where."""
@@ -449,25 +525,46 @@ def read_records(path: str | Path, *, data: bytes | None = None, name: str | Non
 
 
 def read_items(path: str | Path, *, data: bytes | None = None, name: str | None = None,
-               column_map: ColumnMap | None = None) -> Iterator[Item | InvalidItemError]:
+               column_map: ColumnMap | None = None, turns: Turns = "last",
+               system: bool = False) -> Iterator[Item | InvalidItemError]:
     """Yield an Item, or the InvalidItemError that explains why a row is unusable, per row.
 
     Nothing is dropped: callers turn error rows into error results. `path` "-" reads stdin.
     Each Item knows its line (`Item.where`), so later errors (routing) can name it. `name`: the
     name messages give when `path` is a copy of the input (see `files.read_rows`). `column_map`:
-    field -> column, for columns of other names (`check_column_map`).
+    field -> column, for columns of other names (`check_column_map`). Conversations: `turns="all"`
+    gives one item per assistant turn, `system=True` counts the system prompt as evidence
+    (`items_from_record`); a flat LangSmith export is read as its run trees.
     """
     shown = str(path) if name is None else name
     column_map = check_column_map(column_map)
-    for line, rec in read_records(path, data=data, name=name):
+    for line, rec in _with_run_trees(read_records(path, data=data, name=name)):
         if isinstance(rec, InvalidItemError):
             rec.line = rec.line if rec.line is not None else line
             yield rec
             continue
         try:
-            yield Item.from_record(rec, path=shown, line=line, column_map=column_map)
+            yield from items_from_record(rec, path=shown, line=line, turns=turns, system=system, column_map=column_map)
         except InvalidItemError as e:
             yield e
+
+
+def _with_run_trees(rows: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+    """The rows; a flat LangSmith export (one run a row, linked by `parent_run_id`) as its root runs
+    with their child runs nested (read whole: such exports are one agent session each, not millions)."""
+    first = next(rows, None)
+    if first is None:
+        return
+    if not (isinstance(first[1], Mapping) and "run_type" in first[1] and "parent_run_id" in first[1]):
+        yield first
+        yield from rows
+        return
+    everything = [first, *rows]
+    runs = [rec for _, rec in everything if isinstance(rec, Mapping)]
+    line_of = {str(rec.get("id")): line for line, rec in everything if isinstance(rec, Mapping)}
+    yield from ((line, rec) for line, rec in everything if not isinstance(rec, Mapping))
+    for root in run_trees(runs):
+        yield line_of.get(str(root.get("id")), 0), root
 
 
 def load_items(path: str | Path, *, column_map: ColumnMap | None = None) -> list[Item]:

@@ -128,7 +128,7 @@ class Judge(SyncFacade):
         # surrogatepass: a lone surrogate in an Item built in code must not crash the key
         text = json.dumps(data, sort_keys=True, ensure_ascii=False)
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        if self.coverage is None or not item.spec or criterion.family != "spec":
+        if self.coverage is None or not item.spec or not criterion.covers_spec:
             return key
         coverage = f"{key}|coverage-v{COVERAGE_VERSION}|{self.coverage.fingerprint}|{criterion.coverage_fingerprint}"
         return hashlib.sha256(coverage.encode()).hexdigest()

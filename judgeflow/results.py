@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr, SerializerFunctionWrapHandler, model_serializer
 
 JudgmentStatus = Literal["judged", "unscored", "invalid"]
 #: prefix of an input field whose name is taken by a result field in the output row
@@ -31,6 +31,8 @@ class Usage(BaseModel):
     """Replies read only after a lenient repair (code fence, text around the JSON, raw control characters)."""
     reasks: int = 0
     """Calls that asked again: an invalid reply re-asked, or a reply cut off at max_tokens."""
+    over_bound: int = 0
+    """Claims (or requirements) a reply listed beyond its schema's bound (maxItems): cut, never checked."""
     _rate_wait: float = PrivateAttr(default=0.0)
 
     @property
@@ -51,6 +53,7 @@ class Usage(BaseModel):
         self.cache_write_tokens += other.cache_write_tokens
         self.repairs += other.repairs
         self.reasks += other.reasks
+        self.over_bound += other.over_bound
 
 
 class ClaimResult(BaseModel):
@@ -67,8 +70,19 @@ class ClaimResult(BaseModel):
     evidence: str = ""
     evidence_found: bool | None = None
     """Whether the evidence quote occurs in the item's reference/source/spec (case and spacing
-    ignored; "..." may join fragments). None when there is no quote or the basis is knowledge."""
+    ignored; "..." may join fragments). None when there is no quote or the basis is knowledge.
+    For a trace, checked against the one message the evidence came from (`cited`)."""
     reason: str = ""
+    cited: str | None = None
+    """Traces: the message the evidence came from ("tool get_weather, call_1", "user turn 2");
+    written only when set, so other rows keep their shape."""
+
+    @model_serializer(mode="wrap")
+    def _without_unset_cited(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("cited", "") is None:
+            del data["cited"]
+        return data
 
 
 class RequirementResult(BaseModel):

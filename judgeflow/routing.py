@@ -1,8 +1,9 @@
 """Routing: which criterion judges an item, and why.
 
 Precedence: a run-level criterion (--criterion / Judge(criterion=...)) > a run-level mode >
-the item's own `criterion` > the item's own `mode` > its fields: `source` -> source
-faithfulness, else `spec` -> spec compliance, else `reference` -> factual correctness.
+the item's own `criterion` > the item's own `mode` > its fields: a conversation (`messages`) ->
+trace grounding (with a spec too, coverage still applies), else `source` -> source faithfulness,
+else `spec` -> spec compliance, else `reference` -> factual correctness.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from .criteria import FAMILY_DEFAULTS, Criterion, load_criterion
 from .errors import CriterionError, InvalidItemError
 from .items import Item
+
+TRACE_CRITERION = "trace_grounding"
 
 
 def choose_criterion(
@@ -28,6 +31,8 @@ def choose_criterion(
         why = f"item field criterion={item.criterion}"
     elif item.mode:
         chosen, why = load_criterion(FAMILY_DEFAULTS[item.mode]), f"item field mode={item.mode}"
+    elif item.messages is not None:
+        chosen, why = load_criterion(TRACE_CRITERION), "conversation (messages) present"
     elif item.source:
         chosen, why = load_criterion("source_faithfulness"), "source present"
     elif item.spec:

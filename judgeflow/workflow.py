@@ -31,6 +31,7 @@ from .errors import JudgeflowError, LLMError
 from .items import Item
 from .results import ClaimResult, JudgmentStatus, RequirementResult, TraceEntry, Usage
 from .routing import choose_criterion
+from .traces import attribute
 
 Strategy = Literal["graph", "single"]
 
@@ -39,11 +40,11 @@ Strategy = Literal["graph", "single"]
 class JudgeContext:
     """Run-level settings passed at invoke time (not part of the state).
 
-    Every field but `backend` and `coverage` is plain data, so `langgraph dev` / LangGraph Server
-    can take the context as JSON (`{"model": "baseline/lexical", "criterion": "source_faithfulness"}`);
-    the backend is then built from `model` (+ `base_url`, `max_source_chars`) once per process and
-    reused. API keys are never part of the context: the server reads them from its environment.
-    Python callers may pass a ready `backend` (and a loaded `Criterion`) instead.
+    Every field but `backend` and `coverage` is plain data; the backend is then built from `model`
+    (+ `base_url`, `max_source_chars`) once per process and reused. API keys are never part of
+    the context. This is the Python caller's context, with full control (any endpoint, a criterion
+    path, a ready `backend`); a served graph reads JSON as `served.ServedContext` instead (names
+    the operator allows, no endpoint, no path).
     """
 
     backend: SkipJsonSchema[Any] = None
@@ -88,7 +89,9 @@ def _context(runtime: Runtime[JudgeContext]) -> JudgeContext:
         return JudgeContext()
     if isinstance(ctx, dict):  # a TypedDict-style caller
         return JudgeContext(**ctx)
-    return ctx
+    if isinstance(ctx, JudgeContext):
+        return ctx
+    return ctx.judge_context()  # a served graph's ServedContext (served.py): what the operator allows
 
 
 def add_usage(spent: Usage, more: Usage) -> Usage:
@@ -178,7 +181,7 @@ def after_decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Litera
 def after_claims(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["cover", "aggregate"]:
     """Requirement coverage next, for a spec criterion when the judge has it on; else aggregate."""
     c = state.criterion
-    wanted = _context(runtime).coverage is not None and c is not None and c.family == "spec" and bool(state.item.spec)
+    wanted = _context(runtime).coverage is not None and c is not None and c.covers_spec and bool(state.item.spec)
     return "cover" if wanted and state.status != "invalid" else "aggregate"
 
 
@@ -227,6 +230,8 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
         item = state.item
         evidence = {"reference": item.reference, "source": "\n\n".join(item.source or []) or None, "spec": item.spec}
         results = verify_evidence(merge(state.claims, state.checks, state.criterion), evidence)
+        if item.messages is not None and item.source:  # a trace: each quote against its own message
+            results = attribute(results, item.source)
         label, reason = aggregate_claims(results, state.criterion)
         update = {"label": label, "reason": reason, "results": results}
         if label is None:
@@ -237,12 +242,18 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
     elif state.requirements is not None:
         update["label"], update["reason"] = cover_label(update["label"], update.get("reason", state.reason),
                                                         state.requirements)
+    if state.usage.over_bound:  # the backend cut a reply's list to its schema's bound (maxItems)
+        update["reason"] = (f"{update.get('reason') or state.reason or ''}; {state.usage.over_bound} more listed "
+                            "beyond the reply's bound were cut, not checked").lstrip("; ")
     return update
 
 
-def build_graph() -> Any:
-    """Compile the judge graph. Invoke with `context=JudgeContext(model=...)` (or `backend=...`)."""
-    g = StateGraph(JudgeState, context_schema=JudgeContext)
+def build_graph(context_schema: type[Any] = JudgeContext) -> Any:
+    """Compile the judge graph. Invoke with `context=JudgeContext(model=...)` (or `backend=...`).
+
+    context_schema: what a JSON context is read as; `served.build_served_graph` passes its
+    `ServedContext` (names the operator allows, nothing more)."""
+    g = StateGraph(JudgeState, context_schema=context_schema)
     for node in (route, decompose, check, single, cover, aggregate):
         g.add_node(node)
     g.add_edge(START, "route")  # route, decompose, check and single name their next node (Command)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: ../shared beside the project (for a git worktree under /work/wt/<name>, the nearest ancestor's)
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
 SHARED_DATA = SHARED / "data"
+FAKE_LLM = SHARED / "tools" / "fake_llm.py"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,6 +62,23 @@ def _own_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
     mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
     yield
     mp.undo()
+
+
+@pytest.fixture(scope="module")
+def fake_llm() -> Iterator[str]:
+    """http://127.0.0.1:<port> of ../shared/tools/fake_llm.py (unmodified: it fills every reply from the JSON
+    schema the request carries), run as a subprocess; skipped when it is not beside the project."""
+    if not FAKE_LLM.exists():
+        pytest.skip("../shared/tools/fake_llm.py is not beside the project")
+    proc = subprocess.Popen([sys.executable, str(FAKE_LLM), "--port", "0", "--host", "127.0.0.1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("PORT="), line
+        yield f"http://127.0.0.1:{int(line.strip().split('=')[1])}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @pytest.fixture

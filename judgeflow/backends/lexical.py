@@ -21,6 +21,7 @@ from ..criteria import Criterion
 from ..errors import ConfigError
 from ..items import Item
 from ..results import TraceEntry, Usage
+from ..traces import split_document
 from ..text import (
     WORD as _WORD,
     NUMBER as _NUM,
@@ -76,12 +77,18 @@ class _Evidence:
 def _evidence(item: Item, criterion: Criterion) -> tuple[str, _Evidence]:
     for f in criterion.evidence_fields:
         # the documents themselves, without "[Document i]" headers (their numbers are not evidence)
-        text = "\n\n".join(item.source) if f == "source" and item.source else getattr(item, f)
+        text = "\n\n".join(_documents(item)) if f == "source" and item.source else getattr(item, f)
         if text:
             sents = [s for s in _SENT.split(text) if s.strip()] or [text]
             return f, _Evidence(text, sents, _content(text), _numbers(text), _names(text),
                                 len(_WORD.findall(text)) <= 40, [_content(s) for s in sents])
     return "none", _Evidence("", [], set(), set(), set(), True)
+
+
+def _documents(item: Item) -> list[str]:
+    """The source documents; a trace's without their "[tool get_weather, call_1]" headers (labels, not evidence)."""
+    assert item.source is not None
+    return item.source if item.messages is None else [split_document(d)[1] for d in item.source]
 
 
 def _best_sentence(claim_words: set[str], ev: _Evidence) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -32,8 +33,15 @@ from ..schemas import Claim, ClaimCheck
 from ..text import SENTENCE as _SENT
 from ..text import content_words as _content
 from ..text import numbers as _numbers
+from ..traces import split_document
 
 DEFAULT_PASSAGE_CHARS = 800
+
+
+class TraceCutWarning(UserWarning):
+    """A trace's evidence was cut to the passages most relevant to the claims."""
+
+
 _CITATION = re.compile(r"^\[document (\d+), passage (\d+)\]\s?")
 
 
@@ -264,7 +272,27 @@ class PassageJudge:
             return item, split_documents(item.source, passage_chars=self.passage_chars)  # evidence still cited
         passages = split_documents(item.source, passage_chars=self.passage_chars)
         chosen = select_passages(queries, passages, max_chars=self.max_source_chars)
+        if item.messages is not None:
+            return self._narrow_trace(item, passages, chosen), chosen
         return item.model_copy(update={"source": [p.text for p in chosen]}), chosen
+
+    def _narrow_trace(self, item: Item, passages: list[Passage], chosen: list[Passage]) -> Item:
+        """A trace cut to its passages: each headed by its message's label, and a warning naming
+        the messages left out (a claim about them can no longer be checked against them)."""
+        labels = [split_document(d)[0] or f"document {i}" for i, d in enumerate(item.source or [], 1)]
+        kept = []
+        for p in chosen:
+            head = f"[{labels[p.doc - 1]}]"
+            body = p.text[len(head):].lstrip() if p.text.startswith(head) else p.text
+            kept.append(f"{head}\n{body}")
+        dropped = [labels[d - 1] for d in sorted({p.doc for p in passages} - {p.doc for p in chosen})]
+        cut = len(passages) - len(chosen)
+        if cut:
+            warnings.warn(f"item {item.id!r}: the trace is longer than max_source_chars={self.max_source_chars}; "
+                          f"{cut} of {len(passages)} passages were cut" + (f", dropping {len(dropped)} message(s): "
+                          f"{'; '.join(dropped[:5])}{' ...' if len(dropped) > 5 else ''}" if dropped else "")
+                          + "; raise max_source_chars to send more", TraceCutWarning, stacklevel=2)
+        return item.model_copy(update={"source": kept})
 
     def _cited(self, checks: list[ClaimCheck], passages: list[Passage]) -> list[ClaimCheck]:
         return [c.model_copy(update={"evidence": cite(c.evidence, passages)}) for c in checks]

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import ConfigError, InvalidItemError
 from ..items import ColumnMap, Item, check_column_map, normalize_source, resolve_fields
+from ..traces import is_trace
 
 
 def _auto_id(*parts: Any) -> str:
@@ -85,6 +86,8 @@ def from_dict(record: Mapping[str, Any], *, id: str | None = None, column_map: C
         rec[aliases.get("source", "source")] = normalize_source(list(values["source"]))  # Documents -> text
     if id is not None:
         rec["id"] = id
+    elif "id" not in values and is_trace(rec):  # an agent's {"messages": [...]}: named by its conversation
+        rec["id"] = _auto_id(*(getattr(m, "content", m) for m in rec.get("messages") or [rec.get("run_type")]))
     elif "id" not in values:
         rec["id"] = _auto_id(values.get("question"), values.get("answer"))
     return Item.from_record(rec, column_map={f: c for f, c in column_map.items() if f != "id" or id is None})

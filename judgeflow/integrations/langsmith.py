@@ -25,7 +25,7 @@ here: any caller of that signature works.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from ..errors import InvalidItemError
@@ -33,7 +33,9 @@ from ..judge import Judge
 from ..judging import Judging, run_sync
 from ..languages import language_of
 from ..results import Judgment
-from ..items import resolve_fields
+from ..items import Item, items_from_record, resolve_fields
+from ..trace_runs import run_trees
+from ..traces import Turns
 from .runnable import to_item
 
 EvaluatorResult = dict[str, Any]
@@ -140,3 +142,17 @@ def alangsmith_evaluator(
 
     evaluator.__name__ = key
     return evaluator
+
+
+def from_langsmith_runs(runs: Iterable[Any], *, turns: Turns = "last", system: bool = False) -> list[Item]:
+    """Items from LangSmith runs: root runs with `child_runs`, or a flat list linked by `parent_run_id`
+    (`client.list_runs(trace_id=...)`, an export), as dicts or `langsmith` Run objects.
+
+    Each root run is one conversation, judged at its last reply (or at every assistant turn with
+    `turns="all"`) against the tool results and turns before it (see `judgeflow.traces`).
+
+    Raises:
+        InvalidItemError: a run tree that cannot be read (naming the run and field).
+    """
+    rows = [r.dict() if hasattr(r, "dict") and not isinstance(r, Mapping) else dict(r) for r in runs]
+    return [it for root in run_trees(rows) for it in items_from_record(root, turns=turns, system=system)]

@@ -131,7 +131,8 @@ class Run:
         settings = self.info.settings
         return input_rows(self.source, name=str(self.name or self.source), limit=settings.get("limit"),
                           max_input_chars=settings.get("max_input_chars") or DEFAULT_MAX_INPUT_CHARS,
-                          column_map=settings.get("column_map"))
+                          column_map=settings.get("column_map"), turns=settings.get("turns") or "last",
+                          system=bool(settings.get("system_prompt")))
 
     def finished(self) -> int:
         """Rows with a final result (judged or invalid): what a resume skips."""
@@ -220,7 +221,8 @@ class Run:
 
 def _rows(source: Path, name: Path, settings: RunSettings) -> Iterator[Item | InvalidItemError]:
     return input_rows(source, name=str(name), limit=settings.limit, max_input_chars=settings.max_input_chars,
-                      column_map=settings.column_map)
+                      column_map=settings.column_map, turns=settings.turns,  # type: ignore[arg-type]
+                      system=settings.system_prompt)
 
 
 def _criterion(settings: RunSettings) -> Any:

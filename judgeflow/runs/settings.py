@@ -32,7 +32,7 @@ DEFAULT_MAX_INPUT_CHARS = 200_000
 #: run stopped on a bad endpoint resumes with the corrected one (recorded, see `ENDPOINT`).
 RESULT_SETTINGS = ("model", "mode", "column_map", "criterion", "strategy", "temperature", "limit", "trace",
                    "coverage", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
-                   "threshold")
+                   "threshold", "turns", "system_prompt")
 #: also recorded with the run (not compared on resume)
 RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format")
 #: the recorded setting a resume may change (the run's record is updated to the new value)
@@ -68,6 +68,10 @@ class RunSettings(BaseModel):
     """The results file's format as given (`--format`; None: from the -o suffix)."""
     column_map: dict[str, str] | None = None
     """Item field -> the input column holding it (`--map FIELD=COLUMN`)."""
+    turns: str = "last"
+    """Conversations: judge the last assistant turn ("last") or every one ("all")."""
+    system_prompt: bool = False
+    """Conversations: the system prompt counts as evidence."""
     # how the run calls the provider and where it writes; not what its results are
     retries: int = 4
     reasks: int = 2
@@ -108,7 +112,8 @@ class RunSettings(BaseModel):
             store=str(args.store), prices=str(args.prices) if args.prices else None,
             max_unscored=getattr(args, "max_unscored", DEFAULT_MAX_UNSCORED), no_cache=args.no_cache,
             ensemble_flags=ensemble_flags or [], column_map=parse_column_map(getattr(args, "map", None)) or None,
-            format=getattr(args, "format", None),
+            format=getattr(args, "format", None), turns=getattr(args, "turns", "last"),
+            system_prompt=bool(getattr(args, "system_prompt", False)),
         )
 
     @classmethod
@@ -184,13 +189,14 @@ class RunSettings(BaseModel):
             ("--max-unscored", self.max_unscored, DEFAULT_MAX_UNSCORED),
             ("--max-source-chars", self.max_source_chars, None), ("--threshold", self.threshold, None),
             ("--format", self.format, None),
+            ("--turns", self.turns, "last"),
         ]
         for flag, value, default in opts:
             if value is not None and value != default:
                 parts += [flag, str(value)]
         for field, column in (self.column_map or {}).items():
             parts += ["--map", f"{field}={column}"]
-        for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache)):
+        for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache), ("--system-prompt", self.system_prompt)):
             if on:
                 parts.append(flag)
         if self.coverage != (self.mode == "spec"):  # not the default for the mode: say it

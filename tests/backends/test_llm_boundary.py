@@ -8,11 +8,9 @@ fills every reply from the JSON schema the request carries and knows nothing els
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -27,26 +25,7 @@ from judgeflow.cli import main
 from judgeflow.errors import ConfigError
 from judgeflow.schemas import checks_reply, claims_reply, repair_json
 
-from conftest import SHARED
-
-FAKE_LLM = SHARED / "tools" / "fake_llm.py"
 MOSCOW = moscow(reference="1147")
-
-
-@pytest.fixture(scope="module")
-def fake_llm() -> Iterator[str]:
-    """http://127.0.0.1:<port> of a running fake_llm.py."""
-    if not FAKE_LLM.exists():
-        pytest.skip("../shared/tools/fake_llm.py is not beside the project")
-    proc = subprocess.Popen([sys.executable, str(FAKE_LLM), "--port", "0", "--host", "127.0.0.1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("PORT="), line
-        yield f"http://127.0.0.1:{int(line.strip().split('=')[1])}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def fake_stats(base: str) -> dict[str, Any]:

@@ -100,7 +100,17 @@ def test_qa_bot_ci_example_passes_offline_in_its_own_pytest_run(tmp_path: Path) 
     assert "c1 [contradicted] Moscow was first mentioned in 1247." in out
 
 
-@pytest.mark.parametrize("name", ["rag_pipeline", "agent_spec_review", "russian_quiz"])
+@pytest.mark.slow
+def test_agent_trace_review_names_the_tool_message_and_reports_kappa() -> None:
+    out = run_example(str(EXAMPLES / "agent_trace_review.py"))
+    assert "weather: label 1 (trace_grounding: conversation (messages) present)" in out
+    assert "evidence from tool get_weather, call_1: 'Paris: 18 C, light rain, wind 12 km/h.' (quote found in that message)" in out
+    assert "the same item: True" in out
+    assert "weather#t2: label 1" in out and "weather#t4: label" in out
+    assert "calibration on traces.jsonl (18 hand-labelled traces): Cohen's kappa 0.89" in out
+
+
+@pytest.mark.parametrize("name", ["rag_pipeline", "agent_spec_review", "russian_quiz", "agent_trace_review"])
 def test_each_example_says_what_it_shows_and_how_to_run_it(name: str) -> None:
     doc = load(name).__doc__ or ""
     assert "What it shows" in doc and f"python examples/{name}.py" in doc

@@ -21,6 +21,7 @@ from ..labels import LABEL_FIELDS, read_results
 from ...results import ClaimResult, Judgment
 from ..sampling import JUDGE_LABEL, read_pool, stratified_sample
 from .spans import locate, quote_spans
+from ...traces import split_document
 
 NOTE = "label_note"
 """The labels-file field for the optional note (other tools carry it through untouched)."""
@@ -228,6 +229,9 @@ class ReviewSession:
             "skipped": self.human(i) is None and bool(row.get("label_skipped")),
             "note": row.get(NOTE) or "", "revealed": self.revealed(i), **self._facets(i),
         }
+        if it.messages is not None:  # a conversation: each source document is one labelled message
+            out["source_labels"] = [split_document(d)[0] for d in out["source"]]
+            out["source"] = [split_document(d)[1] for d in out["source"]]
         j = self.judgment(i)
         if not out["revealed"] or j is None:
             return out
@@ -266,6 +270,13 @@ class ReviewSession:
         field = c.basis if c.basis in texts else None
         if not c.evidence or field is None:
             return []
+        if c.cited is not None:  # a trace: the quote is looked for in the message it came from only
+            docs = [split_document(d) for d in texts[field]]
+            at = next((k for k, (label, _) in enumerate(docs) if label == c.cited), None)
+            quote = c.evidence.removeprefix(f"[{c.cited}]").strip()
+            hits = [(at, s, e) for _, s, e in quote_spans(quote, [docs[at][1]]) or []] if at is not None else []
+            return [{"field": field, "doc": k, "start": s, "end": e, "cited": True} for k, s, e in hits] or \
+                ([{"field": field, "doc": at, "start": 0, "end": 0, "cited": True}] if at is not None else [])
         hits = quote_spans(c.evidence, texts[field]) or []
         return [{"field": field, "doc": k, "start": s, "end": e} for k, s, e in hits]
 

@@ -254,8 +254,12 @@
     if (item.question) parts.push(el("h3", {}, "question"), el("div", { className: "text", id: "question" }, item.question));
     if (item.reference) parts.push(el("h3", {}, "reference"), marked(item.reference, claimSpans(item, "reference", 0)));
     item.source.forEach((doc, k) => {
-      parts.push(el("h3", {}, item.source.length > 1 ? `source document ${k + 1} of ${item.source.length}` : "source"),
-        marked(doc, claimSpans(item, "source", k)));
+      const label = item.source_labels && item.source_labels[k];  // a conversation: the message's label
+      const cited = label && item.judge && item.judge.claims.some((c) => c.cited === label);
+      const text = marked(doc, claimSpans(item, "source", k).filter((s) => s.end > s.start));
+      if (cited) text.classList.add("cited");
+      parts.push(el("h3", { className: cited ? "cited" : "" }, label ? `message: ${label}${cited ? " (cited)" : ""}`
+        : item.source.length > 1 ? `source document ${k + 1} of ${item.source.length}` : "source"), text);
     });
     if (item.spec) parts.push(el("h3", {}, "spec"), marked(item.spec, claimSpans(item, "spec", 0)));
     const answer = marked(item.answer, answerSpans(item));
