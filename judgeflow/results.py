@@ -31,6 +31,8 @@ class Usage(BaseModel):
     """Replies read only after a lenient repair (code fence, text around the JSON, raw control characters)."""
     reasks: int = 0
     """Calls that asked again: an invalid reply re-asked, or a reply cut off at max_tokens."""
+    over_bound: int = 0
+    """Claims (or requirements) a reply listed beyond its schema's bound (maxItems): cut, never checked."""
     _rate_wait: float = PrivateAttr(default=0.0)
 
     @property
@@ -51,6 +53,7 @@ class Usage(BaseModel):
         self.cache_write_tokens += other.cache_write_tokens
         self.repairs += other.repairs
         self.reasks += other.reasks
+        self.over_bound += other.over_bound
 
 
 class ClaimResult(BaseModel):

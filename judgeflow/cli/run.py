@@ -129,7 +129,7 @@ def _provider_flags(p: argparse.ArgumentParser) -> None:
                         f"(default {DEFAULT_MAX_WAIT:g}; a 429 is waited out, not counted against --retries)")
     p.add_argument("--reasks", type=non_negative_int, default=2,
                    help="re-asks after an invalid structured reply (default 2)")
-    p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per request (default 120)")
+    p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per request, in all: connect, headers and the whole reply (default 120)")
     p.add_argument("--http-transport", default="auto", choices=["auto", "aiohttp", "httpx"],
                    help="the provider SDK's HTTP stack (default auto: aiohttp when installed, which spends less "
                         "client CPU per request; httpx is the SDKs' default)")
@@ -209,7 +209,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if settings.batch:
             from .batch_cmd import submit
 
-            return submit(run, con=con, max_unscored=settings.max_unscored)
+            return submit(run, con=con, max_unscored=settings.max_unscored, base_url=settings.base_url)
         return _judge_run(run, judge, settings, con, resume=args.resume, progress=not args.no_progress,
                           as_json=args.json)
 
@@ -225,7 +225,7 @@ def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *,
     if resume:  # only a resumed run can have batches (a new run id has none): batch code loads only then
         from .batch_cmd import open_batches_note
 
-        if note := open_batches_note(run.store, run.run_id, con):
+        if note := open_batches_note(run.store, run.run_id, con, settings.base_url):
             con.print(note, soft_wrap=True, markup=False)
     session = Session()
     output = Path(settings.output or "-")
