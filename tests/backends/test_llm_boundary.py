@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import MOSCOW_RIGHT, FakeLLM, RawArgs, Status, moscow, moscow_checks, moscow_claims, schema_fake
+from fakes import MOSCOW_RIGHT, FakeLLM, RawArgs, Status, moscow, moscow_checks, moscow_claims
 
 from judgeflow import Judge
 from judgeflow.backends import LLMJudge
