@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from external import need_shared, shared_dir  # noqa: E402 (benchmarks/ is the script's folder)
+import external
+from external import need_data, shared_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = shared_dir()  # the labelled data and the schema-following fake (see external.py)
@@ -43,7 +42,7 @@ def run(items: Path, out: Path, store: Path, model: str, base_url: str, *extra: 
 
 
 def fake_matrix(tmp: Path, base: str) -> None:
-    print("against fake_llm.py (schema-following, unmodified):")
+    print(f"against {external.fake_script(SHARED).name} (schema-following, unmodified):")
     for wire in ("openai", "anthropic"):
         url = f"{base}/v1" if wire == "openai" else base
         for strategy in ("graph", "single"):
@@ -88,16 +87,14 @@ def main() -> None:
     ap.add_argument("--server-items", type=int, default=10)
     ap.add_argument("--server-strategy", default="graph", choices=["graph", "single"])
     ap.add_argument("--no-fake", action="store_true", help="skip the fake_llm.py matrix")
-    need_shared(SHARED)
+    need_data(SHARED)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if not args.no_fake:
-            proc = subprocess.Popen([sys.executable, str(SHARED / "tools" / "fake_llm.py"), "--port", "0"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            proc, root = external.start_fake(shared=SHARED)
             try:
-                line = proc.stdout.readline() if proc.stdout else ""
-                fake_matrix(tmp, f"http://127.0.0.1:{int(line.strip().split('=')[1])}")
+                fake_matrix(tmp, root)
             finally:
                 proc.terminate()
                 proc.wait(timeout=10)

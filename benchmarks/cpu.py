@@ -3,8 +3,9 @@
     python benchmarks/cpu.py                 # 2-6 min on 2 shared cores
     python benchmarks/cpu.py --items 100 --passes 3 --ideal-passes 1
 
-Against ../shared/tools/fake_llm.py (a schema-following fake OpenAI/Anthropic server, started
-here as a subprocess on a free port), with the real openai SDK, Instructor, the LangGraph workflow
+Against ../shared/tools/fake_llm.py (or, without it, tests/fakes/schema_provider.py: a
+schema-following fake OpenAI/Anthropic server, started here as a subprocess on a free port), with
+the real openai SDK, Instructor, the LangGraph workflow
 and judgeflow's own code, all in this process. CPU is this process's `time.process_time()`: the
 fake server's CPU (another process) is not counted.
 
@@ -47,7 +48,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from external import need_shared, shared_dir  # noqa: E402 (benchmarks/ is the script's folder)
+import external
+from external import need_data, shared_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,22 +89,15 @@ BUCKETS = (("http (httpx, httpcore, h11, anyio, aiohttp)", ("/httpx", "/httpcore
 
 
 def start_fake(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
-    """fake_llm.py on a free port; returns (process, base URL without /v1)."""
-    proc = subprocess.Popen([sys.executable, str(SHARED / "tools" / "fake_llm.py"), "--port", "0",
-                             "--latency-ms", str(latency_ms)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = proc.stdout.readline() if proc.stdout else ""
-    if not line.startswith("PORT="):
-        proc.kill()
-        raise SystemExit(f"fake_llm.py did not start: {line!r}")
-    return proc, f"http://127.0.0.1:{int(line.strip().split('=')[1])}"
+    """The schema-following fake on a free port; returns (process, base URL without /v1)."""
+    return external.start_fake("--latency-ms", str(latency_ms), shared=SHARED)
 
 
 def load(filename: str, n: int, tag: str) -> list[Any]:
     from judgeflow import read_items
     from judgeflow.items import Item
 
-    base = [it for it in read_items(need_shared(SHARED) / "data" / filename) if isinstance(it, Item)]
+    base = [it for it in read_items(need_data(SHARED) / "data" / filename) if isinstance(it, Item)]
     return [it.model_copy(update={"id": f"{tag}{k}:{it.id}"}) for k, it in zip(range(n), itertools.cycle(base))]
 
 
@@ -262,7 +257,7 @@ def main() -> int:
     ap.add_argument("--ideal-passes", type=int, default=IDEAL_PASSES,
                     help=f"passes per ratio-to-ideal case (default {IDEAL_PASSES})")
     args = ap.parse_args()
-    need_shared(SHARED)
+    need_data(SHARED)
     globals().update(TRANSPORT=args.http_transport, REPEAT=args.passes, IDEAL_PASSES=args.ideal_passes)
     t0 = time.perf_counter()
     import judgeflow  # noqa: F401 - imports are not part of the per-item figure

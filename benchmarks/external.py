@@ -1,17 +1,22 @@
-"""What some benchmarks need that the repository does not ship: the labelled evaluation sets and a
-fake provider that follows any JSON schema it is sent (their licences differ from the project's).
+"""What some benchmarks need that the repository does not ship: the labelled evaluation sets (their
+licences differ from the project's) and, as the reference, the shared schema-following fake provider.
 
 They are found in a `shared/` folder holding `data/` and `tools/fake_llm.py` in a parent directory
-of the checkout (the development set-up), or at $JUDGEFLOW_SHARED. Without them a benchmark stops
-with one line saying so; `startup.py` and `panels.py` need neither.
+of the checkout (the development set-up), or at $JUDGEFLOW_SHARED. Without the shared fake, the
+benchmarks that only need a fake that follows the JSON schema it is sent use the repository's own,
+tests/fakes/schema_provider.py (`start_fake`); without the data a benchmark stops with one line
+saying so (`need_data`). `startup.py`, `panels.py` and `memory.py` need neither.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+IN_REPO_FAKE = ROOT / "tests" / "fakes" / "schema_provider.py"
 
 
 def shared_dir() -> Path:
@@ -23,10 +28,40 @@ def shared_dir() -> Path:
 
 
 def need_shared(shared: Path | None = None) -> Path:
-    """`shared` (default `shared_dir()`), or stop: the benchmark cannot run without it."""
-    shared = shared or shared_dir()
-    if not (shared / "data").is_dir() or not (shared / "tools" / "fake_llm.py").is_file():
-        raise SystemExit(f"this benchmark needs the labelled evaluation sets and the schema-following fake "
-                         f"provider, which the repository does not ship; not found at {shared}: set "
-                         "JUDGEFLOW_SHARED to the folder holding data/ and tools/fake_llm.py")
+    """`shared` (default `shared_dir()`), or stop: the benchmark needs the data and the shared fake's
+    extras (its request log, rate limiter) that the in-repository fake does not have."""
+    shared = need_data(shared)
+    if not (shared / "tools" / "fake_llm.py").is_file():
+        raise SystemExit(f"this benchmark needs the shared fake provider's request log and limiter, which the "
+                         f"repository does not ship; not found at {shared}/tools/fake_llm.py: set JUDGEFLOW_SHARED "
+                         "to the folder holding data/ and tools/fake_llm.py")
     return shared
+
+
+def need_data(shared: Path | None = None) -> Path:
+    """`shared` (default `shared_dir()`), or stop: the benchmark needs the labelled evaluation sets."""
+    shared = shared or shared_dir()
+    if not (shared / "data").is_dir():
+        raise SystemExit(f"this benchmark needs the labelled evaluation sets, which the repository does not ship; "
+                         f"not found at {shared}/data: set JUDGEFLOW_SHARED to the folder holding data/")
+    return shared
+
+
+def fake_script(shared: Path | None = None) -> Path:
+    """The shared fake_llm.py when it is there, else the repository's schema-following fake (both take
+    --port, --seed, --latency-ms and print PORT=N first)."""
+    shared_fake = (shared or shared_dir()) / "tools" / "fake_llm.py"
+    return shared_fake if shared_fake.is_file() else IN_REPO_FAKE
+
+
+def start_fake(*flags: str, shared: Path | None = None) -> tuple[subprocess.Popen[str], str]:
+    """The schema-following fake on a free port in its own process: (process, root URL without /v1).
+    Stop it with `proc.terminate(); proc.wait()`."""
+    script = fake_script(shared)
+    proc = subprocess.Popen([sys.executable, str(script), "--port", "0", *flags],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("PORT="):
+        proc.kill()
+        raise SystemExit(f"{script.name} did not start: {line!r}")
+    return proc, f"http://127.0.0.1:{int(line.strip().split('=')[1])}"

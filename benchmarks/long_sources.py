@@ -29,7 +29,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from external import need_shared, shared_dir  # noqa: E402 (benchmarks/ is the script's folder)
+from external import need_data, shared_dir  # noqa: E402 (benchmarks/ is the script's folder)
 
 SHARED = shared_dir()  # the labelled data (see external.py)
 
@@ -46,7 +46,7 @@ BUDGETS = (4_000, 8_000, 16_000, 24_000)
 
 
 def load(n: int | None = None) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in (need_shared(SHARED) / "data" / "faithfulness.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in (need_data(SHARED) / "data" / "faithfulness.jsonl").read_text().splitlines()
             if line]
     for r in rows:
         r["source"] = r["source"] if isinstance(r["source"], str) else "\n\n".join(r["source"])

@@ -8,9 +8,9 @@ included); peak RSS is that process's `ru_maxrss` (os.wait4). Items are syntheti
 ../shared/data/factual_qa.jsonl and faithfulness.jsonl cycled to the size with unique ids (or
 generated, when the data is not there), written to a temporary directory with a fresh store.
 Judges: the offline `baseline/lexical`, and `openai/gpt-4o-mini --base-url` against
-../shared/tools/fake_llm.py (a schema-following fake server; the real openai SDK, Instructor and
-the LangGraph graph strategy all run), with --no-cache so that every item is judged (the cycled
-rows repeat). Growth is bytes per item between the two largest sizes.
+../shared/tools/fake_llm.py or, without it, tests/fakes/schema_provider.py (a schema-following fake
+server; the real openai SDK, Instructor and the LangGraph graph strategy all run), with --no-cache
+so that every item is judged (the cycled rows repeat). Growth is bytes per item between the two largest sizes.
 The cached re-run judges 1,000 items once, then times the same command again (a new run, every
 item served from the store's response cache). Aims (issue 12): 100,000 items < 300 MB; the cached
 re-run of 1,000 items < 1.5 s.
@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from external import need_shared, shared_dir  # noqa: E402 (benchmarks/ is the script's folder)
+import external
+from external import shared_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = shared_dir()  # the labelled data and the schema-following fake (--shared DIR elsewhere; see external.py)
@@ -73,14 +74,8 @@ def run(args: list[str], env: dict[str, str]) -> tuple[int, float, float]:
 
 
 def start_fake() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, str(SHARED / "tools" / "fake_llm.py"), "--port", "0"],
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    if not line.startswith("PORT="):
-        proc.kill()
-        raise SystemExit(f"fake_llm.py did not start: {line!r}")
-    return proc, f"http://127.0.0.1:{line.split('=', 1)[1]}/v1"
+    proc, root = external.start_fake(shared=SHARED)
+    return proc, root + "/v1"
 
 
 def check_rows(out: Path, n: int) -> None:
@@ -100,7 +95,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--shared", type=Path, default=SHARED, help="the folder holding data/ and tools/fake_llm.py")
     a = ap.parse_args()
-    globals()["SHARED"] = need_shared(a.shared)
+    globals()["SHARED"] = a.shared  # optional: without its data/ the rows are generated
     env = {**os.environ, "OPENAI_API_KEY": "sk-fake-benchmark", "PYTHONUNBUFFERED": "1"}
     env.pop("JUDGEFLOW_MODEL", None)
     env.pop("JUDGEFLOW_BASE_URL", None)

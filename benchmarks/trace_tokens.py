@@ -28,9 +28,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from fakes import FakeProvider
+from fakes import FakeProvider  # noqa: E402 (tests/ put on the path above)
 
-from judgeflow import Item, Judge, read_items
+from judgeflow import Item, Judge, read_items  # noqa: E402
 
 
 def single_turn(item: Item) -> Item:

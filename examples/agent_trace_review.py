@@ -45,7 +45,8 @@ OPENAI = [
 ANTHROPIC = [
     {"role": "user", "content": "What's the weather in Paris right now?"},
     {"role": "assistant", "content": [{"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "Paris"}}]},
-    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "Paris: 18 C, light rain, wind 12 km/h."}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1",
+                                  "content": "Paris: 18 C, light rain, wind 12 km/h."}]},
     {"role": "assistant", "content": [{"type": "text", "text": "It is 25 C and sunny in Paris today."}]},
     {"role": "user", "content": "Should I take an umbrella then?"},
     {"role": "assistant", "content": [{"type": "text", "text": "No need: there is no rain in Paris today."}]},

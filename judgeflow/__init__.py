@@ -27,13 +27,15 @@ _LAZY = {
     "Item": "items", "load_items": "items", "read_items": "items",
     "Judge": "judge", "judge": "judge",
     "Judging": "judging", "judge_many": "judging", "judge_stream": "judging",
-    "Panel": "ensembles", "Cascade": "ensembles",
+    "Panel": "ensembles", "Cascade": "ensembles", "Repeats": "ensembles",
     "areview": "spec_review", "review": "spec_review",
     "ClaimResult": "results", "JudgeVote": "results", "Judgment": "results", "RequirementResult": "results",
     "TraceEntry": "results", "Usage": "results", "results_to_dataframe": "results",
     "RunStore": "runs.store",
     "CalibrationReport": "calibration.agreement", "calibrate": "calibration.agreement",
     "ComparisonReport": "calibration.comparison", "compare": "calibration.comparison",
+    "GateResult": "calibration.gate", "gate": "calibration.gate",
+    "StabilityReport": "calibration.stability", "stability": "calibration.stability",
     "TuneReport": "calibration.tune", "TuneResult": "calibration.tune", "atune": "calibration.tune",
     "tune": "calibration.tune",
     "JudgeContext": "workflow", "JudgeState": "workflow", "build_graph": "workflow",
@@ -46,12 +48,14 @@ if _TYPE_CHECKING:
     from .backends.rouge import RougeJudge
     from .calibration.agreement import CalibrationReport, calibrate
     from .calibration.comparison import ComparisonReport, compare
+    from .calibration.gate import GateResult, gate
+    from .calibration.stability import StabilityReport, stability
     from .calibration.tune import TuneReport, TuneResult, atune, tune
     from .criteria import Criterion, list_criteria, load_criterion
     from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
     from .items import Item, load_items, read_items
     from .judge import Judge, judge
-    from .ensembles import Cascade, Panel
+    from .ensembles import Cascade, Panel, Repeats
     from .judging import Judging, judge_many, judge_stream
     from .results import (ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage,
                           results_to_dataframe)
@@ -82,6 +86,7 @@ __all__ = [
     "ConfigError",
     "Criterion",
     "CriterionError",
+    "GateResult",
     "InvalidItemError",
     "Item",
     "Judge",
@@ -96,10 +101,12 @@ __all__ = [
     "LLMJudge",
     "LexicalJudge",
     "Panel",
+    "Repeats",
     "RequirementResult",
     "RougeJudge",
     "RunStore",
     "SingleJudgment",
+    "StabilityReport",
     "TraceEntry",
     "TuneReport",
     "TuneResult",
@@ -109,6 +116,7 @@ __all__ = [
     "build_graph",
     "calibrate",
     "compare",
+    "gate",
     "judge",
     "judge_many",
     "judge_stream",
@@ -120,6 +128,7 @@ __all__ = [
     "read_items",
     "results_to_dataframe",
     "review",
+    "stability",
     "tune",
 ]
 

@@ -334,6 +334,11 @@ def load_criterion(name_or_path: str | Path) -> Criterion:
 _SHIPPED: dict[str, Path] = {}
 
 
+def shipped_criterion(name: str) -> bool:
+    """True when `name` is a shipped criterion's name (a plain name, never a path)."""
+    return "/" not in name and os.sep not in name and not name.endswith(".toml") and _shipped_path(name) is not None
+
+
 def _shipped_path(name: str) -> Path | None:
     """The file of a shipped criterion name. Found files are remembered; an unknown name is looked
     up again next time, so a criterion file added while the process runs is found."""

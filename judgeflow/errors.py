@@ -4,6 +4,7 @@
     ├── InvalidItemError      an input row is unusable (.path, .line, .field)
     ├── CriterionError        a criterion is unknown or malformed (.path, .key)
     ├── ConfigError           a model string, provider or option is invalid
+    ├── RunsDiffer            two runs cannot be compared (other items, criterion or judge; .differences)
     └── LLMError              the judge model failed after retries (.attempts, .last_reply)
 
 A judge failure is never a verdict: an item whose judge raised LLMError is recorded
@@ -72,3 +73,12 @@ class ProviderUnavailable(JudgeflowError):
 
 class StoreError(JudgeflowError):
     """The run store cannot be opened, read or written (corrupted file, full disk, read-only)."""
+
+
+class RunsDiffer(JudgeflowError):
+    """Two runs cannot be compared: they judged other items, or under another criterion or judge.
+    `.differences` lists each difference in words (the gate exits 2 with them)."""
+
+    def __init__(self, message: str, differences: list[str]) -> None:
+        self.differences = differences
+        super().__init__(message + ": " + "; ".join(differences))

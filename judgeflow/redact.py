@@ -5,13 +5,18 @@
 
 It removes URL credentials, bearer/basic tokens, `sk-...` style keys and the values of
 `x-api-key` / `api-key` / `api_key` / `authorization` fields (in headers, JSON or query strings).
-Replacements never contain a quote or a backslash, so redacting a JSON text keeps it valid JSON.
+Whatever their shape (Google `AIza...`, Together `tgp_v1_...`, a vLLM server's own key), the keys
+judgeflow itself sends are masked by value: `remember_secret(key)` when a client is built, and
+from then on the key (and any start of it of `SECRET_PREFIX` characters or more, for keys of
+twice that length) is *** wherever it appears. Replacements never contain a quote or a
+backslash, so redacting a JSON text keeps it valid JSON.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 MASK = "***"
@@ -37,10 +42,55 @@ _HINTS: tuple[tuple[str, ...], ...] = (
 )
 
 
+#: the keys judgeflow has sent, masked by value wherever they appear (see `remember_secret`); a
+#: tuple replaced whole, so a thread redacting never sees it change under it
+_SECRETS: tuple[str, ...] = ()
+#: a shorter start of a known key is not masked (it could be any text)
+SECRET_PREFIX = 8
+#: what local servers are sent when no key is set: placeholders, not secrets
+PLACEHOLDERS = frozenset({"not-needed", "ollama", "EMPTY"})
+
+
+def remember_secret(secret: object) -> None:
+    """Mask `secret` (a key or password judgeflow sends) in everything redacted from now on (a
+    non-string, such as an SDK's key callable, is left alone)."""
+    global _SECRETS
+    if isinstance(secret, str) and len(secret) >= SECRET_PREFIX and secret not in PLACEHOLDERS \
+            and secret not in _SECRETS:
+        _SECRETS = (*_SECRETS, secret)
+
+
+def _mask_secrets(text: str) -> str:
+    """`text` with each known secret masked, and each start of one of SECRET_PREFIX characters or
+    more (a provider's "Incorrect API key provided: AIzaSyB1..."); a short secret only whole."""
+    for secret in sorted(_SECRETS, key=len, reverse=True):  # whole keys first, the longest first
+        if secret in text:
+            text = text.replace(secret, MASK)
+    for secret in _SECRETS:  # then an echo cut short: as far as any known key goes on matching
+        if len(secret) < 2 * SECRET_PREFIX:
+            continue
+        start = text.find(secret[:SECRET_PREFIX])
+        while start != -1:
+            end = start + max(_common(text, start, s) for s in _SECRETS)
+            text = text[:start] + MASK + text[end:]
+            start = text.find(secret[:SECRET_PREFIX], start + len(MASK))
+    return text
+
+
+def _common(text: str, start: int, secret: str) -> int:
+    """How many characters of `secret` `text` repeats from `start` on."""
+    n = 0
+    while n < len(secret) and start + n < len(text) and text[start + n] == secret[n]:
+        n += 1
+    return n
+
+
 def redact(text: str) -> str:
     """`text` with credentials replaced by ***."""
     if not text:
         return text
+    if _SECRETS:
+        text = _mask_secrets(text)
     low = text.lower()
     for (pattern, repl), hints in zip(_PATTERNS, _HINTS):
         if any(h in low for h in hints):
@@ -48,14 +98,14 @@ def redact(text: str) -> str:
     return text
 
 
-def redact_data(value: Any) -> Any:
-    """`value` (str, list, dict, nested) with every string redacted."""
+def redact_data(value: Any, clean: Callable[[str], str] = redact) -> Any:
+    """`value` (str, list, dict, nested) with every string redacted (or passed through `clean`)."""
     if isinstance(value, str):
-        return redact(value)
+        return clean(value)
     if isinstance(value, dict):
-        return {k: redact_data(v) for k, v in value.items()}
+        return {k: redact_data(v, clean) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_data(v) for v in value]
+        return [redact_data(v, clean) for v in value]
     return value
 
 

@@ -31,6 +31,8 @@ class Usage(BaseModel):
     """Replies read only after a lenient repair (code fence, text around the JSON, raw control characters)."""
     reasks: int = 0
     """Calls that asked again: an invalid reply re-asked, or a reply cut off at max_tokens."""
+    over_bound: int = 0
+    """Claims (or requirements) a reply listed beyond its schema's bound (maxItems): cut, never checked."""
     _rate_wait: float = PrivateAttr(default=0.0)
 
     @property
@@ -51,6 +53,7 @@ class Usage(BaseModel):
         self.cache_write_tokens += other.cache_write_tokens
         self.repairs += other.repairs
         self.reasks += other.reasks
+        self.over_bound += other.over_bound
 
 
 class ClaimResult(BaseModel):
@@ -123,7 +126,7 @@ class JudgeVote(BaseModel):
 
 
 #: result fields written only when set, so a single judge's rows keep their old shape
-OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade")
+OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade", "repeats")
 
 
 class Judgment(BaseModel):
@@ -161,6 +164,9 @@ class Judgment(BaseModel):
     """Panels and self-consistency: the share of all scored votes agreeing with the label."""
     cascade: dict[str, Any] | None = None
     """Cascades: {"escalated": bool, "escalated_on": [...], "audited": bool, "cheap_label": 0/1/None}."""
+    repeats: list[JudgeVote] | None = None
+    """Test-retest (`judgeflow run --repeats K`): the same judge's K verdicts on this item, the first
+    being the row's own label; an item whose repeats differ is unstable. None without repeats."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """The input's other fields, carried through untouched."""
     trace: list[TraceEntry] = Field(default_factory=list)

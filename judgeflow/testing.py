@@ -7,8 +7,10 @@
         assert_no_hallucination(answer, reference="Yuri Dolgorukiy, 1147", question="Who founded Moscow?")
 
 A failing check raises AssertionError listing each failing claim with its verdict, reason and
-evidence. The judge is the offline `baseline/lexical` unless `model=` (or $JUDGEFLOW_MODEL, or
-pytest's `--judgeflow-model`) names an LLM. Judged results are cached as JSON files under
+evidence. At the dataset level, `assert_rate_below(results, 0.05)` fails when the upper bound of the
+hallucination rate's interval is above the limit (a rate of 0 of 20 does not prove a rate below 5%).
+The judge is the offline `baseline/lexical` unless `model=` (or $JUDGEFLOW_MODEL, or pytest's
+`--judgeflow-model`) names an LLM. Judged results are cached as JSON files under
 `.judgeflow/pytest-cache/` through the one read-through cache (`runs.cache.Cached`, keyed by the
 judge's `fingerprint(item)`, as in the run store), so re-running a suite does not pay twice;
 unscored results are never cached. The pytest plugin (`judgeflow.pytest_plugin`, registered
@@ -21,6 +23,7 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +182,54 @@ def assert_no_hallucination(
         answer, reference=reference, source=source, spec=spec, question=question,
         allow_unscored=allow_unscored,
     )
+
+
+def assert_rate_below(
+    results: Iterable[Judgment] | str | Path,
+    max_rate: float,
+    *,
+    level: float = 0.95,
+    max_unscored: float = 0.0,
+) -> Any:
+    """Fail unless the hallucination rate of `results` is below `max_rate` with confidence `level`.
+
+    The rate is the share of scored rows labelled 1; the check uses the upper bound of its Wilson
+    interval, not the point estimate, so a small sample cannot pass by luck (0 of 20 has an upper
+    bound of 16%). Unscored and invalid rows are never counted as 0: more than `max_unscored` of
+    them (a share of all rows; default none) fails the check too.
+
+    Args:
+        results: Judgments (e.g. from `judge_item` in a loop) or a results file from `judgeflow run`.
+        max_rate: the largest acceptable hallucination rate, a share (0.05 for 5%).
+        level: the interval's confidence level.
+        max_unscored: the largest acceptable share of unscored or invalid rows.
+
+    Returns:
+        The RunRate (rate, interval, counts).
+    """
+    __tracebackhide__ = True
+    from .calibration.labels import read_run
+    from .calibration.rates import pct, rate_text, run_rate
+
+    rows, name = read_run(results)
+    r = run_rate(rows, name=name, level=level)
+    problems = []
+    if r.not_scored_share > max_unscored:
+        problems.append(f"{r.unscored} unscored and {r.invalid} invalid of {r.rows} rows ({pct(r.not_scored_share)}), "
+                        f"more than max_unscored {pct(max_unscored)}")
+    if r.ci is None:
+        problems.append("no row was scored")
+    elif r.ci[1] >= max_rate:
+        problems.append(f"hallucination rate {rate_text(r)}: the upper bound of its {level:.0%} interval, "
+                        f"{pct(r.ci[1])}, is not below {pct(max_rate)}"
+                        + (" (judge more items to narrow it)" if r.rate is not None and r.rate < max_rate else ""))
+    if problems:
+        flagged = [j for j in rows if j.label == 1][:10]
+        lines = [f"judgeflow: {'; '.join(problems)}"]
+        for j in flagged:
+            claim = next((c for c in j.claims if c.error), None)
+            lines.append(f"  {j.id}: " + (f"[{claim.verdict}] {claim.text}" if claim else (j.reason or "")))
+        if r.ones > len(flagged):
+            lines.append(f"  ... {r.ones - len(flagged)} more rows labelled 1")
+        raise AssertionError("\n".join(lines))
+    return r

@@ -40,11 +40,11 @@ Strategy = Literal["graph", "single"]
 class JudgeContext:
     """Run-level settings passed at invoke time (not part of the state).
 
-    Every field but `backend` and `coverage` is plain data, so `langgraph dev` / LangGraph Server
-    can take the context as JSON (`{"model": "baseline/lexical", "criterion": "source_faithfulness"}`);
-    the backend is then built from `model` (+ `base_url`, `max_source_chars`) once per process and
-    reused. API keys are never part of the context: the server reads them from its environment.
-    Python callers may pass a ready `backend` (and a loaded `Criterion`) instead.
+    Every field but `backend` and `coverage` is plain data; the backend is then built from `model`
+    (+ `base_url`, `max_source_chars`) once per process and reused. API keys are never part of
+    the context. This is the Python caller's context, with full control (any endpoint, a criterion
+    path, a ready `backend`); a served graph reads JSON as `served.ServedContext` instead (names
+    the operator allows, no endpoint, no path).
     """
 
     backend: SkipJsonSchema[Any] = None
@@ -89,7 +89,9 @@ def _context(runtime: Runtime[JudgeContext]) -> JudgeContext:
         return JudgeContext()
     if isinstance(ctx, dict):  # a TypedDict-style caller
         return JudgeContext(**ctx)
-    return ctx
+    if isinstance(ctx, JudgeContext):
+        return ctx
+    return ctx.judge_context()  # a served graph's ServedContext (served.py): what the operator allows
 
 
 def add_usage(spent: Usage, more: Usage) -> Usage:
@@ -240,12 +242,18 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
     elif state.requirements is not None:
         update["label"], update["reason"] = cover_label(update["label"], update.get("reason", state.reason),
                                                         state.requirements)
+    if state.usage.over_bound:  # the backend cut a reply's list to its schema's bound (maxItems)
+        update["reason"] = (f"{update.get('reason') or state.reason or ''}; {state.usage.over_bound} more listed "
+                            "beyond the reply's bound were cut, not checked").lstrip("; ")
     return update
 
 
-def build_graph() -> Any:
-    """Compile the judge graph. Invoke with `context=JudgeContext(model=...)` (or `backend=...`)."""
-    g = StateGraph(JudgeState, context_schema=JudgeContext)
+def build_graph(context_schema: type[Any] = JudgeContext) -> Any:
+    """Compile the judge graph. Invoke with `context=JudgeContext(model=...)` (or `backend=...`).
+
+    context_schema: what a JSON context is read as; `served.build_served_graph` passes its
+    `ServedContext` (names the operator allows, nothing more)."""
+    g = StateGraph(JudgeState, context_schema=context_schema)
     for node in (route, decompose, check, single, cover, aggregate):
         g.add_node(node)
     g.add_edge(START, "route")  # route, decompose, check and single name their next node (Command)

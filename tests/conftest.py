@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,15 +69,10 @@ def fake_llm() -> Iterator[str]:
     schema the request carries), run as a subprocess; skipped when it is not beside the project."""
     if not FAKE_LLM.exists():
         pytest.skip("../shared/tools/fake_llm.py is not beside the project")
-    proc = subprocess.Popen([sys.executable, str(FAKE_LLM), "--port", "0", "--host", "127.0.0.1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("PORT="), line
-        yield f"http://127.0.0.1:{int(line.strip().split('=')[1])}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    from fakes import schema_fake  # tests/ is on sys.path (this conftest's folder)
+
+    with schema_fake(FAKE_LLM) as url:
+        yield url.removesuffix("/v1")
 
 
 @pytest.fixture

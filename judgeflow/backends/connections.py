@@ -28,10 +28,12 @@ import importlib
 import weakref
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from ..redact import remember_secret
 
 TRANSPORTS = ("auto", "aiohttp", "httpx")
 #: clients built and not yet closed (closed at interpreter exit if still open)
@@ -49,20 +51,101 @@ def sdk_client(module: str, cls: str, *, transport: str = "auto", limiter: Any =
     its model requests paced by `limiter` (a `limits.Limiter`) when one is given."""
     sdk = importlib.import_module(module)
     url = urlsplit(str(kwargs.get("base_url") or kwargs.get("azure_endpoint") or ""))
+    remember_secret(kwargs.get("api_key"))  # masked by value in everything judgeflow records
+    remember_secret(url.password)
     if transport == "auto" and (url.username or url.password):
         transport = "httpx"
-    if transport != "httpx" and kwargs.get("http_client") is None:
+    given = kwargs.get("http_client") is not None
+    if transport != "httpx" and not given:
         try:  # the SDK's aiohttp client raises RuntimeError when aiohttp is not installed
             kwargs["http_client"] = sdk.DefaultAioHttpClient(timeout=kwargs.get("timeout"))
         except (AttributeError, RuntimeError):
             if transport == "aiohttp":
                 raise ConfigError(f"--http-transport aiohttp needs aiohttp: pip install '{module}[aiohttp]'") from None
     client = getattr(sdk, cls)(**kwargs)
-    if limiter is not None:
+    if not given and isinstance(kwargs.get("timeout"), (int, float)):
+        with_deadline(client, float(kwargs["timeout"]))
+    if limiter is not None:  # outside the deadline: waiting for the limiter's slot is not the request's time
         from .paced import attach
 
         attach(client, limiter, "anthropic" if module == "anthropic" else "openai")
     return client
+
+
+def with_deadline(raw: Any, seconds: float) -> None:
+    """End every request of SDK client `raw` after `seconds` in all (see `Deadline`)."""
+    http = getattr(raw, "_client", None)
+    transport = getattr(http, "_transport", None)
+    if transport is not None and not isinstance(transport, Deadline):
+        http._transport = Deadline(transport, seconds)
+
+
+class Deadline:
+    """An httpx2 transport whose requests end `seconds` after they are sent: connect, headers and
+    the whole body. The transports' own timeouts are per read, so a reply trickling in a byte at a
+    time would never end. A request cut off raises httpx2's ReadTimeout, which the SDK retries like
+    any other timeout."""
+
+    def __init__(self, inner: Any, seconds: float) -> None:
+        self.inner, self.seconds = inner, seconds
+
+    async def handle_async_request(self, request: Any) -> Any:
+        end = asyncio.get_running_loop().time() + self.seconds
+        response = await _by(end, self.inner.handle_async_request(request), request, self.seconds)
+        response.stream = _deadline_stream()(response.stream, end, request, self.seconds)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def __aenter__(self) -> Deadline:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.inner.__aexit__(*exc)
+
+
+@lru_cache(maxsize=1)
+def _deadline_stream() -> type:
+    """A reply body read chunk by chunk, each read bounded by what is left of the request's time
+    (an httpx2 AsyncByteStream, as httpx2 requires of a transport's reply; built on first use)."""
+    import httpx2
+
+    class DeadlineStream(httpx2.AsyncByteStream):
+        def __init__(self, inner: Any, end: float, request: Any, seconds: float) -> None:
+            self.inner, self.end, self.request, self.seconds = inner, end, request, seconds
+
+        async def __aiter__(self) -> Any:
+            chunks = self.inner.__aiter__()
+            while True:
+                try:
+                    chunk = await _by(self.end, chunks.__anext__(), self.request, self.seconds)
+                except StopAsyncIteration:
+                    return
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return DeadlineStream
+
+
+async def _by(end: float, step: Any, request: Any, seconds: float) -> Any:
+    """Await `step`, cut at loop time `end` with httpx2's ReadTimeout."""
+    import httpx2
+
+    left = end - asyncio.get_running_loop().time()
+    try:
+        return await asyncio.wait_for(step, max(left, 0.0)) if not hasattr(asyncio, "timeout_at") \
+            else await _within(end, step)
+    except (TimeoutError, asyncio.TimeoutError):
+        raise httpx2.ReadTimeout(f"no complete reply within {seconds:g} s", request=request) from None
+
+
+async def _within(end: float, step: Any) -> Any:
+    async with asyncio.timeout_at(end):  # Python 3.11+: no task per step
+        return await step
 
 
 @dataclass(eq=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any
+from typing import Any, TypeVar
 
 from ..schemas import (
     REPLIES_VERSION,
@@ -79,6 +79,17 @@ def max_claims(answer: str, cap: int = 40) -> int:
     holds the tool schema at the start of its prefix)."""
     need = max(3, len(answer) // 30 + 2)
     return min(cap, 1 << (need - 1).bit_length())
+
+T = TypeVar("T")
+
+
+def within_bound(listed: list[T], bound: int, usage: Usage) -> list[T]:
+    """A reply's list cut to its schema's bound (maxItems: a grammar stops a rambling list there;
+    without one a reply may list 10,000 claims to a two-word answer, each one paid for when it is
+    checked); what was cut is counted in `usage.over_bound` and named in the row's reason."""
+    if len(listed) > bound:
+        usage.over_bound += len(listed) - bound
+    return listed[:bound]
 
 
 class LLMJudge:
@@ -166,7 +177,7 @@ class LLMJudge:
             context=self._context(criterion), usage=usage, trace=trace, step="decompose",
             max_tokens=claims_budget(item.answer, n),
         )
-        return list(result.to_claims())
+        return within_bound(list(result.to_claims()), n, usage)
 
     async def check(
         self, item: Item, criterion: Criterion, claims: list[Claim], usage: Usage, trace: list[TraceEntry]
@@ -202,7 +213,7 @@ class LLMJudge:
             **self._cache_hint(item, criterion, messages, fields),
         )
         claims, checks = result.split()
-        return claims, checks
+        return within_bound(claims, n, usage), checks[:n]
 
 
 class LLMRequirementChecker:
@@ -228,7 +239,8 @@ class LLMRequirementChecker:
             requirements_reply(n), self._messages(criterion, "requirements", {"spec": tag("spec", spec)}),
             usage=usage, trace=trace, step="requirements", max_tokens=64 + n * TOKENS_PER_REQUIREMENT,
         )
-        reqs = [Requirement(id=f"r{i}", text=r.text) for i, r in enumerate(result.requirements, 1)]  # ids by code
+        listed = within_bound(list(result.requirements), n, usage)
+        reqs = [Requirement(id=f"r{i}", text=r.text) for i, r in enumerate(listed, 1)]  # ids by code
         return Requirements(requirements=reqs).requirements
 
     async def check(

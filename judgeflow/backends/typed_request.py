@@ -159,6 +159,7 @@ async def _attempts(send: Callable[..., Awaitable[Any]], handlers: Any, model: A
                 continue
             responses.append(response)
             try:
+                _same_tool(response, request)
                 parsed = handlers.response_parser(response=response, response_model=model, validation_context=None,
                                                   strict=True, stream=False, is_async=True)
             except IncompleteOutputException:
@@ -178,6 +179,26 @@ async def _attempts(send: Callable[..., Awaitable[Any]], handlers: Any, model: A
             total_usage=_total_usage(provider, responses), messages=extract_messages(request),
             create_kwargs=request, failed_attempts=failed,
         ) from e
+
+
+def _same_tool(response: Any, request: dict[str, Any]) -> None:
+    """Raise Instructor's ResponseParsingError (re-asked like any unreadable reply) when the reply
+    calls a tool the request did not offer: its arguments answer some other question (Instructor
+    1.17's parsers read the first tool call whatever its name)."""
+    offered = {t.get("function", t).get("name") for t in request.get("tools") or () if isinstance(t, dict)}
+    if not offered:
+        return
+    choices = getattr(response, "choices", None)
+    if choices:  # OpenAI wire
+        calls = [getattr(c.function, "name", None) for c in getattr(choices[0].message, "tool_calls", None) or ()]
+    else:  # Anthropic wire
+        calls = [c.name for c in getattr(response, "content", None) or () if getattr(c, "type", None) == "tool_use"]
+    other = [name for name in calls if name not in offered]
+    if other:
+        from instructor.v2.core.errors import ResponseParsingError
+
+        raise ResponseParsingError(f"the reply called the tool {other[0]!r}; call {min(offered)!r} instead",
+                                   mode="TOOLS", raw_response=response)
 
 
 def _total_usage(provider: Any, responses: list[Any]) -> Any:

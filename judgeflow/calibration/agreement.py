@@ -15,20 +15,23 @@ bound comes from the Wilson score interval of the agreement rate instead.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from . import DEFAULT_BOOT
+from ..ensembles.cascade import wilson
 from ..errors import InvalidItemError
 from ..items import Item, read_records
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
 from ..results import ClaimResult, JudgeVote, Judgment
+
+if TYPE_CHECKING:
+    from .stability import StabilityReport
 
 Direction = Literal["false_alarm", "miss"]
 #: below this many items the bootstrap interval is too wide to rank judges or criteria
@@ -131,6 +134,28 @@ class Disagreement(BaseModel):
     spec: str | None = None
 
 
+class Retest(BaseModel):
+    """The judge against itself (test-retest) beside the judge against people."""
+
+    repeats: int
+    items: int
+    """Items with two or more scored verdicts (all items of the runs, labelled or not)."""
+    flip_rate: float | None = None
+    disagreement: float | None = None
+    """The chance that two of the judge's verdicts on one item differ."""
+    kappa: float | None = None
+    kappa_ci: tuple[float, float] | None = None
+    kappa_method: str = ""
+    human_disagreement: float | None = None
+    """The share of scored, labelled items where the judge and the person disagree."""
+    noise_share: float | None = None
+    """disagreement / human_disagreement, at most 1: how much of the disagreement with people the
+    judge's own noise alone would produce."""
+    on_unstable: int = 0
+    """Disagreements with people on items whose verdict flips between repeats."""
+    text: str = ""
+
+
 class CalibrationReport(Agreement):
     """The judge against human labels: overall, per group, and the items they disagree on."""
 
@@ -158,6 +183,9 @@ class CalibrationReport(Agreement):
     """`by="judge"` on a panel: Fleiss' kappa between the members (on items all of them scored)."""
     fleiss_items: int = 0
     fleiss_members: int = 0
+    retest: Retest | None = None
+    """The judge's test-retest stability beside its agreement with people (rows with repeats, or
+    `calibrate --retest RUN`)."""
 
 
 # -- statistics ---------------------------------------------------------------------------
@@ -190,10 +218,8 @@ def percentile_ci(values: np.ndarray) -> tuple[float, float] | None:
 
 
 def wilson_low(k: int, n: int, z: float = 1.96) -> float:
-    """The lower end of the Wilson score interval for k successes in n trials."""
-    p = k / n
-    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (centre - half) / (1 + z * z / n)
+    """The lower end of the Wilson score interval for k successes in n trials (`ensembles.cascade.wilson`)."""
+    return wilson(k, n, z)[0]  # type: ignore[index]  # n > 0 here
 
 
 def kappa_interval(h: np.ndarray, j: np.ndarray, *, seed: int, n_boot: int) -> tuple[tuple[float, float] | None, str | None]:
@@ -400,6 +426,7 @@ def calibrate(
     seed: int = 0,
     n_boot: int = DEFAULT_BOOT,
     items: str | Path | None = None,
+    retest: StabilityReport | None = None,
 ) -> CalibrationReport:
     """Compare a judge's labels with human labels.
 
@@ -412,6 +439,8 @@ def calibrate(
         n_boot: bootstrap resamples.
         items: the items file the results were judged from, for the disagreements' texts when the
             result rows lack them; default: the labels file, when it is a path.
+        retest: the judge's stability on these items (`stability.stability(...)`), put beside
+            the agreement with people.
 
     Raises:
         InvalidItemError: unreadable files or labels, duplicated ids, or no item that has both
@@ -438,6 +467,14 @@ def calibrate(
     )
     _warn(report, joined.only_in_labels, criteria)
     _group(report, joined.pairs, rows, by, seed=seed, n_boot=n_boot)
+    _disagreements(report, scored, by, items)
+    report.retest = retest_beside(report, retest) if retest is not None else None
+    return report
+
+
+def _disagreements(report: CalibrationReport, scored: list[tuple[Judgment, Label]], by: str | None,
+                   items: str | Path | None) -> None:
+    """Each item the judge and the person label differently, with its deciding claim (and texts)."""
     for j, h in scored:
         if j.label != h:
             report.disagreements.append(Disagreement(
@@ -447,7 +484,30 @@ def calibrate(
             ))
     if items is not None and any(d.answer is None for d in report.disagreements):
         add_texts(report.disagreements, items)
-    return report
+
+
+def retest_beside(report: CalibrationReport, s: StabilityReport) -> Retest:
+    """The judge's disagreement with itself beside its disagreement with people, in numbers and words."""
+    unstable = s.unstable_ids
+    out = Retest(repeats=s.repeats, items=s.compared, flip_rate=s.flip_rate, disagreement=s.disagreement,
+                 kappa=s.kappa, kappa_ci=s.kappa_ci, kappa_method=s.kappa_method,
+                 human_disagreement=None if report.accuracy is None else 1 - report.accuracy,
+                 on_unstable=sum(d.id in unstable for d in report.disagreements))
+    if out.disagreement is not None and out.human_disagreement:
+        out.noise_share = min(1.0, out.disagreement / out.human_disagreement)
+    self_k = "undefined" if s.kappa is None else f"{s.kappa:.2f}" + (
+        f" [{two_places(s.kappa_ci[0])}, {two_places(s.kappa_ci[1])}]" if s.kappa_ci else "")
+    human_k = "undefined" if report.kappa is None else f"{report.kappa:.2f}"
+    if out.disagreement is None or out.human_disagreement is None:
+        out.text = f"Test-retest kappa {self_k} beside kappa with people {human_k}."
+        return out
+    out.text = (f"The judge disagrees with itself on {out.disagreement:.1%} of verdict pairs (test-retest kappa {self_k}, "
+                f"{s.repeats} repeats) and with people on {out.human_disagreement:.1%} of items (kappa {human_k}).")
+    if out.noise_share is not None:
+        out.text += (f" Of the disagreement with people, about {out.noise_share:.0%} is the size of the judge's own "
+                     f"noise; {out.on_unstable} of the {report.n_disagreements} disagreements are on items whose "
+                     "verdict flips between repeats.")
+    return out
 
 
 TEXT_FIELDS = ("question", "answer", "reference", "source", "spec")

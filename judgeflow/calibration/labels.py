@@ -158,3 +158,35 @@ def join_labels(results: Iterable[Judgment], labels: HumanLabels | Mapping[str, 
         joined.only_in_labels = [i for i in table if i not in seen]
         joined.only_in_labels += [i for i in skipped if i not in seen and i not in table]
     return joined
+
+
+def read_run(source: Iterable[Judgment] | str | Path, *, store: str | Path | None = None) -> tuple[list[Judgment], str]:
+    """A run's result rows and a name for it: rows as given, a results file, or a run id in `store`.
+
+    A path that exists is read as a results file; anything else is looked up as a run id in the
+    run store (`store`, default `.judgeflow/runs.sqlite`), which must exist and hold a finished run.
+
+    Raises:
+        InvalidItemError: an unreadable results file.
+        ConfigError: neither a file nor a run id in the store, or a run that did not finish.
+    """
+    if not isinstance(source, (str, Path)):
+        return list(source), "results"
+    if Path(source).exists():
+        return read_results(source), str(source)
+    from ..errors import ConfigError
+    from ..runs.store import DEFAULT_STORE, RunStore  # only for run ids: sqlite is not needed for files
+
+    where = Path(store) if store is not None else DEFAULT_STORE
+    if not where.exists():
+        raise ConfigError(f"{source}: no such results file, and no run store at {where} to look it up as a run id "
+                          "(give the file written by `judgeflow run -o`, or --store STORE with the run id)")
+    with RunStore(where) as runs:
+        info = runs.get_run(str(source))
+        if info.status != "done":
+            raise ConfigError(f"run {info.run_id} in {where} is {info.status}, not done: finish it with "
+                              f"`{info.command}` before comparing it")
+        rows = list(runs.results(info.run_id))
+    if not rows:
+        raise ConfigError(f"run {info.run_id} in {where} has no results")
+    return rows, f"run {info.run_id}"

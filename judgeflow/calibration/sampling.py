@@ -30,12 +30,12 @@ from ..results import Judgment
 
 JUDGE_LABEL = "judge_label"
 """The stratify-by name for the judge's own label (needs results)."""
-FOCUS = ("disagreement",)
+FOCUS = ("disagreement", "unstable")
 FOCUS_FIELD = "sample_focus"
 """Written into each row of a focused sample, so the labeller can say what such a sample is for."""
-FOCUS_NOTE = ("this sample holds only items where the judges disagree: it is for finding criterion problems "
-              "fast (debugging), not for measuring agreement; estimate kappa on a stratified sample "
-              "(`judgeflow sample ITEMS --results R` without --focus)")
+FOCUS_NOTE = ("this sample holds only items where the judges disagree (or one judge disagrees with itself): it is "
+              "for finding criterion problems fast (debugging), not for measuring agreement; estimate kappa on a "
+              "stratified sample (`judgeflow sample ITEMS --results R` without --focus)")
 
 
 def judges_disagree(j: Judgment) -> bool:
@@ -45,6 +45,15 @@ def judges_disagree(j: Judgment) -> bool:
     if j.cascade and j.cascade.get("strong_label") is not None and j.cascade.get("cheap_label") is not None:
         votes |= {j.cascade["strong_label"], j.cascade["cheap_label"]}
     return len(votes) > 1
+
+
+def repeats_flip(j: Judgment) -> bool:
+    """The judge's own repeats on this item (`run --repeats K`, `stability -o`) gave different labels."""
+    return len({v.label for v in j.repeats or [] if v.label is not None}) > 1
+
+
+#: --focus name -> which result rows it keeps
+FOCUS_TEST = {"disagreement": judges_disagree, "unstable": repeats_flip}
 
 
 class Stratum(BaseModel):
@@ -173,7 +182,7 @@ def read_pool(path: str | Path, results: str | Path | None = None, *, focus: str
             if j is None:
                 missing += 1
                 continue
-            if focus == "disagreement" and not judges_disagree(j):
+            if focus and not FOCUS_TEST[focus](j):
                 continue
             row["judge"] = judge_summary(j)
             row[JUDGE_LABEL] = ("invalid" if j.status == "invalid" else "unscored") if j.label is None else str(j.label)
@@ -201,7 +210,9 @@ def sample_file(
         equal: equal shares per stratum instead of proportional ones.
         keep_labels: keep the input's own `label` (default: drop it, so it cannot anchor the person).
         focus: "disagreement": only items where a panel's members, a judge's samples or a cascade's
-            judges disagree (needs results). For debugging a criterion, never for estimating kappa.
+            judges disagree; "unstable": only items whose verdict flips between the judge's own
+            repeats (results made with `run --repeats K` or `stability -o`). Both need results;
+            for debugging a criterion, never for estimating kappa.
 
     Raises:
         InvalidItemError: an unreadable row, or a results file given as the input.
@@ -213,8 +224,12 @@ def sample_file(
     if focus is not None and focus not in FOCUS:
         raise ConfigError(f"--focus {focus!r} is not one of: {', '.join(FOCUS)}")
     if focus and results is None:
-        raise ConfigError("--focus disagreement needs the panel's or cascade's results: pass --results RESULTS.jsonl")
+        raise ConfigError(f"--focus {focus} needs the judge's results: pass --results RESULTS.jsonl")
     rows, missing = read_pool(path, results, focus=focus)
+    if not rows and focus == "unstable":
+        raise InvalidItemError("no item whose verdict flips between the judge's repeats (the results need repeats: "
+                               "`judgeflow run --repeats K`, or `judgeflow stability RUN1 RUN2 -o MERGED`)",
+                               path=str(results))
     if not rows and focus:
         raise InvalidItemError("no item where the judges disagree (the results need a panel, --samples or a cascade "
                                "with an audit)", path=str(results))

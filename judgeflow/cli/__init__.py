@@ -21,8 +21,8 @@ from typing import Any, NoReturn
 from ..errors import JudgeflowError
 
 #: modules under judgeflow.cli that define a subcommand, in help order
-COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "tune_cmd", "sample_cmd", "label_cmd", "batch_cmd",
-            "label_app_cmd")
+COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "tune_cmd", "gate_cmd", "stability_cmd", "sample_cmd",
+            "label_cmd", "batch_cmd", "label_app_cmd")
 #: subcommand (its first word on the command line) -> the module that registers it
 COMMAND_NAMES = {module.removesuffix("_cmd"): module for module in COMMANDS if module != "label_app_cmd"}
 COMMAND_NAMES["review"] = "label_app_cmd"  # `judgeflow review` opens the labelling app (not spec_review.review)
@@ -34,6 +34,10 @@ SUMMARIES = {
     "calibrate": "agreement of a results file with human labels (kappa, false alarms, misses)",
     "compare": "two runs on the same items (two criteria, models or strategies) against human labels: "
                "kappa difference, McNemar",
+    "gate": "CI gate: is a bot's new run worse than its baseline? (paired McNemar, rate intervals; exit 1 "
+            "when worse)",
+    "stability": "test-retest: how often the same judge flips its verdict on the same item (flip rate, kappa "
+                 "between repeats, the claims that flip)",
     "sample": "pick a stratified, reproducible sample of items to label by hand",
     "label": "label a sample by hand: 1 / 0 / s(kip) / b(ack) / q(uit); saves every label and resumes where it "
              "stopped",

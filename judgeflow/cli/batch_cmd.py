@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import threading
 import time
@@ -29,6 +30,7 @@ from .render import console
 from ..errors import ConfigError
 from ..files import STDIO
 from ..judging import judge_stream
+from ..redact import MASK, redact
 from ..results import Usage
 from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
 from ..runs.batch.ledger import BatchLedger
@@ -51,6 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     for q in (sp, cp):
         q.add_argument("run_id", help="the run id printed by `judgeflow run --batch`")
         q.add_argument("--store", default=DEFAULT_STORE, help=f"the run store (default {DEFAULT_STORE})")
+        q.add_argument("--base-url", help="the run's --base-url again, when it has credentials (the store keeps "
+                                          "it without them; also $JUDGEFLOW_BASE_URL)")
     cp.add_argument("--wait", type=positive_seconds, metavar="SECONDS", help="poll every SECONDS until the run is done")
     cp.add_argument("--online", action="store_true",
                     help="re-judge online the items whose batch reply was invalid or failed (also once the run is done)")
@@ -64,7 +68,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     cp.set_defaults(func=cmd_collect)
 
 
-def _provider(run: RunInfo, http_client: Any = None) -> Any:
+def _run(store: RunStore, run_id: str, base_url: str | None) -> RunInfo:
+    """The run, with the base URL its requests go to (see `_live`)."""
+    return _live(store.get_run(run_id), base_url)
+
+
+def _live(run: RunInfo, base_url: str | None) -> RunInfo:
+    """`run` with the base URL its requests go to: the store keeps it with its credentials masked
+    (***), so they come from `base_url` (--base-url) or $JUDGEFLOW_BASE_URL, never from the mask."""
+    recorded = run.settings.get("base_url")
+    if not recorded or MASK not in recorded:
+        return run
+    live = next((u for u in (base_url, os.environ.get("JUDGEFLOW_BASE_URL")) if u and redact(u) == recorded), None)
+    if live is None:
+        raise ConfigError(f"run {run.run_id} was submitted to {recorded}, with credentials the store does not keep: "
+                          f"give the same URL again with --base-url (or set JUDGEFLOW_BASE_URL)")
+    return run.model_copy(update={"settings": {**run.settings, "base_url": live}})
+
+
+def _provider(run: RunInfo, http_client: Any = None, base_url: str | None = None) -> Any:
+    run = _live(run, base_url)
     return make_provider(run.settings["model"], base_url=run.settings.get("base_url"), http_client=http_client)
 
 
@@ -84,9 +107,10 @@ def _rows(run: Run) -> list[Any]:
     return list(run.rows())
 
 
-def submit(run: Run, *, con: Console, http_client: Any = None, max_unscored: float = DEFAULT_MAX_UNSCORED) -> int:
+def submit(run: Run, *, con: Console, http_client: Any = None, max_unscored: float = DEFAULT_MAX_UNSCORED,
+           base_url: str | None = None) -> int:
     """Record what needs no model call and submit the first batch (called by `judgeflow run --batch`)."""
-    provider = _provider(run.info, http_client)
+    provider = _provider(run.info, http_client, base_url)
     return asyncio.run(_step(run, list(run.rows()), provider, con, max_unscored=max_unscored))
 
 
@@ -112,9 +136,11 @@ def _reconcile(store: RunStore, run: RunInfo, provider: Any, con: Console) -> No
         ledger.mark_job(run.run_id, job.tag, "abandoned")
 
 
-def settle_intents(store: RunStore, run: RunInfo, con: Console, http_client: Any = None) -> None:
+def settle_intents(store: RunStore, run: RunInfo, con: Console, http_client: Any = None,
+                   base_url: str | None = None) -> None:
     """Resolve the run's batch intents (see `_reconcile`) if this process may write the run: it holds the run's
-    lock or can take it (a writer still uploading holds it, and its upload is no orphan)."""
+    lock or can take it (a writer still uploading holds it, and its upload is no orphan). `base_url`: the
+    run's --base-url with its credentials, when the store keeps it masked (see `_run`)."""
     if not any(j.status == "intent" for j in BatchLedger(store).jobs(run.run_id)):
         return
     try:
@@ -122,7 +148,7 @@ def settle_intents(store: RunStore, run: RunInfo, con: Console, http_client: Any
     except RunBusy:
         con.print(f"run {run.run_id}: another judgeflow process is submitting a batch of it right now", soft_wrap=True)
         return
-    _reconcile(store, run, _provider(run, http_client), con)
+    _reconcile(store, run, _provider(_run(store, run.run_id, base_url), http_client), con)
 
 
 async def _step(run: Run, rows: list[Any], provider: Any, con: Console,
@@ -162,11 +188,12 @@ async def _step(run: Run, rows: list[Any], provider: Any, con: Console,
     return _finish(run, con, max_unscored)
 
 
-def open_batches_note(store: RunStore, run_id: str, con: Console | None = None) -> str | None:
+def open_batches_note(store: RunStore, run_id: str, con: Console | None = None,
+                      base_url: str | None = None) -> str | None:
     """A warning for a batch run resumed online while some of its batches are still at the provider
     (its interrupted submissions resolved first: a batch found is followed, an orphan upload deleted)."""
     if con is not None:
-        settle_intents(store, store.get_run(run_id), con)
+        settle_intents(store, store.get_run(run_id), con, base_url=base_url)
     open_ = [j.batch_id for j in BatchLedger(store).jobs(run_id) if j.open]
     if not open_:
         return None
@@ -226,8 +253,8 @@ def cost_line(store: RunStore, run_id: str, model: str, prices: Any) -> str | No
 def cmd_status(args: argparse.Namespace) -> int:
     con = console()  # never wrapped in a file or a pipe
     with RunStore(args.store) as store:
-        run = store.get_run(args.run_id)
-        settle_intents(store, run, con)
+        run = _run(store, args.run_id, args.base_url)
+        settle_intents(store, run, con, base_url=args.base_url)
         jobs = BatchLedger(store).jobs(run.run_id)
         con.print(f"run {run.run_id}: {run.status}, {store.count(run.run_id)} of {run.total} rows done", markup=False)
         if not jobs:
@@ -306,7 +333,7 @@ def _collect(args: argparse.Namespace, store: RunStore, con: Console, http_clien
             if args.online:
                 asyncio.run(_rejudge_online(run, _rows(run)))
             return _finish(run, con, args.max_unscored)
-        provider = _provider(run.info, http_client)
+        provider = _provider(run.info, http_client, args.base_url)
         _reconcile(store, run.info, provider, con)
         waiting = _collect_ended(store, run.info, provider, con, keep_files=args.keep_batch_files)
         if not waiting:

@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--store", type=Path, metavar="FILE", help="the run store that knows which items file the run "
                                                               "read (default: .judgeflow/runs.sqlite here or beside "
                                                               "RESULTS)")
+    p.add_argument("--retest", type=Path, action="append", metavar="RUN",
+                   help="another results file of the same items by the same judge (judged with --no-cache): puts the "
+                        "judge's test-retest kappa beside its kappa with people (repeat for more; rows made with "
+                        "`run --repeats K` need none)")
     add_report_args(p)
     p.set_defaults(func=cmd_calibrate)
 
@@ -53,13 +57,18 @@ def emit(args: argparse.Namespace, report: BaseModel, render_fn: Callable[[Any, 
     """Write the HTML report if asked, then print JSON or the rich rendering."""
     if args.html:
         write_html()
-    if args.json:
-        print(report.model_dump_json(indent=2))
-    else:
-        render_fn(report, console())
+    show(report, render_fn, as_json=args.json)
     if args.html:
         console(stderr=True).print(f"HTML report -> {args.html}", markup=False)
     return 0
+
+
+def show(report: BaseModel, render_fn: Callable[[Any, Console], None], *, as_json: bool) -> None:
+    """Print the report as JSON (--json) or with its rich rendering."""
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        render_fn(report, console())
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -77,9 +86,21 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         except ConfigError as e:
             console(stderr=True).print(f"note: {e}; the "
                                        "disagreements are shown without their texts", markup=False)
-    report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot, items=items)
+    report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot, items=items,
+                       retest=retest_of(args))
     return emit(args, report, render, lambda: write_calibration_html(
         report, args.html, title=f"Calibration: {args.results.name}"))
+
+
+def retest_of(args: argparse.Namespace) -> Any:
+    """The judge's stability on these items: from --retest runs, or from the rows' own repeats; else None."""
+    from ..calibration.labels import read_results
+    from ..calibration.stability import stability
+
+    if args.retest:
+        return stability([args.results, *args.retest], seed=args.seed, n_boot=args.n_boot)
+    rows = read_results(args.results)
+    return stability(rows, seed=args.seed, n_boot=args.n_boot) if any(j.repeats for j in rows) else None
 
 
 def fmt(x: float | None, pct: bool = False) -> str:
@@ -141,6 +162,8 @@ def render(report: CalibrationReport, con: Console) -> None:
         fk = "undefined" if report.fleiss_kappa is None else f"{report.fleiss_kappa:.2f}"
         con.print(f"agreement between the {report.fleiss_members} members (Fleiss' kappa): {fk} on the "
                   f"{report.fleiss_items} labelled items all of them scored")
+    if report.retest is not None:
+        con.print(f"[bold]test-retest:[/bold] {report.retest.text}", soft_wrap=True)
     if report.kappa_note:
         con.print(f"[yellow]note:[/yellow] {escape(report.kappa_note)}")
     con.print(f"[bold]diagnosis:[/bold] {escape(report.diagnosis)}")

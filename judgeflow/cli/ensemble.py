@@ -3,6 +3,7 @@
     --panel m1,m2,m3 [--panel-rule majority|any|all] [--panel-tie 1|unscored]
     --samples N                        (needs --temperature > 0)
     --cascade CHEAP,STRONG [--escalate-on label1,unscored,disagree,confidence<X] [--audit-rate R]
+    --repeats K                        (test-retest: one judge K times; built in run.py, not here)
 
 A member is "provider/model", optionally "provider/model@BASE_URL" for its own endpoint.
 `--cascade panel,STRONG` uses the --panel (or --samples) judge as the cheap judge.
@@ -16,12 +17,13 @@ from typing import Any
 
 from ..ensembles.cascade import DEFAULT_ESCALATE_ON, Cascade
 from ..errors import ConfigError
+from .argtypes import positive_int
 from ..judge import Judge
 from ..ensembles.panel import RULES, Panel
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("panels and cascades")
+    g = p.add_argument_group("panels, cascades and repeats")
     g.add_argument("--panel", metavar="M1,M2,...",
                    help="a panel of judges that vote (each provider/model[@base_url]); see --panel-rule")
     g.add_argument("--panel-rule", default="majority", choices=RULES,
@@ -41,6 +43,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="also send this random share of the other items to the strong judge, to estimate "
                         "what the cascade missed (e.g. 0.1)")
     g.add_argument("--audit-seed", type=int, default=0, help="seed of the audit draw (default 0)")
+    g.add_argument("--repeats", type=positive_int, default=1, metavar="K",
+                   help="test-retest: judge each item K times with the same judge (providers are not deterministic, "
+                        "at temperature 0 too); the label is the first verdict, all K are kept under `repeats` for "
+                        "`judgeflow stability`, `gate` and `calibrate`; K - 1 more calls an item (default 1: none)")
 
 
 def active(args: argparse.Namespace) -> bool:

@@ -28,6 +28,7 @@ from rich.markup import escape
 
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
+from ..ensembles.repeats import Repeats
 from ..errors import ConfigError, ProviderUnavailable
 from ..judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, Judging
@@ -128,7 +129,8 @@ def _provider_flags(p: argparse.ArgumentParser) -> None:
                         f"(default {DEFAULT_MAX_WAIT:g}; a 429 is waited out, not counted against --retries)")
     p.add_argument("--reasks", type=non_negative_int, default=2,
                    help="re-asks after an invalid structured reply (default 2)")
-    p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per request (default 120)")
+    p.add_argument("--timeout", type=positive_seconds, default=120.0,
+                   help="seconds per request, in all: connect, headers and the whole reply (default 120)")
     p.add_argument("--http-transport", default="auto", choices=["auto", "aiohttp", "httpx"],
                    help="the provider SDK's HTTP stack (default auto: aiohttp when installed, which spends less "
                         "client CPU per request; httpx is the SDKs' default)")
@@ -154,8 +156,19 @@ def make_judge(args: argparse.Namespace) -> Judging:
                           "yet: add --no-coverage, or judge with one --model")
     panel_or_cascade = ensemble.make(args, settings.judge_kwargs)
     if panel_or_cascade is not None:
-        return panel_or_cascade
-    return settings.judge(keep_trace=True)  # the store keeps traces: a --trace re-run from the cache has them
+        return repeated(panel_or_cascade, settings, args)
+    return repeated(settings.judge(keep_trace=True), settings, args)  # the store keeps traces: a --trace re-run has them
+
+
+def repeated(judge: Judging, settings: RunSettings, args: argparse.Namespace) -> Judging:
+    """`judge` asked `--repeats K` times about each item (test-retest), or `judge` itself."""
+    if settings.repeats == 1:
+        return judge
+    for on, flags, why in ((settings.ensemble, "--panel, --samples or --cascade", "repeat one judge"),
+                           (settings.batch, "--batch", "run online"), (getattr(args, "ray", False), "--ray", "run locally")):
+        if on:
+            raise ConfigError(f"--repeats does not combine with {flags} yet: {why} (drop {flags})")
+    return Repeats(judge, settings.repeats, concurrency=settings.concurrency)
 
 
 def note_offline(args: argparse.Namespace, con: Console) -> None:
@@ -197,7 +210,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if settings.batch:
             from .batch_cmd import submit
 
-            return submit(run, con=con, max_unscored=settings.max_unscored)
+            return submit(run, con=con, max_unscored=settings.max_unscored, base_url=settings.base_url)
         return _judge_run(run, judge, settings, con, resume=args.resume, progress=not args.no_progress,
                           as_json=args.json)
 
@@ -213,7 +226,7 @@ def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *,
     if resume:  # only a resumed run can have batches (a new run id has none): batch code loads only then
         from .batch_cmd import open_batches_note
 
-        if note := open_batches_note(run.store, run.run_id, con):
+        if note := open_batches_note(run.store, run.run_id, con, settings.base_url):
             con.print(note, soft_wrap=True, markup=False)
     session = Session()
     output = Path(settings.output or "-")
@@ -281,6 +294,9 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
         from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
 
         lines[-1] = cost_line(run.store, run.run_id, judge.model, prices) or lines[-1]
+    if settings.repeats > 1:
+        lines.append(f"{settings.repeats} verdicts per item (--repeats), the calls above included: "
+                     f"`judgeflow stability {output}` reports the items that flip")
     con.print(f"run {run.run_id}: judged with {judge.model} -> {output}", markup=False, soft_wrap=True)
     unreadable = run.store.unreadable_note()
     for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:

@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--keep-labels", action="store_true", help="keep the input's own label (default: dropped)")
     p.add_argument("--focus", choices=FOCUS,
                    help="disagreement: only items where a panel's members (or samples, or a cascade's judges) "
-                        "disagree, to find criterion problems fast; NOT for kappa (needs --results)")
+                        "disagree; unstable: only items whose verdict flips between the judge's own repeats "
+                        "(run --repeats K); to find criterion problems fast; NOT for kappa (needs --results)")
     p.set_defaults(func=cmd_sample)
 
 

@@ -86,6 +86,7 @@ def from_cache(hit: Judgment, item: Item, *, model: str, keep_trace: bool = True
         "id": item.id, "human_label": item.label, "extra": item.extra, "cached": True, "usage": Usage(),
         "model": model, "trace": trace,
         "judges": [v.model_copy(update={"usage": Usage(), "cached": True}) for v in hit.judges] if hit.judges else None,
+        "repeats": [v.model_copy(update={"usage": Usage(), "cached": True}) for v in hit.repeats] if hit.repeats else None,
     })
 
 

@@ -32,7 +32,7 @@ DEFAULT_MAX_INPUT_CHARS = 200_000
 #: run stopped on a bad endpoint resumes with the corrected one (recorded, see `ENDPOINT`).
 RESULT_SETTINGS = ("model", "mode", "column_map", "criterion", "strategy", "temperature", "limit", "trace",
                    "coverage", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
-                   "threshold", "turns", "system_prompt")
+                   "threshold", "repeats", "turns", "system_prompt")
 #: also recorded with the run (not compared on resume)
 RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format")
 #: the recorded setting a resume may change (the run's record is updated to the new value)
@@ -68,6 +68,8 @@ class RunSettings(BaseModel):
     """The results file's format as given (`--format`; None: from the -o suffix)."""
     column_map: dict[str, str] | None = None
     """Item field -> the input column holding it (`--map FIELD=COLUMN`)."""
+    repeats: int = 1
+    """Verdicts per item from the same judge (test-retest, `--repeats K`); 1: none."""
     turns: str = "last"
     """Conversations: judge the last assistant turn ("last") or every one ("all")."""
     system_prompt: bool = False
@@ -104,7 +106,8 @@ class RunSettings(BaseModel):
             max_source_chars=getattr(args, "max_source_chars", None), structured=getattr(args, "structured", "auto"),
             max_tokens=getattr(args, "max_tokens", None),
             max_input_chars=getattr(args, "max_input_chars", DEFAULT_MAX_INPUT_CHARS), batch=args.batch,
-            ensemble=ensemble, threshold=getattr(args, "threshold", None), retries=args.retries, reasks=args.reasks,
+            ensemble=ensemble, threshold=getattr(args, "threshold", None), repeats=getattr(args, "repeats", 1),
+            retries=args.retries, reasks=args.reasks,
             timeout=args.timeout, http_transport=getattr(args, "http_transport", "auto"),
             rpm=getattr(args, "rpm", None), tpm=getattr(args, "tpm", None),
             max_wait=getattr(args, "max_wait", DEFAULT_MAX_WAIT),
@@ -189,6 +192,7 @@ class RunSettings(BaseModel):
             ("--max-unscored", self.max_unscored, DEFAULT_MAX_UNSCORED),
             ("--max-source-chars", self.max_source_chars, None), ("--threshold", self.threshold, None),
             ("--format", self.format, None),
+            ("--repeats", self.repeats, 1),
             ("--turns", self.turns, "last"),
         ]
         for flag, value, default in opts:

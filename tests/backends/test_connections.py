@@ -21,8 +21,12 @@ pytest.importorskip("aiohttp")
 
 
 def transport_of(client) -> str:
-    """The HTTP stack under an SDK client: the SDKs' vendored aiohttp transport, or httpx's own."""
-    return "aiohttp" if "aiohttp" in type(client._client._transport).__module__ else "httpx"
+    """The HTTP stack under an SDK client: the SDKs' vendored aiohttp transport, or httpx's own
+    (under judgeflow's own layers: the request deadline, the rate limiter)."""
+    transport = client._client._transport
+    while hasattr(transport, "inner"):
+        transport = transport.inner
+    return "aiohttp" if "aiohttp" in type(transport).__module__ else "httpx"
 
 
 @pytest.mark.parametrize(("module", "cls"), [("openai", "AsyncOpenAI"), ("anthropic", "AsyncAnthropic")])

@@ -396,11 +396,16 @@ def answer_every_claim_in_prompt(verdict: str) -> Any:
     return reply
 
 
+def five_facts(claims: Claims) -> dict[str, Any]:
+    """An item whose answer is long enough for its claims (the bound on claims grows with the answer)."""
+    return moscow_by_whom(answer=" ".join(f"{c.text} It is in the city annals." for c in claims.claims))
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_long_claim_lists_are_split_and_every_claim_answered(provider: str) -> None:
     claims = Claims(claims=[Claim(id=f"c{i}", text=f"Fact number {i}.") for i in range(1, 6)])
     llm = FakeLLM(provider, [claims] + [answer_every_claim_in_prompt("supported")] * 3)
-    result = Judge(backend=llm.backend(max_claims_per_check=2)).judge(MOSCOW)
+    result = Judge(backend=llm.backend(max_claims_per_check=2)).judge(five_facts(claims))
     assert len(llm.requests) == 4  # decompose + ceil(5 / 2) checks
     sent = [re.findall(r'<claim id="(c\d+)">', first_user_text(r)) for r in llm.requests[1:]]
     assert sent == [["c1", "c2"], ["c3", "c4"], ["c5"]]
@@ -415,7 +420,7 @@ def test_one_error_in_a_later_chunk_makes_the_answer_1(provider: str) -> None:
     llm = FakeLLM(provider, [claims, answer_every_claim_in_prompt("supported"),
                              answer_every_claim_in_prompt("supported"),
                              answer_every_claim_in_prompt("false_fact")])
-    result = Judge(backend=llm.backend(max_claims_per_check=2)).judge(MOSCOW)
+    result = Judge(backend=llm.backend(max_claims_per_check=2)).judge(five_facts(claims))
     assert result.label == 1 and [c.error for c in result.claims] == [False] * 4 + [True]
 
 
@@ -432,7 +437,7 @@ def test_trace_keeps_prompts_and_replies(provider: str) -> None:
     assert dec.reply == {"claims": [{"text": c.text, "kind": c.kind} for c in MOSCOW_CLAIMS.claims]}
     assert chk.reply["c1"]["verdict"] == "contradicted"  # keyed by claim id
     assert result.usage.model_dump() == {"calls": 2, "input_tokens": 140, "output_tokens": 18, "cached_tokens": 0,
-                                         "cache_write_tokens": 0, "repairs": 0, "reasks": 0}
+                                         "cache_write_tokens": 0, "repairs": 0, "reasks": 0, "over_bound": 0}
     assert Judge(backend=FakeLLM(provider, [MOSCOW_CLAIMS, chk.reply]).backend(),
                  keep_trace=False).judge(MOSCOW).trace == []
 

@@ -136,7 +136,7 @@ def test_run_with_an_llm_judged_unscored_and_invalid_rows(
         "basis": "reference", "evidence": "1147", "evidence_found": True, "reason": "compared with the reference"}]
     assert by_id["good"]["usage"] == {"calls": 2, "input_tokens": 200, "output_tokens": 40, "cached_tokens": 0,
                                       "cache_write_tokens": 0, "repairs": 0,
-                                      "reasks": 0}
+                                      "reasks": 0, "over_bound": 0}
     unscored = by_id["u"]
     assert unscored["label"] is None and unscored["status"] == "unscored" and unscored["human_label"] == 1
     assert unscored["error"].startswith("decompose: unparseable judge output after 3 attempt(s)")

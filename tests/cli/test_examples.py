@@ -96,8 +96,9 @@ def test_russian_quiz_with_a_model_uses_the_short_reference_and_catches_1247() -
 def test_qa_bot_ci_example_passes_offline_in_its_own_pytest_run(tmp_path: Path) -> None:
     out = run_example("-m", "pytest", "-p", "no:cacheprovider", "-rP", "--judgeflow-cache-dir",
                       str(tmp_path / "cache"), str(EXAMPLES / "qa_bot_ci"), cwd=tmp_path)
-    assert "3 passed" in out
+    assert "4 passed" in out
     assert "c1 [contradicted] Moscow was first mentioned in 1247." in out
+    assert "hallucination rate 1/40, 95% interval 0.4% to 12.9%" in out
 
 
 @pytest.mark.slow

@@ -4,20 +4,24 @@
 SDKs and Instructor's parsing and re-asking run; only the HTTP replies are scripted.
 `FakeProvider` (provider.py) is a rule-based OpenAI/Anthropic server on 127.0.0.1 for CLI and
 batch tests, and the benchmarks' provider (`python tests/fakes/provider.py`).
-process.py starts `judgeflow` as a child process for the signal tests (`start_cli`).
+`SchemaProvider` (schema_provider.py) answers any request with a seeded value of its JSON schema.
+process.py starts `judgeflow` as a child process for the signal tests (`start_cli`), and the shared
+schema-following fake (`schema_fake`).
 items.py holds the Moscow example most tests judge (`moscow()`, `moscow_claims()`, `moscow_checks()`).
 """
 
 from .items import (MOSCOW_FOUNDER, MOSCOW_QUESTION, MOSCOW_REFERENCE, MOSCOW_RIGHT, MOSCOW_SOURCE,
                     MOSCOW_WHO_QUESTION, MOSCOW_WHO_WRONG, MOSCOW_WRONG, moscow, moscow_by_whom, moscow_checks,
                     moscow_claims)
-from .process import start_cli, stored_count, wait_for_results
+from .process import schema_fake, start_cli, stored_count, wait_for_results
 from .limited import LimitedLLM, ProviderLimit
 from .provider import FakeProvider
+from .schema_provider import SchemaProvider
 from .scripted import FakeLLM, RawArgs, Status, anthropic_body, openai_body
 
-__all__ = ["FakeLLM", "FakeProvider", "LimitedLLM", "ProviderLimit", "RawArgs", "Status", "anthropic_body", "openai_body",
+__all__ = ["FakeLLM", "FakeProvider", "SchemaProvider",
+           "LimitedLLM", "ProviderLimit", "RawArgs", "Status", "anthropic_body", "openai_body",
            "MOSCOW_FOUNDER", "MOSCOW_QUESTION", "MOSCOW_REFERENCE", "MOSCOW_RIGHT", "MOSCOW_SOURCE",
            "MOSCOW_WHO_QUESTION", "MOSCOW_WHO_WRONG", "MOSCOW_WRONG",
            "moscow", "moscow_by_whom", "moscow_checks", "moscow_claims",
-           "start_cli", "stored_count", "wait_for_results"]
+           "schema_fake", "start_cli", "stored_count", "wait_for_results"]

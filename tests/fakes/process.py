@@ -9,12 +9,14 @@ foreground process, where Ctrl-C works) or `ignored` (a background job, `cmd &`)
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Literal
 
 
@@ -44,3 +46,19 @@ def wait_for_results(store: Path, n: int, proc: subprocess.Popen[str], timeout: 
         assert proc.poll() is None, f"the run ended early: {proc.communicate()}"
         assert time.monotonic() < deadline, "the run recorded nothing"
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def schema_fake(path: Path, *args: str) -> Iterator[str]:
+    """../shared/tools/fake_llm.py (the schema-following fake, unmodified) on 127.0.0.1, a free port:
+    yields its OpenAI base URL (`.../v1`) and stops it afterwards. Its replies are drawn from
+    (--seed, the request body): the same seed answers the same request the same way."""
+    proc = subprocess.Popen([sys.executable, str(path), "--port", "0", "--host", "127.0.0.1", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("PORT="), line
+        yield f"http://127.0.0.1:{int(line.strip().split('=')[1])}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -46,6 +46,7 @@ from ..limits import CALL, DEFAULT_MAX_WAIT, Call, Limiter, RateLimited
 from .failures import (
     _SHAPE,
     _connect_failure,
+    _local_failure,
     _context_length,
     _is_provider_error,
     _Provider,
@@ -315,7 +316,7 @@ class LLMClient:
         n = self._streak[1] + 1 if self._streak[0] == kind else 1
         self._streak = (kind, n)
         where = self.base_url or f"{self.provider}'s API"
-        line = f"{fix} ({kind} from {where} for {self.model}: {_short(_connect_failure(e) or e, 160)})"
+        line = f"{fix} ({kind} from {where} for {self.model}: {_short(_local_failure(e) or _connect_failure(e) or e, 160)})"
         if n >= SYSTEMIC_LIMIT:
             self.stopped = f"stopped after {n} identical provider failures in a row: {line}"
             return ProviderUnavailable(self.stopped)

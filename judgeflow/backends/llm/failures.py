@@ -3,7 +3,9 @@ a context-length error (not retried), a rejected request shape (fall back), how 
 
 from __future__ import annotations
 
+import errno
 import re
+import socket
 import sys
 
 from pydantic import ValidationError
@@ -28,27 +30,47 @@ def _status(e: BaseException) -> int | None:
     return getattr(e, "status_code", None)
 
 
+def _causes(e: BaseException) -> list[BaseException]:
+    """`e` and what caused it (`__cause__`, else `__context__`), outermost first."""
+    seen: list[BaseException] = []
+    cause: BaseException | None = e
+    while cause is not None and all(cause is not s for s in seen):
+        seen.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    return seen
+
+
 def _connect_failure(e: BaseException) -> BaseException | None:
     """The failed connect (refused, no such host) behind `e`, if any: the SDKs' aiohttp transport
-    reports aiohttp's ClientConnectorError as a connect timeout."""
+    reports aiohttp's ClientConnectorError as a connect timeout. A connection dropped after it was
+    made (mid-body) is not one: the server is there."""
     aiohttp = sys.modules.get("aiohttp")
-    seen: set[int] = set()
-    cause: BaseException | None = e
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, ConnectionRefusedError) or (
+    for cause in _causes(e):
+        httpx_connect = type(cause).__name__ == "ConnectError" and \
+            type(cause).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore")
+        if httpx_connect or isinstance(cause, (ConnectionRefusedError, socket.gaierror)) or (
                 aiohttp is not None and isinstance(cause, aiohttp.ClientConnectorError)):
             return cause
-        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _local_failure(e: BaseException) -> BaseException | None:
+    """Out of file descriptors (EMFILE, ENFILE) behind `e`: this machine's limit, not the endpoint's."""
+    for cause in _causes(e):
+        if isinstance(cause, OSError) and cause.errno in (errno.EMFILE, errno.ENFILE):
+            return cause
     return None
 
 
 def classify(e: BaseException) -> tuple[str, str] | None:
     """(kind, what to do) for a systemic provider error that will fail every call alike, else None."""
     status = _status(e)
+    if _local_failure(e) is not None:
+        return ("too many open files", "judgeflow ran out of file descriptors (a limit of this machine, not the "
+                                       "endpoint's): raise it (`ulimit -n 4096`) or lower --concurrency")
     if isinstance(e, _sdk_errors("APITimeoutError")) and _connect_failure(e) is None:
         return None  # slow, not broken: the SDK's retries handle it
-    if isinstance(e, _sdk_errors("APIConnectionError")):
+    if isinstance(e, _sdk_errors("APIConnectionError")) and _connect_failure(e) is not None:
         return ("connection", "cannot connect: check --base-url (host, port, scheme) and that the server is running")
     if status in (401, 403):
         return (f"HTTP {status}", "authentication failed: check the API key (OPENAI_API_KEY / ANTHROPIC_API_KEY) "
@@ -71,8 +93,8 @@ class _Provider(Exception):
 
 
 def _is_provider_error(e: BaseException | None) -> bool:
-    if isinstance(e, _sdk_errors("APIError")):
-        return True
+    if isinstance(e, _sdk_errors("APIError")) or (e is not None and _local_failure(e) is not None):
+        return True  # an SDK error, or out of file descriptors (classified as a local systemic failure)
     from instructor.core.exceptions import InstructorError
 
     # SDKs reached through from_provider (google-genai, boto3, mistralai): their HTTP errors

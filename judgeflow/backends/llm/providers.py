@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ...errors import ConfigError
+from ...redact import remember_secret
 from ..connections import LoopClient, check_transport, sdk_client
 from ..limits import DEFAULT_MAX_WAIT, limiter_for
 from .client import DEFAULT_MAX_TOKENS_CAP, STRUCTURED, LLMClient
@@ -29,6 +30,9 @@ DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
 #: optional SDKs for the providers reached through Instructor's from_provider: (module, pip extra)
 _FROM_PROVIDER = {"google": ("google.genai", "google"), "bedrock": ("boto3", "bedrock"),
                   "mistral": ("mistralai", "mistral")}
+#: where those SDKs read their keys: judgeflow masks them by value (`redact.remember_secret`)
+_KEY_ENV = {"google": ("GOOGLE_API_KEY", "GEMINI_API_KEY"), "mistral": ("MISTRAL_API_KEY",),
+            "bedrock": ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")}
 
 
 def parse_model(model: str) -> tuple[str, str]:
@@ -225,6 +229,8 @@ def _from_provider(name: str, *, provider: str, structured: str, api_key: str | 
         mode_arg["mode"] = instructor_mode(structured)
     if api_key:
         mode_arg["api_key"] = api_key
+    for secret in (api_key, *map(os.environ.get, _KEY_ENV[provider])):
+        remember_secret(secret)  # masked by value in everything judgeflow records
     import instructor
 
     try:

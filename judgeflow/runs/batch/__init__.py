@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx2
 
@@ -41,6 +43,7 @@ from ...files import STDIO
 from ...items import Item
 from ...judge import Judge
 from ...judging import judge_stream, row_id
+from ...redact import remember_secret
 from ...results import Judgment, Usage
 from ..cache import cached
 from ..settings import RunSettings
@@ -148,6 +151,8 @@ def batch_tag(run_id: str, keys: Sequence[str]) -> str:
 def make_provider(model: str, *, base_url: str | None = None, http_client: Any = None) -> BatchProvider:
     """The batch API for "provider/model" (openai/ or anthropic/)."""
     provider, _, _ = model.partition("/")
+    remember_secret(os.environ.get(f"{provider.upper()}_API_KEY"))  # masked by value wherever it appears
+    remember_secret(urlsplit(base_url or "").password)
     if provider == "openai":
         from .openai import OpenAIBatches
 

@@ -1,0 +1,255 @@
+"""A schema-following fake LLM provider: a real HTTP server on 127.0.0.1 (standard library only).
+
+It answers with a JSON value generated from the JSON schema each request carries and nothing else
+(it never reads the prompt), so any judge, criterion or tool runs against it; verdicts come out
+random but reproducible: the same `seed` and request body give the same reply.
+
+  OpenAI    POST /v1/chat/completions: `tools` (+ `tool_choice`) -> a tool call;
+            `response_format` json_schema -> JSON content; json_object -> JSON content for the
+            first JSON schema found in the messages (Instructor's JSON modes put it there).
+  Anthropic POST /v1/messages: `tools` (+ `tool_choice`) -> a tool_use block.
+
+Schemas: objects get every required property (optional ones too), `enum`/`const`, strings within
+minLength/maxLength, numbers within minimum/maximum, arrays within minItems/maxItems, `$ref` into
+`$defs`/`definitions`, `anyOf`/`oneOf` (a seeded choice), `allOf` (merged), type lists.
+Usage is characters / 4. The in-repository stand-in for ../shared/tools/fake_llm.py, which stays an
+extra check: this one is small, and has no batch API, faults or rate limits.
+
+    python tests/fakes/schema_provider.py --seed 3   # prints PORT=N, like fake_llm.py
+    with SchemaProvider(seed=3) as fake: ... fake.base_url, fake.requests
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+try:
+    from .wire import anthropic_body, openai_body
+except ImportError:  # run as a script
+    from wire import anthropic_body, openai_body  # type: ignore[no-redef]
+
+_WORDS = ["the", "claim", "holds", "per", "source", "because", "stated", "answer", "reference", "text", "fact", "date", "name"]
+
+
+class Instance:
+    """A value for a JSON schema, drawn from `rng`; `$ref`s resolve against `root`."""
+
+    def __init__(self, root: dict[str, Any], rng: random.Random, depth: int = 8) -> None:
+        self.root, self.rng, self.depth = root, rng, depth
+
+    def resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
+        for _ in range(32):
+            ref = schema.get("$ref") if isinstance(schema, dict) else None
+            if not isinstance(ref, str) or not ref.startswith("#"):
+                return schema if isinstance(schema, dict) else {}
+            node: Any = self.root
+            for part in ref[1:].strip("/").split("/"):
+                node = node[part.replace("~1", "/").replace("~0", "~")] if part else node
+            schema = {**node, **{k: v for k, v in schema.items() if k != "$ref"}}
+        raise ValueError(f"$ref loop at {schema.get('$ref')}")
+
+    def value(self, schema: Any, depth: int = 0) -> Any:
+        s = self.resolve(schema)
+        if "allOf" in s:
+            merged: dict[str, Any] = {k: v for k, v in s.items() if k != "allOf"}
+            for part in s["allOf"]:
+                part = self.resolve(part)
+                merged["properties"] = {**merged.get("properties", {}), **part.get("properties", {})}
+                merged["required"] = [*merged.get("required", []), *part.get("required", [])]
+                merged.update({k: v for k, v in part.items() if k not in ("properties", "required")})
+            return self.value(merged, depth)
+        if "const" in s:
+            return s["const"]
+        if "enum" in s:
+            return self.rng.choice(s["enum"])
+        for key in ("anyOf", "oneOf"):
+            if s.get(key):
+                options = s[key] if depth < self.depth else [o for o in s[key] if self.resolve(o).get("type") == "null"] or s[key]
+                return self.value(self.rng.choice(options), depth + 1)
+        kind = s.get("type")
+        if isinstance(kind, list):
+            kind = self.rng.choice(kind) if kind else None
+        if kind is None:
+            kind = "object" if "properties" in s else "array" if "items" in s else "string"
+        return getattr(self, "_" + kind)(s, depth)
+
+    def _object(self, s: dict[str, Any], depth: int) -> dict[str, Any]:
+        return {name: self.value(sub, depth + 1) for name, sub in (s.get("properties") or {}).items()}
+
+    def _array(self, s: dict[str, Any], depth: int) -> list[Any]:
+        low = int(s.get("minItems", 0))
+        high = int(s.get("maxItems", max(low, 3)))
+        n = low if depth >= self.depth else self.rng.randint(max(low, min(1, high)), max(low, min(high, low + 2)))
+        return [self.value(s.get("items") or {}, depth + 1) for _ in range(n)]
+
+    def _string(self, s: dict[str, Any], depth: int) -> str:
+        low, high = int(s.get("minLength", 0)), int(s.get("maxLength", 10**6))
+        text = " ".join(self.rng.choice(_WORDS) for _ in range(self.rng.randint(2, 6)))
+        while len(text) < low:
+            text += " x"
+        return text[:high]
+
+    def _integer(self, s: dict[str, Any], depth: int) -> int:
+        low = s.get("minimum", s["exclusiveMinimum"] + 1 if "exclusiveMinimum" in s else 0)
+        high = s.get("maximum", s["exclusiveMaximum"] - 1 if "exclusiveMaximum" in s else low + 100)
+        return self.rng.randint(int(low), int(high))
+
+    def _number(self, s: dict[str, Any], depth: int) -> float:
+        low = float(s.get("minimum", s.get("exclusiveMinimum", 0.0)))
+        high = float(s.get("maximum", s.get("exclusiveMaximum", low + 1.0)))
+        return round(self.rng.uniform(low, high), 4)
+
+    def _boolean(self, s: dict[str, Any], depth: int) -> bool:
+        return self.rng.random() < 0.5
+
+    def _null(self, s: dict[str, Any], depth: int) -> None:
+        return None
+
+
+def fake_instance(schema: dict[str, Any], seed: Any = 0) -> Any:
+    """A value valid for `schema`, the same for the same seed."""
+    return Instance(schema, random.Random(str(seed))).value(schema)
+
+
+def schema_in_text(text: str) -> dict[str, Any] | None:
+    """The first JSON object in `text` that looks like a JSON schema (has properties or $defs)."""
+    decoder, start = json.JSONDecoder(), text.find("{")
+    while start != -1:
+        try:
+            obj, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and ("properties" in obj or "$defs" in obj):
+            return obj
+        start = text.find("{", start + 1)
+    return None
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return " ".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
+def _chosen(tools: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
+    return next((t for t in tools if name in (t.get("name"), t.get("function", {}).get("name"))), tools[0])
+
+
+def openai_reply(body: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    prompt = "\n".join(_text(m.get("content")) for m in body.get("messages", []))
+    tools, choice = body.get("tools") or [], body.get("tool_choice")
+    fmt = body.get("response_format") or {}
+    if tools and choice != "none":
+        name = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
+        fn = _chosen(tools, name)["function"]
+        data = Instance(fn.get("parameters") or {}, rng).value(fn.get("parameters") or {})
+        request = {**body, "tools": [{"function": fn}]}
+        return openai_body(data, request, (len(prompt + json.dumps(tools)) // 4, len(json.dumps(data)) // 4))
+    schema = None
+    if fmt.get("type") == "json_schema":
+        schema = (fmt.get("json_schema") or {}).get("schema") or {"type": "object"}
+    elif fmt.get("type") == "json_object":
+        schema = schema_in_text(prompt) or {"type": "object"}
+    text = json.dumps(Instance(schema, rng).value(schema)) if schema else "fake reply"
+    return openai_body(text, body, (len(prompt) // 4, len(text) // 4))
+
+
+def anthropic_reply(body: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    system = body.get("system")
+    prompt = "\n".join([_text(system) if system else "", *(_text(m.get("content")) for m in body.get("messages", []))])
+    tools, choice = body.get("tools") or [], body.get("tool_choice") or {}
+    if not tools or choice.get("type") == "none":
+        return anthropic_body("fake reply", body, (len(prompt) // 4, 3))
+    tool = _chosen(tools, choice.get("name"))
+    schema = tool.get("input_schema") or {"type": "object"}
+    data = Instance(schema, rng).value(schema)
+    return anthropic_body(data, {**body, "tools": [tool]}, (len(prompt + json.dumps(tools)) // 4, len(json.dumps(data)) // 4))
+
+
+class SchemaProvider:
+    """The server in a background thread. `requests` holds every request body received."""
+
+    def __init__(self, *, seed: Any = 0, latency: float = 0.0, port: int = 0) -> None:
+        self.seed, self.latency = seed, latency
+        self.requests: list[dict[str, Any]] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self.server.daemon_threads = True
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def rng_for(self, raw: bytes) -> random.Random:
+        return random.Random(hashlib.sha256(f"{self.seed}\0".encode() + raw).hexdigest())
+
+    def reply(self, path: str, raw: bytes) -> tuple[int, dict[str, Any]]:
+        body = json.loads(raw or b"{}")
+        self.requests.append(body)
+        if path.endswith("/chat/completions"):
+            return 200, openai_reply(body, self.rng_for(raw))
+        if path.endswith("/messages"):
+            return 200, anthropic_reply(body, self.rng_for(raw))
+        return 404, {"error": {"message": f"schema fake: no route {path}", "type": "not_found_error"}}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if fake.latency:
+                    time.sleep(fake.latency)
+                try:
+                    status, data = fake.reply(self.path.split("?")[0], raw)
+                except (ValueError, KeyError, TypeError, AttributeError) as e:
+                    status, data = 400, {"error": {"message": f"schema fake: {e}", "type": "invalid_request_error"}}
+                out = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+        return Handler
+
+    @property
+    def base_url(self) -> str:
+        """The root URL; OpenAI clients take base_url + "/v1", Anthropic clients the root."""
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> SchemaProvider:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--seed", default="0", help="seed for the replies (default 0)")
+    p.add_argument("--latency-ms", type=float, default=0.0, help="milliseconds per request")
+    args = p.parse_args(argv)
+    fake = SchemaProvider(seed=args.seed, latency=args.latency_ms / 1000, port=args.port)
+    print(f"PORT={fake.server.server_address[1]}", flush=True)
+    try:
+        fake.server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
