@@ -14,21 +14,8 @@ through Instructor's `from_provider`: `google/<model>` (Gemini), `bedrock/<model
 `mistral/<model>`. With `base_url`, `openai/` speaks to any OpenAI-compatible server (vLLM,
 llama.cpp, LM Studio) and `anthropic/` to any Anthropic-compatible endpoint.
 
-What the boundary does for the caller:
-- **Structured output mode** (`structured=`): `tools_strict` (OpenAI strict function calling),
-  `tools` (forced tool call), `json_schema` (the `response_format` JSON schema that OpenAI, vLLM
-  and Ollama turn into constrained decoding), `json` (`json_object` with the schema attached,
-  which llama.cpp constrains). `auto` picks per endpoint; if the endpoint rejects that request
-  shape, it falls back once to the next mode (and says so in `notes`).
-- **Sized requests**: `max_tokens` per call from what the step needs (`ask(max_tokens=...)`),
-  capped; a reply cut off at the limit is asked again once with twice the budget. A fixed
-  `max_tokens` overrides the sizing. A context-length error is not retried: LLMError names the fix.
-- **Loud systemic failures**: until the endpoint has answered once, calls go one at a time and
-  without SDK retries; the same systemic failure (authentication, refused connection, unknown
-  model or path, rejected request shape) `SYSTEMIC_LIMIT` times in a row raises
-  `ProviderUnavailable` and every later call fails at once, without a request.
-Transport retries (429, 5xx, timeouts; backoff with jitter, honouring retry-after) are the
-SDKs' own; schema re-asks are Instructor's.
+What the boundary does for the caller (structured output modes, sized requests, loud systemic
+failures, rate limits) is described once, in client.py, beside the loop that does it.
 """
 
 from .client import (
