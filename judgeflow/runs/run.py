@@ -150,13 +150,17 @@ class Run:
         """
         self.store.claim(self.run_id)  # one writer per run (a no-op when this store holds it already)
         done = self.store.finished_ids(self.run_id)  # unscored rows are judged again
-        position: dict[int, int] = {}  # stream position -> input position (the store's seq)
+        # stream position -> input position (the store's seq); entries leave as results come back, so
+        # the stream's positions are counted, never taken from the map's size (that reuses keys)
+        position: dict[int, int] = {}
 
         def todo() -> Iterator[Item | InvalidItemError]:
+            n = 0
             for seq, obj in enumerate(self.rows() if rows is None else rows):
                 row = as_item(obj)
                 if row_id(row) not in done:
-                    position[len(position)] = seq
+                    position[n] = seq
+                    n += 1
                     yield row
 
         hits: list[Row] = []  # served from the cache, not committed (nor yielded) yet
