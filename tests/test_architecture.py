@@ -273,3 +273,53 @@ def test_the_length_check_can_fail(tmp_path):
     body = "".join(f"    x{k} = {k}\n" for k in range(60))
     pkg = _package(tmp_path, {"runs/run.py": f"def long():\n{body}\n\ndef short():\n    return 1\n"})
     assert long_functions(pkg) == ["judgeflow.runs.run.long: 61 lines"]
+
+
+# ---- #36: providers are one module each; nothing else compares their names --------------------
+
+def provider_names(root: Path = PACKAGE) -> set[str]:
+    return set(re.findall(r'"(\w+)": "\w+"', (root / "backends" / "providers" / "__init__.py").read_text()))
+
+
+def provider_name_comparisons(root: Path = PACKAGE) -> list[str]:
+    """`x == "anthropic"`, `p in ("openai", "azure")`, ... anywhere but backends/providers/: a provider's
+    differences are hooks of its module there (`provider(name).tpm_bucket()`), not branches."""
+    names = provider_names(root)
+    found = []
+    for mod, (path, _) in modules(root).items():
+        if mod.startswith("judgeflow.backends.providers"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Compare, ast.Dict)):
+                consts = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+                hit = consts & names if isinstance(node, ast.Compare) else (
+                    {k.value for k in node.keys if isinstance(k, ast.Constant)} & names
+                    if len({k.value for k in node.keys if isinstance(k, ast.Constant)} & names) > 1 else set())
+                if hit:
+                    found.append(f"{mod}:{node.lineno}: {sorted(hit)}")
+    return found
+
+
+def test_no_provider_name_comparisons_outside_backends_providers():
+    assert provider_names() >= {"openai", "anthropic", "ollama", "azure"}
+    assert provider_name_comparisons() == []
+
+
+def test_the_provider_check_can_fail(tmp_path):
+    pkg = tmp_path / "judgeflow"
+    (pkg / "backends" / "providers").mkdir(parents=True)
+    (pkg / "backends" / "providers" / "__init__.py").write_text('PROVIDERS = {"openai": "openai", "anthropic": "anthropic"}\n')
+    (pkg / "backends" / "paced.py").write_text('def f(wire):\n    return 1 if wire == "anthropic" else 2\n')
+    (pkg / "backends" / "table.py").write_text('T = {"openai": 1, "anthropic": 2}\n')
+    assert provider_name_comparisons(pkg) == ["judgeflow.backends.paced:2: ['anthropic']",
+                                              "judgeflow.backends.table:1: ['anthropic', 'openai']"]
+
+
+def test_every_judging_gives_its_spec_back():
+    """The spec round trip (tests/config/test_spec.py checks it through JSON and the run store)."""
+    from judgeflow import Cascade, Judge, Panel, Repeats
+    from judgeflow.config import spec_of
+
+    lex, rouge = Judge("baseline/lexical"), Judge("baseline/rouge-l", strategy="single")
+    for judging in (lex, Panel([lex, rouge]), Cascade(lex, rouge), Repeats(rouge, 2)):
+        assert spec_of(spec_of(judging).build()) == spec_of(judging)

@@ -1,7 +1,9 @@
-"""A run's settings as one typed object: what its results depend on, and how to rebuild its Judge.
+"""A run's settings as the command line gives them (flat), and the typed spec they stand for.
 
     s = RunSettings.from_args(args)            # the CLI; or RunSettings.from_record(run.settings)
-    judge = s.judge()                          # run, resume, batch replay, online re-judging
+    s.spec()                                   # the RunSpec (judgeflow.config): judging + run fields
+    judging = s.judging_spec().build()         # run, resume, batch replay: a Judge, Panel, Cascade, Repeats
+    s.with_judging(spec_of(judge))             # the settings of what really judges (Run.open(judging=))
     s.diff(RunSettings.from_record(old))       # ["strategy: 'graph' then, 'single' now", ...]
     s.resume_command()                         # the command line that resumes it (no credentials)
 """
@@ -14,18 +16,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..backends import default_model
-from ..backends.limits import DEFAULT_MAX_WAIT
+from ..config.client import DEFAULT_MAX_WAIT, ClientConfig
+from ..config.judging import JUDGING, JudgeSpec, JudgingSpec, RepeatsSpec
+from ..config.run import DEFAULT_MAX_INPUT_CHARS, RunSpec, results_view
 from ..criteria import load_criterion
 from ..errors import ConfigError
 from ..items import parse_column_map
 from ..judge import Judge
 from ..judging import DEFAULT_CONCURRENCY
 from ..redact import redact
+from .ensemble_spec import ensemble_spec
 from .store import DEFAULT_STORE
 from .summary import DEFAULT_MAX_UNSCORED
-
-#: an item whose texts together are longer than this is an invalid row, not a huge request
-DEFAULT_MAX_INPUT_CHARS = 200_000
 
 #: settings that change the results of a run; a resume must match them (the stored record's keys).
 #: The endpoint (`base_url`) is not one: it says where requests go, not how items are judged, so a
@@ -34,7 +36,7 @@ RESULT_SETTINGS = ("model", "mode", "column_map", "criterion", "strategy", "temp
                    "coverage", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
                    "threshold", "repeats", "turns", "system_prompt")
 #: also recorded with the run (not compared on resume)
-RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format")
+RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format", "judging")
 #: the recorded setting a resume may change (the run's record is updated to the new value)
 ENDPOINT = "base_url"
 
@@ -91,6 +93,8 @@ class RunSettings(BaseModel):
     no_cache: bool = False
     ensemble_flags: list[str] = []
     """The panel/cascade flags that rebuild the ensemble (the CLI's)."""
+    judging: dict[str, Any] | None = None
+    """What judges, as a `JudgingSpec` (JSON): recorded, and what a resume or batch replay rebuilds."""
 
     @classmethod
     def from_args(cls, args: Any, *, ensemble: dict[str, Any] | None = None, ensemble_flags: list[str] | None = None,
@@ -130,45 +134,91 @@ class RunSettings(BaseModel):
         data["base_url"] = redact(self.base_url) if self.base_url else None
         return data
 
-    def judge_kwargs(self, model: str | None = None) -> dict[str, Any]:
-        """The Judge keyword arguments for `model` (a member of a panel, or this run's model)."""
+    def client_config(self, model: str | None = None, base_url: str | None = None) -> ClientConfig:
+        """The client options of `model` (a member of a panel, or this run's model)."""
         model = model or self.model
-        kwargs: dict[str, Any] = {}
-        if not model.startswith("baseline/"):
-            kwargs.update(provider_retries=self.retries, max_retries=self.reasks, timeout=self.timeout,
-                          structured=self.structured, http_transport=self.http_transport, max_wait=self.max_wait)
-            if self.rpm or self.tpm:
-                kwargs.update(rpm=self.rpm, tpm=self.tpm)
-            if self.max_tokens:
-                kwargs["max_tokens"] = self.max_tokens
-        if self.base_url:
-            kwargs["base_url"] = self.base_url
-        if self.temperature:
-            kwargs["temperature"] = self.temperature
-        if self.threshold is not None:
-            if not model.startswith("baseline/"):
-                raise ConfigError("--threshold applies to the offline judges (baseline/lexical, baseline/rouge-l) only")
-            kwargs["threshold"] = self.threshold
-        if self.max_source_chars is not None:  # 0: sources sent whole
-            kwargs["max_source_chars"] = self.max_source_chars
-        return kwargs
+        if self.threshold is not None and not model.startswith("baseline/"):
+            raise ConfigError("--threshold applies to the offline judges (baseline/lexical, baseline/rouge-l) only")
+        return ClientConfig(base_url=base_url or self.base_url, temperature=self.temperature or 0.0,
+                            provider_retries=self.retries, max_retries=self.reasks, timeout=self.timeout,
+                            structured=self.structured, http_transport=self.http_transport, max_wait=self.max_wait,
+                            rpm=self.rpm, tpm=self.tpm, max_tokens=self.max_tokens or None,
+                            threshold=self.threshold, max_source_chars=self.max_source_chars)
+
+    def member(self, ref: str, *, keep_trace: bool = True) -> JudgeSpec:
+        """The spec of one judge, "provider/model" or "provider/model@BASE_URL", with this run's routing."""
+        model, _, url = ref.partition("@")
+        return JudgeSpec(model=model, mode=self.mode, criterion=self.criterion_arg, strategy=self.strategy,  # type: ignore[arg-type]
+                         coverage=self.coverage, keep_trace=keep_trace, concurrency=self.concurrency,
+                         client=self.client_config(model, url or None))
+
+    def judging_spec(self) -> JudgingSpec:
+        """What judges this run: the recorded spec, else the one the flat settings describe."""
+        if self.judging is not None:
+            return JUDGING.validate_python(self.judging)
+        judging: JudgingSpec = (ensemble_spec(self.ensemble, self.member, model=self.model, trace=self.trace,
+                                              concurrency=self.concurrency)
+                                if self.ensemble else self.member(self.model))
+        if self.repeats > 1:
+            return RepeatsSpec(judging=judging, k=self.repeats, concurrency=self.concurrency)  # type: ignore[arg-type]
+        return judging
+
+    def with_judging(self, spec: JudgingSpec, model: str | None = None) -> RunSettings:
+        """These settings for what really judges (`spec`): the flat fields it determines follow it, so
+        the record, the diff and the resume command say what judged (not what the settings assumed)."""
+        update: dict[str, Any] = {"judging": spec.model_dump(mode="json")}
+        one = spec.judging if isinstance(spec, RepeatsSpec) else spec
+        if isinstance(one, JudgeSpec):
+            c = one.client
+            crit = load_criterion(one.criterion) if one.criterion else None
+            mode = one.mode or (self.mode if self.mode in (None, "auto") else None)  # "auto" as the CLI says it
+            update.update(model=one.model, mode=mode, strategy=one.strategy, coverage=one.coverage,
+                          criterion_arg=one.criterion, criterion=f"{crit.name}@{crit.fingerprint}" if crit else None,
+                          temperature=c.temperature, retries=c.provider_retries, reasks=c.max_retries,
+                          timeout=c.timeout, structured=c.structured, http_transport=c.http_transport,
+                          rpm=c.rpm, tpm=c.tpm, max_wait=c.max_wait, max_tokens=c.max_tokens, threshold=c.threshold,
+                          max_source_chars=c.max_source_chars, base_url=c.base_url,
+                          repeats=spec.k if isinstance(spec, RepeatsSpec) else 1)
+        elif not self.ensemble:  # a panel or cascade built in Python: the spec names it
+            update.update(ensemble={"judging": update["judging"]}, model=model or self.model)
+        return self.model_copy(update=update)
+
+    def spec(self) -> RunSpec:
+        """The typed spec of this run (`judgeflow.config.RunSpec`)."""
+        return RunSpec(judging=self.judging_spec(), input=self.input, output=self.output, format=self.format,
+                       limit=self.limit, trace=self.trace, max_input_chars=self.max_input_chars,
+                       column_map=self.column_map, turns=self.turns, system_prompt=self.system_prompt,  # type: ignore[arg-type]
+                       batch=self.batch, no_cache=self.no_cache, store=self.store, prices=self.prices,
+                       max_unscored=self.max_unscored)
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec) -> RunSettings:
+        """The flat settings of a RunSpec (what the store records and the resume command says)."""
+        one = spec.judging.judging if isinstance(spec.judging, RepeatsSpec) else spec.judging
+        base = cls(model=one.model if isinstance(one, JudgeSpec) else one.judges()[0].model,
+                   **spec.model_dump(exclude={"judging"}))
+        return base.with_judging(spec.judging, model=spec.judging.build().model if not isinstance(one, JudgeSpec)
+                                 else None)
 
     def judge(self, *, keep_trace: bool = True, **overrides: Any) -> Judge:
-        """The run's Judge (one model; panels and cascades are built by the CLI from their flags).
-
-        `overrides` replace Judge/client keyword arguments (batch replay: `http_client`, no retries).
-        """
-        if self.ensemble:
-            raise ConfigError("this run judged with a panel or cascade: rebuild it from its flags "
-                              f"({shlex.join(self.ensemble_flags) or 'see the run command'})")
-        kwargs = self.judge_kwargs() | overrides
-        return Judge(self.model, mode=self.mode, criterion=self.criterion_arg, strategy=self.strategy,  # type: ignore[arg-type]
-                     concurrency=self.concurrency, keep_trace=keep_trace, coverage=self.coverage, **kwargs)
+        """The run's Judge (one model); `overrides` replace client options (batch replay: `http_client`,
+        no retries). A panel or cascade: `judging_spec().build()`."""
+        spec = self.judging_spec()
+        one = spec.judging if isinstance(spec, RepeatsSpec) else spec
+        if not isinstance(one, JudgeSpec):
+            raise ConfigError("this run judged with a panel or cascade: rebuild it with settings.judging_spec().build()")
+        judge = one.model_copy(update={"keep_trace": keep_trace}).build(**overrides)
+        assert isinstance(judge, Judge)
+        return judge
 
     def diff(self, other: RunSettings) -> list[str]:
         """The result settings that differ, as "name: then-value then, now-value now" (self is now)."""
         now, then = self.record(), other.record()
-        return [f"{k}: {then.get(k)!r} then, {now.get(k)!r} now" for k in RESULT_SETTINGS if then.get(k) != now.get(k)]
+        flat = [f"{k}: {then.get(k)!r} then, {now.get(k)!r} now" for k in RESULT_SETTINGS if then.get(k) != now.get(k)]
+        if flat or self.judging is None or other.judging is None:  # older records hold no spec
+            return flat
+        a, b = results_view(JUDGING.validate_python(other.judging)), results_view(JUDGING.validate_python(self.judging))
+        return [] if a == b else [f"judging: {a!r} then, {b!r} now"]
 
     def resume_command(self) -> str:
         """The command line that resumes this run; credentials in --base-url are removed."""
