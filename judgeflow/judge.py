@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from .backends import Backend, make_backend
+from .backends import Backend, Offline, make_backend
 from .config.client import ClientConfig, Spec, option
 from .coverage import Coverage, requirement_checker
 from .criteria import Criterion, load_criterion
@@ -169,6 +169,8 @@ class Judge(SyncFacade):
             "run_criterion": self.criterion.fingerprint if self.criterion else None,
             "item": item.model_dump(include=set(JUDGED_FIELDS)),
         }
+        if isinstance(self.backend, Offline):  # the offline judges name their verdicts by the criterion's roles
+            data["roles"] = criterion.verdict_roles()
         # surrogatepass: a lone surrogate in an Item built in code must not crash the key
         text = json.dumps(data, sort_keys=True, ensure_ascii=False)
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

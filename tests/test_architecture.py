@@ -323,3 +323,22 @@ def test_every_judging_gives_its_spec_back():
     lex, rouge = Judge("baseline/lexical"), Judge("baseline/rouge-l", strategy="single")
     for judging in (lex, Panel([lex, rouge]), Cascade(lex, rouge), Repeats(rouge, 2)):
         assert spec_of(spec_of(judging).build()) == spec_of(judging)
+
+
+def test_every_shipped_and_example_criterion_is_accepted_by_every_offline_judge():
+    """Verdict roles are criterion data (`[roles]`): no offline judge needs a criterion's names in its code."""
+    from judgeflow import Judge, list_criteria, load_criterion
+
+    root = PACKAGE.parent
+    criteria = [*list_criteria(), *(str(p) for p in sorted((root / "examples" / "criteria").glob("*.toml")))]
+    assert len(criteria) >= 6
+    texts = {"question": "When was Moscow founded?", "reference": "1147", "spec": "Say the year Moscow was founded.",
+             "source": ["Moscow was founded in 1147 by Yuri Dolgorukiy."]}
+    for name in criteria:
+        crit = load_criterion(name)
+        item = {"id": "q", "answer": "Moscow was founded in 1247.",
+                **{f: texts[f] for f in (*crit.requires, *crit.optional) if f in texts}}
+        for model in ("baseline/lexical", "baseline/rouge-l"):
+            result = Judge(model, criterion=name).judge(item)
+            assert result.status == "judged", (name, model, result.error)
+            assert {c.verdict for c in result.claims} <= set(crit.verdicts), (name, model)

@@ -15,11 +15,13 @@ from typing import Any
 
 from ..config.client import ClientConfig
 from ..errors import ConfigError
-from .base import Backend, single_from_steps
+from .base import Backend, Offline, single_from_steps
+from .providers import known
 from .llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, LLMJudge, default_model, prompt_fields
 
-#: the provider table: "provider" or "provider/model" -> a factory that imports its implementation lazily
-PROVIDERS: dict[str, Callable[..., Backend]] = {}
+#: the backend table: "provider" or "provider/model" -> a factory that imports its implementation lazily
+#: (the providers themselves, with their hooks, are `backends.providers.PROVIDERS`)
+BACKENDS: dict[str, Callable[..., Backend]] = {}
 
 #: the options an LLM client takes (every field of ClientConfig but the offline judges' and the passage cutter's)
 LLM_OPTIONS = frozenset(ClientConfig.model_fields) - {"threshold", "max_source_chars"}
@@ -29,7 +31,7 @@ def backend(name: str) -> Callable[[Callable[..., Backend]], Callable[..., Backe
     """Register a factory for "name" ("openai") or "name/model" ("baseline/lexical")."""
 
     def register(factory: Callable[..., Backend]) -> Callable[..., Backend]:
-        PROVIDERS[name] = factory
+        BACKENDS[name] = factory
         return factory
 
     return register
@@ -39,45 +41,6 @@ def _llm(model: str, config: ClientConfig) -> Backend:
     from .llm import make_client
 
     return LLMJudge(make_client(model, config), max_claims_per_check=config.max_claims_per_check)
-
-
-@backend("openai")
-def openai(model: str, config: ClientConfig) -> Backend:
-    return _llm(model, config)
-
-
-@backend("anthropic")
-def anthropic(model: str, config: ClientConfig) -> Backend:
-    return _llm(model, config)
-
-
-@backend("ollama")
-def ollama(model: str, config: ClientConfig) -> Backend:
-    return _llm(model, config)
-
-
-@backend("azure")
-def azure(model: str, config: ClientConfig) -> Backend:
-    """Azure OpenAI: azure/<deployment> (AZURE_OPENAI_ENDPOINT / --base-url, AZURE_OPENAI_API_KEY)."""
-    return _llm(model, config)
-
-
-@backend("google")
-def google(model: str, config: ClientConfig) -> Backend:
-    """Gemini through Instructor's from_provider (pip install 'judgeflow[google]')."""
-    return _llm(model, config)
-
-
-@backend("bedrock")
-def bedrock(model: str, config: ClientConfig) -> Backend:
-    """AWS Bedrock through Instructor's from_provider (pip install 'judgeflow[bedrock]')."""
-    return _llm(model, config)
-
-
-@backend("mistral")
-def mistral(model: str, config: ClientConfig) -> Backend:
-    """Mistral through Instructor's from_provider (pip install 'judgeflow[mistral]')."""
-    return _llm(model, config)
 
 
 def _baseline(name: str, config: ClientConfig) -> Backend:
@@ -115,9 +78,11 @@ def make_backend(model: str | None = None, config: ClientConfig | None = None, *
     config = ClientConfig.of(config, options)
     model = model or default_model()
     provider, sep, name = model.partition("/")
-    factory = PROVIDERS.get(model.lower()) or PROVIDERS.get(provider.lower())
+    factory = BACKENDS.get(model.lower()) or BACKENDS.get(provider.lower())
     if provider.lower() == "baseline" and factory is None and name.lower() in ("rougel", "rouge"):
-        factory = PROVIDERS["baseline/rouge-l"]
+        factory = BACKENDS["baseline/rouge-l"]
+    if factory is None and known(provider):  # every provider in backends/providers/ is an LLM judge
+        factory = _llm
     if factory is None:
         if provider.lower() == "baseline" and sep and name:
             return _baseline(name, config)  # raises the "unknown offline judge" error
@@ -141,6 +106,7 @@ __all__ = [
     "OFFLINE_MODEL",
     "Backend",
     "LLMJudge",
+    "Offline",
     "backend",
     "default_model",
     "make_backend",
