@@ -11,12 +11,13 @@
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..backends import default_model
-from ..config.client import DEFAULT_MAX_WAIT, ClientConfig
+from ..config.client import DEFAULT_MAX_WAIT, ClientConfig, affects_results
 from ..config.judging import JUDGING, JudgeSpec, JudgingSpec, RepeatsSpec
 from ..config.run import DEFAULT_MAX_INPUT_CHARS, RunSpec, results_view
 from ..criteria import load_criterion
@@ -32,13 +33,23 @@ from .summary import DEFAULT_MAX_UNSCORED
 #: settings that change the results of a run; a resume must match them (the stored record's keys).
 #: The endpoint (`base_url`) is not one: it says where requests go, not how items are judged, so a
 #: run stopped on a bad endpoint resumes with the corrected one (recorded, see `ENDPOINT`).
-RESULT_SETTINGS = ("model", "mode", "column_map", "criterion", "strategy", "temperature", "limit", "trace",
-                   "coverage", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
-                   "threshold", "repeats", "turns", "system_prompt")
-#: also recorded with the run (not compared on resume)
-RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format", "judging")
+RESULT_SETTINGS: tuple[str, ...] = ()  # filled below, from the fields' `affects_results` (config/)
+#: also recorded with the run (not compared on resume): RECORDED, below
 #: the recorded setting a resume may change (the run's record is updated to the new value)
 ENDPOINT = "base_url"
+
+
+def setting(default: Any, flag: str, *, client: str | None = None, dest: str | None = None,
+            cli_default: Any = None, resume: bool = True) -> Any:
+    """A setting with its `judgeflow run` flag (and argparse dest), the ClientConfig field it fills, the
+    CLI's default where it differs from the field's, and whether the resume command repeats it. from_args,
+    client_config, with_judging and resume_command all read these: a new flag is declared once here."""
+    return Field(default, json_schema_extra={"flag": flag, "dest": dest or flag.lstrip("-").replace("-", "_"),
+                                             "client": client, "cli_default": cli_default, "resume": resume})
+
+
+def _plain(value: Any) -> Any:
+    return str(value) if isinstance(value, Path) else value
 
 
 class RunSettings(BaseModel):
@@ -47,50 +58,50 @@ class RunSettings(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     model: str
-    base_url: str | None = None
-    mode: str | None = None
+    base_url: str | None = setting(None, "--base-url", client="base_url")
+    mode: str | None = setting(None, "--mode", cli_default="auto")
     criterion: str | None = None
     """The fixed criterion as "name@fingerprint" (for the record; an edited file is another criterion)."""
-    criterion_arg: str | None = None
+    criterion_arg: str | None = setting(None, "--criterion", dest="criterion")
     """The fixed criterion as given: a shipped name or a path."""
-    strategy: str = "graph"
-    temperature: float | None = None
-    limit: int | None = None
-    trace: bool = False
+    strategy: str = setting("graph", "--strategy")
+    limit: int | None = setting(None, "--limit")
+    concurrency: int = setting(DEFAULT_CONCURRENCY, "--concurrency")
+    temperature: float | None = setting(None, "--temperature", client="temperature", cli_default=0.0)
+    store: str = setting(str(DEFAULT_STORE), "--store")
+    # how the run calls the provider and where it writes; not what its results are
+    retries: int = setting(4, "--retries", client="provider_retries")
+    reasks: int = setting(2, "--reasks", client="max_retries")
+    timeout: float = setting(120.0, "--timeout", client="timeout")
+    prices: str | None = setting(None, "--prices")
+    http_transport: str = setting("auto", "--http-transport", client="http_transport")
+    rpm: float | None = setting(None, "--rpm", client="rpm")
+    tpm: float | None = setting(None, "--tpm", client="tpm")
+    max_wait: float = setting(DEFAULT_MAX_WAIT, "--max-wait", client="max_wait")
+    structured: str = setting("auto", "--structured", client="structured")
+    max_tokens: int | None = setting(None, "--max-tokens", client="max_tokens")
+    max_input_chars: int = setting(DEFAULT_MAX_INPUT_CHARS, "--max-input-chars")
+    max_unscored: float = setting(DEFAULT_MAX_UNSCORED, "--max-unscored")
+    max_source_chars: int | None = setting(None, "--max-source-chars", client="max_source_chars")
+    threshold: float | None = setting(None, "--threshold", client="threshold")
+    format: str | None = setting(None, "--format")
+    """The results file's format as given (`--format`; None: from the -o suffix)."""
+    repeats: int = setting(1, "--repeats")
+    """Verdicts per item from the same judge (test-retest, `--repeats K`); 1: none."""
+    turns: str = setting("last", "--turns")
+    """Conversations: judge the last assistant turn ("last") or every one ("all")."""
+    trace: bool = setting(False, "--trace")
+    no_cache: bool = setting(False, "--no-cache")
+    system_prompt: bool = setting(False, "--system-prompt")
+    """Conversations: the system prompt counts as evidence."""
+    batch: bool = setting(False, "--batch", resume=False)
     coverage: bool = False
     """Requirement coverage (spec criteria): on with --mode spec unless --no-coverage."""
-    max_source_chars: int | None = None
-    structured: str = "auto"
-    max_tokens: int | None = None
-    max_input_chars: int = DEFAULT_MAX_INPUT_CHARS
-    batch: bool = False
     ensemble: dict[str, Any] | None = None
-    threshold: float | None = None
-    format: str | None = None
-    """The results file's format as given (`--format`; None: from the -o suffix)."""
     column_map: dict[str, str] | None = None
     """Item field -> the input column holding it (`--map FIELD=COLUMN`)."""
-    repeats: int = 1
-    """Verdicts per item from the same judge (test-retest, `--repeats K`); 1: none."""
-    turns: str = "last"
-    """Conversations: judge the last assistant turn ("last") or every one ("all")."""
-    system_prompt: bool = False
-    """Conversations: the system prompt counts as evidence."""
-    # how the run calls the provider and where it writes; not what its results are
-    retries: int = 4
-    reasks: int = 2
-    timeout: float = 120.0
-    http_transport: str = "auto"
-    rpm: float | None = None
-    tpm: float | None = None
-    max_wait: float = DEFAULT_MAX_WAIT
-    concurrency: int = DEFAULT_CONCURRENCY
     input: str | None = None
     output: str | None = None
-    store: str = str(DEFAULT_STORE)
-    prices: str | None = None
-    max_unscored: float = DEFAULT_MAX_UNSCORED
-    no_cache: bool = False
     ensemble_flags: list[str] = []
     """The panel/cascade flags that rebuild the ensemble (the CLI's)."""
     judging: dict[str, Any] | None = None
@@ -102,25 +113,13 @@ class RunSettings(BaseModel):
         """The settings of a `judgeflow run` command line (argparse namespace)."""
         flag = getattr(args, "coverage", None)
         crit = load_criterion(args.criterion) if args.criterion else None
+        given = {name: _plain(getattr(args, dest)) for name, (_, dest, _, _) in FLAGS.items() if hasattr(args, dest)}
         return cls(
-            model=model or args.model or default_model(), base_url=args.base_url, mode=args.mode,
-            criterion=f"{crit.name}@{crit.fingerprint}" if crit else None, criterion_arg=args.criterion,
-            strategy=args.strategy, temperature=args.temperature, limit=args.limit, trace=args.trace,
-            coverage=bool(flag) if flag is not None else args.mode == "spec",
-            max_source_chars=getattr(args, "max_source_chars", None), structured=getattr(args, "structured", "auto"),
-            max_tokens=getattr(args, "max_tokens", None),
-            max_input_chars=getattr(args, "max_input_chars", DEFAULT_MAX_INPUT_CHARS), batch=args.batch,
-            ensemble=ensemble, threshold=getattr(args, "threshold", None), repeats=getattr(args, "repeats", 1),
-            retries=args.retries, reasks=args.reasks,
-            timeout=args.timeout, http_transport=getattr(args, "http_transport", "auto"),
-            rpm=getattr(args, "rpm", None), tpm=getattr(args, "tpm", None),
-            max_wait=getattr(args, "max_wait", DEFAULT_MAX_WAIT),
-            concurrency=args.concurrency, input=str(args.input), output=str(args.output),
-            store=str(args.store), prices=str(args.prices) if args.prices else None,
-            max_unscored=getattr(args, "max_unscored", DEFAULT_MAX_UNSCORED), no_cache=args.no_cache,
-            ensemble_flags=ensemble_flags or [], column_map=parse_column_map(getattr(args, "map", None)) or None,
-            format=getattr(args, "format", None), turns=getattr(args, "turns", "last"),
-            system_prompt=bool(getattr(args, "system_prompt", False)),
+            **given, model=model or args.model or default_model(),
+            criterion=f"{crit.name}@{crit.fingerprint}" if crit else None,
+            coverage=bool(flag) if flag is not None else args.mode == "spec", ensemble=ensemble,
+            input=_plain(args.input), output=_plain(args.output), ensemble_flags=ensemble_flags or [],
+            column_map=parse_column_map(getattr(args, "map", None)) or None,
         )
 
     @classmethod
@@ -139,11 +138,10 @@ class RunSettings(BaseModel):
         model = model or self.model
         if self.threshold is not None and not model.startswith("baseline/"):
             raise ConfigError("--threshold applies to the offline judges (baseline/lexical, baseline/rouge-l) only")
-        return ClientConfig(base_url=base_url or self.base_url, temperature=self.temperature or 0.0,
-                            provider_retries=self.retries, max_retries=self.reasks, timeout=self.timeout,
-                            structured=self.structured, http_transport=self.http_transport, max_wait=self.max_wait,
-                            rpm=self.rpm, tpm=self.tpm, max_tokens=self.max_tokens or None,
-                            threshold=self.threshold, max_source_chars=self.max_source_chars)
+        options = {client: getattr(self, name) for name, (_, _, client, _) in FLAGS.items() if client}
+        options.update(base_url=base_url or self.base_url, temperature=self.temperature or 0.0,
+                       max_tokens=self.max_tokens or None)
+        return ClientConfig(**options)
 
     def member(self, ref: str, *, keep_trace: bool = True) -> JudgeSpec:
         """The spec of one judge, "provider/model" or "provider/model@BASE_URL", with this run's routing."""
@@ -169,15 +167,11 @@ class RunSettings(BaseModel):
         update: dict[str, Any] = {"judging": spec.model_dump(mode="json")}
         one = spec.judging if isinstance(spec, RepeatsSpec) else spec
         if isinstance(one, JudgeSpec):
-            c = one.client
             crit = load_criterion(one.criterion) if one.criterion else None
             mode = one.mode or (self.mode if self.mode in (None, "auto") else None)  # "auto" as the CLI says it
+            update.update({name: getattr(one.client, client) for name, (_, _, client, _) in FLAGS.items() if client})
             update.update(model=one.model, mode=mode, strategy=one.strategy, coverage=one.coverage,
                           criterion_arg=one.criterion, criterion=f"{crit.name}@{crit.fingerprint}" if crit else None,
-                          temperature=c.temperature, retries=c.provider_retries, reasks=c.max_retries,
-                          timeout=c.timeout, structured=c.structured, http_transport=c.http_transport,
-                          rpm=c.rpm, tpm=c.tpm, max_wait=c.max_wait, max_tokens=c.max_tokens, threshold=c.threshold,
-                          max_source_chars=c.max_source_chars, base_url=c.base_url,
                           repeats=spec.k if isinstance(spec, RepeatsSpec) else 1)
         elif not self.ensemble:  # a panel or cascade built in Python: the spec names it
             update.update(ensemble={"judging": update["judging"]}, model=model or self.model)
@@ -185,11 +179,7 @@ class RunSettings(BaseModel):
 
     def spec(self) -> RunSpec:
         """The typed spec of this run (`judgeflow.config.RunSpec`)."""
-        return RunSpec(judging=self.judging_spec(), input=self.input, output=self.output, format=self.format,
-                       limit=self.limit, trace=self.trace, max_input_chars=self.max_input_chars,
-                       column_map=self.column_map, turns=self.turns, system_prompt=self.system_prompt,  # type: ignore[arg-type]
-                       batch=self.batch, no_cache=self.no_cache, store=self.store, prices=self.prices,
-                       max_unscored=self.max_unscored)
+        return RunSpec(judging=self.judging_spec(), **{k: getattr(self, k) for k in RunSpec.model_fields if k != "judging"})
 
     @classmethod
     def from_spec(cls, spec: RunSpec) -> RunSettings:
@@ -229,30 +219,13 @@ class RunSettings(BaseModel):
             parts += self.ensemble_flags
         else:
             parts += ["--model", self.model]
-        opts: list[tuple[str, Any, Any]] = [
-            ("--base-url", self.base_url, None), ("--mode", self.mode, "auto"), ("--criterion", self.criterion_arg, None),
-            ("--strategy", self.strategy, "graph"), ("--limit", self.limit, None),
-            ("--concurrency", self.concurrency, DEFAULT_CONCURRENCY), ("--temperature", self.temperature, 0.0),
-            ("--store", self.store, str(DEFAULT_STORE)), ("--retries", self.retries, 4),
-            ("--reasks", self.reasks, 2), ("--timeout", self.timeout, 120.0), ("--prices", self.prices, None),
-            ("--http-transport", self.http_transport, "auto"), ("--rpm", self.rpm, None), ("--tpm", self.tpm, None),
-            ("--max-wait", self.max_wait, DEFAULT_MAX_WAIT),
-            ("--structured", self.structured, "auto"), ("--max-tokens", self.max_tokens, None),
-            ("--max-input-chars", self.max_input_chars, DEFAULT_MAX_INPUT_CHARS),
-            ("--max-unscored", self.max_unscored, DEFAULT_MAX_UNSCORED),
-            ("--max-source-chars", self.max_source_chars, None), ("--threshold", self.threshold, None),
-            ("--format", self.format, None),
-            ("--repeats", self.repeats, 1),
-            ("--turns", self.turns, "last"),
-        ]
-        for flag, value, default in opts:
-            if value is not None and value != default:
-                parts += [flag, str(value)]
+        for name, (flag, _, _, cli_default) in FLAGS.items():
+            value, default = getattr(self, name), RunSettings.model_fields[name].default
+            if value is None or value == default or value == cli_default or not _resumes(name):
+                continue
+            parts += [flag] if value is True else [flag, str(value)]
         for field, column in (self.column_map or {}).items():
             parts += ["--map", f"{field}={column}"]
-        for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache), ("--system-prompt", self.system_prompt)):
-            if on:
-                parts.append(flag)
         if self.coverage != (self.mode == "spec"):  # not the default for the mode: say it
             parts.append("--coverage" if self.coverage else "--no-coverage")
         command = shlex.join([*parts, "--resume"])
@@ -260,3 +233,29 @@ class RunSettings(BaseModel):
         if clean != command:  # never print or store a credential; say how to put it back
             clean += "   # credentials removed from --base-url: put them back, or set JUDGEFLOW_BASE_URL"
         return clean
+
+
+def _flags() -> dict[str, tuple[str, str, str | None, Any]]:
+    """setting -> (flag, argparse dest, ClientConfig field, CLI default), in declaration order."""
+    out = {}
+    for name, field in RunSettings.model_fields.items():
+        extra = field.json_schema_extra
+        if isinstance(extra, dict) and extra.get("flag"):
+            out[name] = (str(extra["flag"]), str(extra["dest"]), extra.get("client"), extra.get("cli_default"))  # type: ignore[arg-type]
+    return out
+
+
+def _resumes(name: str) -> bool:
+    extra = RunSettings.model_fields[name].json_schema_extra
+    return bool(extra.get("resume", True)) if isinstance(extra, dict) else True
+
+
+#: every flag-backed setting (see `setting`)
+FLAGS = _flags()
+
+#: what judges (the flat names of the judging spec), then the client options and the run's own fields
+#: that change results (`affects_results` in config/): the settings a resume must match
+RESULT_SETTINGS = ("model", "mode", "criterion", "strategy", "coverage", "ensemble", "repeats",
+                   *(name for name, (_, _, client, _) in FLAGS.items() if client and affects_results(ClientConfig, client)),
+                   *(name for name in RunSpec.model_fields if name != "judging" and affects_results(RunSpec, name)))
+RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format", "judging")

@@ -54,3 +54,30 @@ def test_flags_that_change_results_are_compared_on_resume() -> None:
     for flag, (spec, name) in field_flags().items():
         if affects_results(spec, name) and flag != "INPUT":
             assert flag in flat or flag in ("--criterion", "--coverage"), (spec.__name__, name, flag)
+
+
+def test_the_flat_settings_declare_each_flag_once() -> None:
+    """RunSettings (the CLI's flat view of a RunSpec): from_args, client_config, with_judging and the
+    resume command read one table (`setting(...)`); it names real flags and ClientConfig fields, and
+    covers every RunSpec field."""
+    from judgeflow.runs.settings import FLAGS, RunSettings
+
+    dests = {a.dest for a in run_parser()._actions}
+    for name, (flag, dest, client, _) in FLAGS.items():
+        assert flag in run_flags() and dest in dests, name
+        assert client is None or client in ClientConfig.model_fields, name
+    assert set(RunSpec.model_fields) - {"judging"} <= set(RunSettings.model_fields)
+
+
+def test_a_command_line_round_trips_through_the_resume_command() -> None:
+    import shlex
+
+    from judgeflow.runs.settings import RunSettings
+
+    argv = ["run", "in.jsonl", "-o", "out.jsonl", "--model", "openai/gpt-4o-mini", "--retries", "1", "--rpm", "30",
+            "--http-transport", "httpx", "--max-tokens", "512", "--turns", "all", "--system-prompt", "--trace",
+            "--map", "answer=reply", "--limit", "5", "--temperature", "0.3"]
+    s = RunSettings.from_args(build_parser().parse_args(argv))
+    again = RunSettings.from_args(build_parser().parse_args(shlex.split(s.resume_command())[1:]))
+    assert again == s
+    assert s.client_config().provider_retries == 1 and s.client_config().rpm == 30
