@@ -3,7 +3,7 @@ judgeflow/ never imports a wing folder (backends/, runs/, calibration/, integrat
 the provider table (`judgeflow.backends`); no getattr probe of a judge; a run's status changes only
 in `runs/run.py`; one read-through cache (`runs/cache.py`).
 
-Imports under `if TYPE_CHECKING:` are annotations only and are not counted.
+Imports under `if TYPE_CHECKING:` are annotations only: counted for cycles, not for the rooms.
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
-def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
-    """{module: judgeflow modules it imports (anywhere in the file, including inside functions)}."""
+def import_graph(root: Path = PACKAGE, *, type_only: bool = False) -> dict[str, set[str]]:
+    """{module: judgeflow modules it imports (anywhere in the file, including inside functions; with
+    `type_only`, under `if TYPE_CHECKING:` too)}."""
     mods = modules(root)
 
     def resolve(name: str) -> str | None:
@@ -51,7 +52,7 @@ def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for mod, (path, is_pkg) in mods.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = _type_checking_nodes(tree)
+        skip = set() if type_only else _type_checking_nodes(tree)
         base = mod if is_pkg else mod.rpartition(".")[0]
         for node in ast.walk(tree):
             if id(node) in skip:
@@ -125,7 +126,10 @@ def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
 
 
 def test_no_import_cycles():
+    """None at run time, and none through annotations either (#36: a type-only cycle still ties two
+    modules together for a reader and for a type checker)."""
     assert cycles(import_graph()) == KNOWN_CYCLES
+    assert cycles(import_graph(type_only=True)) == []
 
 
 def test_the_core_never_imports_a_wing():
@@ -143,6 +147,10 @@ def test_the_checks_can_fail(tmp_path):
     graph = import_graph(pkg)
     assert cycles(graph) == [["judgeflow.judge", "judgeflow.runs.store"]]
     assert upward_imports(graph) == [("judgeflow.judge", "judgeflow.runs.store")]
+    (pkg / "runs" / "rows.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..items import X\n")
+    (pkg / "items.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .runs import rows\n")
+    assert cycles(import_graph(pkg)) == [["judgeflow.judge", "judgeflow.runs.store"]]  # annotations only: not at run time
+    assert ["judgeflow.items", "judgeflow.runs.rows"] in cycles(import_graph(pkg, type_only=True))
 
 
 # ---- how judges, runs and the cache are tied together (not by strings) ----------------------
