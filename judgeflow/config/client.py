@@ -36,7 +36,8 @@ def option(default: Any, doc: str, *, flag: str | None, results: bool, **kw: Any
 def option_flag(model: type[BaseModel], name: str) -> str | None:
     """The `judgeflow run` flag of a spec field (None: set from Python only)."""
     extra = model.model_fields[name].json_schema_extra
-    return extra.get("flag") if isinstance(extra, dict) else None  # type: ignore[return-value]
+    flag = extra.get("flag") if isinstance(extra, dict) else None
+    return flag if isinstance(flag, str) else None
 
 
 def affects_results(model: type[BaseModel], name: str) -> bool:

@@ -136,7 +136,7 @@ class Cascade(EnsembleBase):
 
     def spec(self) -> CascadeSpec:
         """What this cascade is, as data: `spec().build()` makes the same cascade."""
-        return CascadeSpec(cheap=spec_of(self.cheap), strong=spec_of(self.strong),  # type: ignore[arg-type]
+        return CascadeSpec(cheap=spec_of(self.cheap), strong=spec_of(self.strong),
                            escalate_on=",".join(self.escalate_on), audit_rate=self.audit_rate, seed=self.seed,
                            keep_trace=self.keep_trace, concurrency=self.concurrency)
 

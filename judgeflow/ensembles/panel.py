@@ -161,7 +161,7 @@ class PanelSpec(Spec):
         return self
 
     def build(self, **client: Any) -> Judging:
-        return Panel([m.build(**client) for m in self.members], rule=self.rule, samples=self.samples,  # type: ignore[misc]
+        return Panel([m.build(**client) for m in self.members], rule=self.rule, samples=self.samples,
                      tie=self.tie, min_votes=self.min_votes, concurrency=self.concurrency, keep_trace=self.keep_trace)
 
     def judges(self) -> list[JudgeSpec]:
@@ -220,7 +220,7 @@ class Panel(EnsembleBase):
     def spec(self) -> PanelSpec:
         """What this panel is, as data: `spec().build()` makes the same panel."""
         inner = [m.inner if isinstance(m, Sample) else m for m in self.judges]
-        return PanelSpec(members=[spec_of(m) for m in inner], rule=self.rule, samples=self.samples,  # type: ignore[misc]
+        return PanelSpec(members=[spec_of(m) for m in inner], rule=self.rule, samples=self.samples,
                          tie=self.tie, min_votes=self._min_votes, keep_trace=self.keep_trace,
                          concurrency=self.concurrency)
 

@@ -94,7 +94,7 @@ class Repeats(EnsembleBase):
     def spec(self) -> RepeatsSpec:
         """What this is, as data: `spec().build()` makes the same repeated judge."""
         first = self._members[0]
-        return RepeatsSpec(judging=spec_of(first.inner if isinstance(first, Repeat) else first),  # type: ignore[arg-type]
+        return RepeatsSpec(judging=spec_of(first.inner if isinstance(first, Repeat) else first),
                            k=self.k, concurrency=self.concurrency)
 
     def fingerprint(self, item: Item) -> str | None:

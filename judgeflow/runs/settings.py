@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,7 +64,7 @@ class RunSettings(BaseModel):
     """The fixed criterion as "name@fingerprint" (for the record; an edited file is another criterion)."""
     criterion_arg: str | None = setting(None, "--criterion", dest="criterion")
     """The fixed criterion as given: a shipped name or a path."""
-    strategy: str = setting("graph", "--strategy")
+    strategy: Literal["graph", "single"] = setting("graph", "--strategy")
     limit: int | None = setting(None, "--limit")
     concurrency: int = setting(DEFAULT_CONCURRENCY, "--concurrency")
     temperature: float | None = setting(None, "--temperature", client="temperature", cli_default=0.0)
@@ -146,7 +146,7 @@ class RunSettings(BaseModel):
     def member(self, ref: str, *, keep_trace: bool = True) -> JudgeSpec:
         """The spec of one judge, "provider/model" or "provider/model@BASE_URL", with this run's routing."""
         model, _, url = ref.partition("@")
-        return JudgeSpec(model=model, mode=self.mode, criterion=self.criterion_arg, strategy=self.strategy,  # type: ignore[arg-type]
+        return JudgeSpec(model=model, mode=self.mode, criterion=self.criterion_arg, strategy=self.strategy,
                          coverage=self.coverage, keep_trace=keep_trace, concurrency=self.concurrency,
                          client=self.client_config(model, url or None))
 
@@ -158,7 +158,10 @@ class RunSettings(BaseModel):
                                               concurrency=self.concurrency)
                                 if self.ensemble else self.member(self.model))
         if self.repeats > 1:
-            return RepeatsSpec(judging=judging, k=self.repeats, concurrency=self.concurrency)  # type: ignore[arg-type]
+            if not isinstance(judging, JudgeSpec):
+                raise ConfigError("--repeats does not combine with --panel, --samples or --cascade yet: repeat one "
+                                  "judge (drop --panel, --samples or --cascade)")
+            return RepeatsSpec(judging=judging, k=self.repeats, concurrency=self.concurrency)
         return judging
 
     def with_judging(self, spec: JudgingSpec, model: str | None = None) -> RunSettings:
@@ -241,7 +244,9 @@ def _flags() -> dict[str, tuple[str, str, str | None, Any]]:
     for name, field in RunSettings.model_fields.items():
         extra = field.json_schema_extra
         if isinstance(extra, dict) and extra.get("flag"):
-            out[name] = (str(extra["flag"]), str(extra["dest"]), extra.get("client"), extra.get("cli_default"))  # type: ignore[arg-type]
+            client = extra.get("client")
+            out[name] = (str(extra["flag"]), str(extra["dest"]), client if isinstance(client, str) else None,
+                         extra.get("cli_default"))
     return out
 
 

@@ -92,7 +92,8 @@ def test_the_record_says_what_judged_not_what_the_settings_assumed(tmp_path: Pat
     with RunStore(tmp_path / "runs.sqlite") as store:
         run = Run.open(store, settings, judging=judge)
         assert run.info.settings["strategy"] == "single" and "--strategy single" in run.command
-        assert run.judging().strategy == "single"  # type: ignore[attr-defined]
+        rebuilt = run.judging()
+        assert isinstance(rebuilt, Judge) and rebuilt.strategy == "single"
 
 
 def test_a_run_refuses_a_judging_its_record_does_not_describe(tmp_path: Path) -> None:
