@@ -74,6 +74,39 @@ COVERAGE_FIELDS = {"system": ((), ()), "requirements": (("spec", "question"), ("
                    "check": (("question", "spec", "answer", "requirements"), ("answer", "requirements"))}
 
 
+#: what a verdict means to code that decides without a model (the offline judges)
+Role = Literal["pass", "conflict", "missing", "weak"]
+ROLES: tuple[Role, ...] = ("pass", "conflict", "missing", "weak")
+
+
+class Roles(BaseModel):
+    """`[roles]`: which verdict each outcome of a model-free judge is given as.
+
+    pass: the evidence confirms the claim; conflict: it contradicts it; missing: it does not cover
+    it; weak: it covers it too little to tell. Unset roles default from the criterion's own lists:
+    pass = the first verdict that is not an error, conflict = the first error verdict, missing = the
+    last error verdict, weak = missing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    pass_: str | None = Field(None, alias="pass")
+    conflict: str | None = None
+    missing: str | None = None
+    weak: str | None = None
+
+
+class Route(BaseModel):
+    """`[route]`: when `mode = auto` sends an item to this (shipped) criterion: the first criterion, by
+    `priority` (lowest first), whose `when` field the item has."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    when: Literal["messages", "source", "spec", "reference"]
+    priority: int = 100
+    why: str = ""
+    """How the route is named in `routed_by` (default: "<when> present")."""
+
+
 class Criterion(BaseModel):
     """A judging criterion loaded from a TOML file."""
 
@@ -101,6 +134,10 @@ class Criterion(BaseModel):
     prompts: Prompts
     coverage: CoveragePrompts | None = None
     """Requirement coverage prompts (spec criteria only); used when a Judge has coverage on."""
+    roles: Roles = Field(default_factory=Roles)
+    """What each verdict means to the offline judges (`[roles]`; see `Roles`)."""
+    route: Route | None = None
+    """When automatic routing picks this criterion (`[route]`; shipped criteria only)."""
     path: str = ""
     """Where the criterion was loaded from."""
 
@@ -162,7 +199,28 @@ class Criterion(BaseModel):
             raise _invalid("not_errors", "each entry is one short line of text (an empty or multi-line entry was "
                            'given), e.g. not_errors = ["correct facts that the reference does not mention"]')
         self._check_coverage()
+        self._check_roles()
         return self
+
+    def _check_roles(self) -> None:
+        for role, verdict in self.verdict_roles().items():
+            if verdict not in self.verdicts:
+                raise _invalid(f"roles.{role}", f"{verdict!r} is not among verdicts {list(self.verdicts)}")
+        roles = self.verdict_roles()
+        if roles["pass"] in self.error_verdicts:
+            raise _invalid("roles.pass", f"{roles['pass']!r} is an error verdict: a confirmed claim would make the "
+                           "answer a hallucination; name a verdict that is not in error_verdicts")
+        if roles["conflict"] not in self.error_verdicts:
+            raise _invalid("roles.conflict", f"{roles['conflict']!r} is not an error verdict: a contradicted claim "
+                           f"would pass; name one of error_verdicts {self.error_verdicts}")
+
+    def verdict_roles(self) -> dict[Role, str]:
+        """Role -> verdict, with the defaults `Roles` describes filled in."""
+        ok = [v for v in self.verdicts if v not in self.error_verdicts]
+        r = self.roles
+        missing = r.missing or self.error_verdicts[-1]
+        return {"pass": r.pass_ or (ok[0] if ok else ""), "conflict": r.conflict or self.error_verdicts[0],
+                "missing": missing, "weak": r.weak or missing}
 
     def _check_coverage(self) -> None:
         if self.coverage is None:
@@ -198,7 +256,9 @@ class Criterion(BaseModel):
     def fingerprint(self) -> str:
         """A hash of everything that determines the judge's behaviour (for caches)."""
         # coverage counts only where it runs; an empty not_errors leaves older fingerprints as they were
-        data = self.model_dump_json(exclude={"path", "coverage", *(() if self.not_errors else ("not_errors",))})
+        # roles and route do not change what a model is asked (the offline judges' keys add roles: Judge.fingerprint)
+        data = self.model_dump_json(exclude={"path", "coverage", "roles", "route",
+                                             *(() if self.not_errors else ("not_errors",))})
         # hashed under its 0.1 name, `mode`: the same criterion keeps its fingerprint (caches, resume)
         data = data.replace('"family":', '"mode":', 1)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
@@ -332,6 +392,18 @@ def load_criterion(name_or_path: str | Path) -> Criterion:
 
 
 _SHIPPED: dict[str, Path] = {}
+
+
+@lru_cache(maxsize=1)
+def routes() -> tuple[tuple[str, str, str], ...]:
+    """(field, criterion name, why) of every shipped criterion with a `[route]`, in priority order: what
+    `mode = auto` reads (a new criterion file with a `[route]` routes without code). Read once a process."""
+    found = []
+    for name in list_criteria():
+        c = load_criterion(name)
+        if c.route is not None:
+            found.append((c.route.priority, name, c.route.when, c.route.why or f"{c.route.when} present"))
+    return tuple((when, name, why) for _, name, when, why in sorted(found))
 
 
 def shipped_criterion(name: str) -> bool:

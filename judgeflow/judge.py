@@ -10,9 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from .backends import Backend, make_backend
+from pydantic import Field
+
+from .backends import Backend, Offline, make_backend
+from .config.client import ClientConfig, Spec, option
 from .coverage import Coverage, requirement_checker
 from .criteria import Criterion, load_criterion
 from .errors import ConfigError, InvalidItemError, JudgeflowError
@@ -30,6 +33,35 @@ COVERAGE_VERSION = 1
 JUDGED_FIELDS = frozenset({"question", "answer", "reference", "source", "spec", "mode", "criterion"})
 
 
+class JudgeSpec(Spec):
+    """One judge: a model, how items are routed to a criterion, the strategy, and its client."""
+
+    kind: Literal["judge"] = "judge"
+    model: str = option(..., "provider/model (openai/..., anthropic/..., ollama/..., baseline/lexical).",
+                        flag="--model", results=True)
+    mode: str | None = option(None, "Routing: auto (by fields), factual, faithfulness or spec.", flag="--mode",
+                              results=True)
+    criterion: str | None = option(None, "A fixed criterion: a shipped name or a .toml path.", flag="--criterion",
+                                   results=True)
+    strategy: Literal["graph", "single"] = option("graph", "graph (decompose, then check) or single (one call).",
+                                                  flag="--strategy", results=True)
+    coverage: bool = option(False, "Requirement coverage for items judged by a spec criterion.",
+                            flag="--coverage", results=True)
+    keep_trace: bool = option(True, "Keep rendered prompts and raw replies on each Judgment.", flag="--trace",
+                              results=False)
+    concurrency: int = option(16, "Items judged at once by the sync facade.", flag="--concurrency", results=False)
+    client: ClientConfig = Field(default_factory=ClientConfig, description="How the client talks to the model.")
+
+    def build(self, **client: Any) -> Judge:
+        """The Judge; `client` replaces client options (batch replay: `http_client`, no retries)."""
+        return Judge(self.model, mode=self.mode, criterion=self.criterion, strategy=self.strategy,
+                     coverage=self.coverage, keep_trace=self.keep_trace, concurrency=self.concurrency,
+                     config=ClientConfig.of(self.client, client))
+
+    def judges(self) -> list[JudgeSpec]:
+        return [self]
+
+
 class Judge(SyncFacade):
     """A configured judge: a backend (model), a routing mode or fixed criterion, and a strategy."""
 
@@ -45,6 +77,7 @@ class Judge(SyncFacade):
         keep_trace: bool = True,
         coverage: bool = False,
         column_map: ColumnMap | None = None,
+        config: ClientConfig | None = None,
         **client_kwargs: Any,
     ) -> None:
         """
@@ -62,7 +95,8 @@ class Judge(SyncFacade):
                 an unmet requirement makes the label 1 (`Judgment.requirements`).
             column_map: item field -> the column of a dict item holding it, for your own names
                 (`{"reference": "gold_text"}`); a misspelt field is refused with the nearest one.
-            **client_kwargs: passed to `llm.make_client` (base_url, api_key, temperature, ...).
+            config: every client option as one object (`judgeflow.config.ClientConfig`).
+            **client_kwargs: fields of `config` as keywords (base_url, api_key, temperature, ...).
         """
         if mode not in (None, "auto", *FAMILIES):
             raise ConfigError(f"mode {mode!r} is not one of: auto, {', '.join(FAMILIES)}")
@@ -70,8 +104,11 @@ class Judge(SyncFacade):
             raise ConfigError(f"strategy {strategy!r} is not one of: graph, single")
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
-        self.backend = backend or make_backend(model, **client_kwargs)
+        self.config = ClientConfig.of(config, client_kwargs)
+        self.backend = backend or make_backend(model, self.config)
         self.criterion = criterion if criterion is None or isinstance(criterion, Criterion) else load_criterion(criterion)
+        self._criterion_ref = (None if criterion is None else
+                               str(criterion.path or criterion.name) if isinstance(criterion, Criterion) else str(criterion))
         self.mode = None if mode == "auto" else mode
         self.strategy: Strategy = strategy
         self.concurrency = concurrency
@@ -93,6 +130,13 @@ class Judge(SyncFacade):
     @property
     def model(self) -> str:
         return self.backend.model
+
+    def spec(self) -> JudgeSpec:
+        """What this judge is, as data: `spec().build()` makes the same judge (a Judge over a ready
+        `backend` is recorded by its model name and client options)."""
+        return JudgeSpec(model=self.model, mode=self.mode, criterion=self._criterion_ref, strategy=self.strategy,
+                         coverage=self.coverage is not None, keep_trace=self.keep_trace,
+                         concurrency=self.concurrency, client=self.config)
 
     def context(self) -> JudgeContext:
         from .workflow import JudgeContext
@@ -125,6 +169,8 @@ class Judge(SyncFacade):
             "run_criterion": self.criterion.fingerprint if self.criterion else None,
             "item": item.model_dump(include=set(JUDGED_FIELDS)),
         }
+        if isinstance(self.backend, Offline):  # the offline judges name their verdicts by the criterion's roles
+            data["roles"] = criterion.verdict_roles()
         # surrogatepass: a lone surrogate in an Item built in code must not crash the key
         text = json.dumps(data, sort_keys=True, ensure_ascii=False)
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -81,7 +81,7 @@ def as_item(obj: ItemLike, column_map: ColumnMap | None = None) -> Item | Invali
 
 def invalid_judgment(err: InvalidItemError, *, model: str | None = None) -> Judgment:
     """The error row for an unusable input row: label None, status invalid, the message kept."""
-    item_id = err.item_id or (f"line-{err.line}" if err.line else "unknown")
+    item_id = err.item_id or (f"line-{err.line}" if err.line else _content_id(err))
     human, extra = passthrough(err.record) if err.record is not None else (None, {})
     if err.line:
         extra.setdefault("line", err.line)
@@ -89,8 +89,16 @@ def invalid_judgment(err: InvalidItemError, *, model: str | None = None) -> Judg
 
 
 def row_id(obj: Item | InvalidItemError) -> str:
-    """The id an input row's result will have (an invalid row's given id, or `line-N`)."""
-    return obj.id if isinstance(obj, Item) else invalid_judgment(obj).id
+    """The id an input row's result will have: its id; for an invalid row its given id, else `line-N`,
+    else `invalid-<hash of the row>` (a row read without a line number, e.g. a Ray shard's: stable across runs)."""
+    if isinstance(obj, Item):
+        return obj.id
+    return obj.item_id or (f"line-{obj.line}" if obj.line else _content_id(obj))
+
+
+def _content_id(err: InvalidItemError) -> str:
+    raw = json.dumps(err.record, sort_keys=True, default=str) if err.record is not None else str(err)
+    return "invalid-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
 def combined_key(kind: str, keys: list[str | None], **settings: Any) -> str | None:

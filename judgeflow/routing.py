@@ -1,14 +1,15 @@
 """Routing: which criterion judges an item, and why.
 
 Precedence: a run-level criterion (--criterion / Judge(criterion=...)) > a run-level mode >
-the item's own `criterion` > the item's own `mode` > its fields: a conversation (`messages`) ->
-trace grounding (with a spec too, coverage still applies), else `source` -> source faithfulness,
-else `spec` -> spec compliance, else `reference` -> factual correctness.
+the item's own `criterion` > the item's own `mode` > its fields, by the `[route]` tables of the shipped
+criteria (criteria/*.toml: `when` a field is present, lowest `priority` first): a conversation
+(`messages`) -> trace grounding (with a spec too, coverage still applies), else `source` -> source
+faithfulness, else `spec` -> spec compliance, else `reference` -> factual correctness.
 """
 
 from __future__ import annotations
 
-from .criteria import FAMILY_DEFAULTS, Criterion, load_criterion
+from .criteria import FAMILY_DEFAULTS, Criterion, load_criterion, routes
 from .errors import CriterionError, InvalidItemError
 from .items import Item
 
@@ -31,21 +32,8 @@ def choose_criterion(
         why = f"item field criterion={item.criterion}"
     elif item.mode:
         chosen, why = load_criterion(FAMILY_DEFAULTS[item.mode]), f"item field mode={item.mode}"
-    elif item.messages is not None:
-        chosen, why = load_criterion(TRACE_CRITERION), "conversation (messages) present"
-    elif item.source:
-        chosen, why = load_criterion("source_faithfulness"), "source present"
-    elif item.spec:
-        chosen, why = load_criterion("spec_compliance"), "spec present"
-    elif item.reference:
-        chosen, why = load_criterion("factual_correctness"), "reference present"
     else:
-        raise InvalidItemError(
-            f"item '{item.id}' has no source, spec or reference to judge against; add one "
-            "(source for RAG/summaries, reference for QA, spec for agent output) or set "
-            "mode=factual to judge by the model's own knowledge",
-            field="source|spec|reference", item_id=item.id,
-        )
+        chosen, why = _routed(item)
     missing = [f for f in chosen.requires if not getattr(item, f)]
     if missing:
         hint = {"source": "faithfulness", "reference": "factual", "spec": "spec"}
@@ -57,3 +45,16 @@ def choose_criterion(
             field=missing[0], item_id=item.id,
         )
     return chosen, why
+
+
+def _routed(item: Item) -> tuple[Criterion, str]:
+    """The shipped criterion the item's fields route it to: each criterion's `[route]` (`criteria.routes`)."""
+    for field, name, why in routes():
+        if (item.messages is not None) if field == "messages" else getattr(item, field):
+            return load_criterion(name), why
+    raise InvalidItemError(
+        f"item '{item.id}' has no source, spec or reference to judge against; add one "
+        "(source for RAG/summaries, reference for QA, spec for agent output) or set "
+        "mode=factual to judge by the model's own knowledge",
+        field="source|spec|reference", item_id=item.id,
+    )

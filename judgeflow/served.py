@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .criteria import Criterion, list_criteria, shipped_criterion
+from .criteria import Criterion, list_criteria, routes, shipped_criterion
 from .errors import JudgeflowError, LLMError
 from .items import Item
 from .redact import redact, redact_data
@@ -133,6 +133,7 @@ def build_served_graph() -> Any:
             return super().astream(*args, context=ServedContext() if context is None else context, **kwargs)
 
     served_names()
+    routes()  # the routing table scans the criteria folder: once here, never inside a served run
     graph = build_graph(context_schema=ServedContext)
     graph.__class__ = ServedGraph  # the same graph; `copy()` (LangGraph's server makes one per run) keeps it
     return graph

@@ -3,7 +3,7 @@ judgeflow/ never imports a wing folder (backends/, runs/, calibration/, integrat
 the provider table (`judgeflow.backends`); no getattr probe of a judge; a run's status changes only
 in `runs/run.py`; one read-through cache (`runs/cache.py`).
 
-Imports under `if TYPE_CHECKING:` are annotations only and are not counted.
+Imports under `if TYPE_CHECKING:` are annotations only: counted for cycles, not for the rooms.
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
-def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
-    """{module: judgeflow modules it imports (anywhere in the file, including inside functions)}."""
+def import_graph(root: Path = PACKAGE, *, type_only: bool = False) -> dict[str, set[str]]:
+    """{module: judgeflow modules it imports (anywhere in the file, including inside functions; with
+    `type_only`, under `if TYPE_CHECKING:` too)}."""
     mods = modules(root)
 
     def resolve(name: str) -> str | None:
@@ -51,7 +52,7 @@ def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for mod, (path, is_pkg) in mods.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = _type_checking_nodes(tree)
+        skip = set() if type_only else _type_checking_nodes(tree)
         base = mod if is_pkg else mod.rpartition(".")[0]
         for node in ast.walk(tree):
             if id(node) in skip:
@@ -125,7 +126,10 @@ def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
 
 
 def test_no_import_cycles():
+    """None at run time, and none through annotations either (#36: a type-only cycle still ties two
+    modules together for a reader and for a type checker)."""
     assert cycles(import_graph()) == KNOWN_CYCLES
+    assert cycles(import_graph(type_only=True)) == []
 
 
 def test_the_core_never_imports_a_wing():
@@ -143,6 +147,10 @@ def test_the_checks_can_fail(tmp_path):
     graph = import_graph(pkg)
     assert cycles(graph) == [["judgeflow.judge", "judgeflow.runs.store"]]
     assert upward_imports(graph) == [("judgeflow.judge", "judgeflow.runs.store")]
+    (pkg / "runs" / "rows.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..items import X\n")
+    (pkg / "items.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .runs import rows\n")
+    assert cycles(import_graph(pkg)) == [["judgeflow.judge", "judgeflow.runs.store"]]  # annotations only: not at run time
+    assert ["judgeflow.items", "judgeflow.runs.rows"] in cycles(import_graph(pkg, type_only=True))
 
 
 # ---- how judges, runs and the cache are tied together (not by strings) ----------------------
@@ -273,3 +281,72 @@ def test_the_length_check_can_fail(tmp_path):
     body = "".join(f"    x{k} = {k}\n" for k in range(60))
     pkg = _package(tmp_path, {"runs/run.py": f"def long():\n{body}\n\ndef short():\n    return 1\n"})
     assert long_functions(pkg) == ["judgeflow.runs.run.long: 61 lines"]
+
+
+# ---- #36: providers are one module each; nothing else compares their names --------------------
+
+def provider_names(root: Path = PACKAGE) -> set[str]:
+    return set(re.findall(r'"(\w+)": "\w+"', (root / "backends" / "providers" / "__init__.py").read_text()))
+
+
+def provider_name_comparisons(root: Path = PACKAGE) -> list[str]:
+    """`x == "anthropic"`, `p in ("openai", "azure")`, ... anywhere but backends/providers/: a provider's
+    differences are hooks of its module there (`provider(name).tpm_bucket()`), not branches."""
+    names = provider_names(root)
+    found = []
+    for mod, (path, _) in modules(root).items():
+        if mod.startswith("judgeflow.backends.providers"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Compare, ast.Dict)):
+                consts = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+                hit = consts & names if isinstance(node, ast.Compare) else (
+                    {k.value for k in node.keys if isinstance(k, ast.Constant)} & names
+                    if len({k.value for k in node.keys if isinstance(k, ast.Constant)} & names) > 1 else set())
+                if hit:
+                    found.append(f"{mod}:{node.lineno}: {sorted(hit)}")
+    return found
+
+
+def test_no_provider_name_comparisons_outside_backends_providers():
+    assert provider_names() >= {"openai", "anthropic", "ollama", "azure"}
+    assert provider_name_comparisons() == []
+
+
+def test_the_provider_check_can_fail(tmp_path):
+    pkg = tmp_path / "judgeflow"
+    (pkg / "backends" / "providers").mkdir(parents=True)
+    (pkg / "backends" / "providers" / "__init__.py").write_text('PROVIDERS = {"openai": "openai", "anthropic": "anthropic"}\n')
+    (pkg / "backends" / "paced.py").write_text('def f(wire):\n    return 1 if wire == "anthropic" else 2\n')
+    (pkg / "backends" / "table.py").write_text('T = {"openai": 1, "anthropic": 2}\n')
+    assert provider_name_comparisons(pkg) == ["judgeflow.backends.paced:2: ['anthropic']",
+                                              "judgeflow.backends.table:1: ['anthropic', 'openai']"]
+
+
+def test_every_judging_gives_its_spec_back():
+    """The spec round trip (tests/config/test_spec.py checks it through JSON and the run store)."""
+    from judgeflow import Cascade, Judge, Panel, Repeats
+    from judgeflow.config import spec_of
+
+    lex, rouge = Judge("baseline/lexical"), Judge("baseline/rouge-l", strategy="single")
+    for judging in (lex, Panel([lex, rouge]), Cascade(lex, rouge), Repeats(rouge, 2)):
+        assert spec_of(spec_of(judging).build()) == spec_of(judging)
+
+
+def test_every_shipped_and_example_criterion_is_accepted_by_every_offline_judge():
+    """Verdict roles are criterion data (`[roles]`): no offline judge needs a criterion's names in its code."""
+    from judgeflow import Judge, list_criteria, load_criterion
+
+    root = PACKAGE.parent
+    criteria = [*list_criteria(), *(str(p) for p in sorted((root / "examples" / "criteria").glob("*.toml")))]
+    assert len(criteria) >= 6
+    texts = {"question": "When was Moscow founded?", "reference": "1147", "spec": "Say the year Moscow was founded.",
+             "source": ["Moscow was founded in 1147 by Yuri Dolgorukiy."]}
+    for name in criteria:
+        crit = load_criterion(name)
+        item = {"id": "q", "answer": "Moscow was founded in 1247.",
+                **{f: texts[f] for f in (*crit.requires, *crit.optional) if f in texts}}
+        for model in ("baseline/lexical", "baseline/rouge-l"):
+            result = Judge(model, criterion=name).judge(item)
+            assert result.status == "judged", (name, model, result.error)
+            assert {c.verdict for c in result.claims} <= set(crit.verdicts), (name, model)

@@ -10,108 +10,53 @@ table is the one way from a model name to a backend; the core (`Judge`) reads it
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import Any
 
+from ..config.client import ClientConfig
 from ..errors import ConfigError
-from .base import Backend, single_from_steps
+from .base import Backend, Offline, single_from_steps
+from .providers import known
 from .llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, LLMJudge, default_model, prompt_fields
 
-#: the provider table: "provider" or "provider/model" -> a factory that imports its implementation lazily
-PROVIDERS: dict[str, Callable[..., Backend]] = {}
+#: the backend table: "provider" or "provider/model" -> a factory that imports its implementation lazily
+#: (the providers themselves, with their hooks, are `backends.providers.PROVIDERS`)
+BACKENDS: dict[str, Callable[..., Backend]] = {}
 
-# the options `make_client` takes (kept equal to its signature by a test: importing llm is slow)
-LLM_OPTIONS = {"base_url", "api_key", "temperature", "max_retries", "provider_retries", "timeout",
-               "http_client", "structured", "max_tokens", "max_tokens_cap", "api_version", "max_claims_per_check",
-               "http_transport", "rpm", "tpm", "max_wait"}
-OFFLINE_OPTIONS = {"threshold"}
-# an option of one family given to the other is ignored (the CLI passes --base-url, --temperature
-# whatever the model); a name no backend knows is an error
-OPTIONS = LLM_OPTIONS | OFFLINE_OPTIONS | {"max_source_chars"}
-
-
-def check_options(options: dict[str, Any]) -> None:
-    """Raise ConfigError for an option no backend takes, suggesting the nearest known one."""
-    for name in options:
-        if name not in OPTIONS:
-            near = difflib.get_close_matches(name, sorted(OPTIONS), n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
-            raise ConfigError(f"unknown option {name!r} for a judge backend{hint} "
-                              f"(options: {', '.join(sorted(OPTIONS))})")
+#: the options an LLM client takes (every field of ClientConfig but the offline judges' and the passage cutter's)
+LLM_OPTIONS = frozenset(ClientConfig.model_fields) - {"threshold", "max_source_chars"}
 
 
 def backend(name: str) -> Callable[[Callable[..., Backend]], Callable[..., Backend]]:
     """Register a factory for "name" ("openai") or "name/model" ("baseline/lexical")."""
 
     def register(factory: Callable[..., Backend]) -> Callable[..., Backend]:
-        PROVIDERS[name] = factory
+        BACKENDS[name] = factory
         return factory
 
     return register
 
 
-def _llm(model: str, **options: Any) -> Backend:
+def _llm(model: str, config: ClientConfig) -> Backend:
     from .llm import make_client
 
-    chunk = options.pop("max_claims_per_check", 25)
-    options.pop("threshold", None)
-    return LLMJudge(make_client(model, **options), max_claims_per_check=chunk)
+    return LLMJudge(make_client(model, config), max_claims_per_check=config.max_claims_per_check)
 
 
-@backend("openai")
-def openai(model: str, **options: Any) -> Backend:
-    return _llm(model, **options)
-
-
-@backend("anthropic")
-def anthropic(model: str, **options: Any) -> Backend:
-    return _llm(model, **options)
-
-
-@backend("ollama")
-def ollama(model: str, **options: Any) -> Backend:
-    return _llm(model, **options)
-
-
-@backend("azure")
-def azure(model: str, **options: Any) -> Backend:
-    """Azure OpenAI: azure/<deployment> (AZURE_OPENAI_ENDPOINT / --base-url, AZURE_OPENAI_API_KEY)."""
-    return _llm(model, **options)
-
-
-@backend("google")
-def google(model: str, **options: Any) -> Backend:
-    """Gemini through Instructor's from_provider (pip install 'judgeflow[google]')."""
-    return _llm(model, **options)
-
-
-@backend("bedrock")
-def bedrock(model: str, **options: Any) -> Backend:
-    """AWS Bedrock through Instructor's from_provider (pip install 'judgeflow[bedrock]')."""
-    return _llm(model, **options)
-
-
-@backend("mistral")
-def mistral(model: str, **options: Any) -> Backend:
-    """Mistral through Instructor's from_provider (pip install 'judgeflow[mistral]')."""
-    return _llm(model, **options)
-
-
-def _baseline(name: str, options: dict[str, Any]) -> Backend:
+def _baseline(name: str, config: ClientConfig) -> Backend:
     from .lexical import make_baseline
 
-    return make_baseline(name, **{k: v for k, v in options.items() if k in ("threshold",)})
+    return make_baseline(name, **({"threshold": config.threshold} if config.threshold is not None else {}))
 
 
 @backend("baseline/lexical")
-def lexical(model: str, **options: Any) -> Backend:
-    return _baseline("lexical", options)
+def lexical(model: str, config: ClientConfig) -> Backend:
+    return _baseline("lexical", config)
 
 
 @backend("baseline/rouge-l")
-def rouge_l(model: str, **options: Any) -> Backend:
-    return _baseline(model.partition("/")[2], options)
+def rouge_l(model: str, config: ClientConfig) -> Backend:
+    return _baseline(model.partition("/")[2], config)
 
 
 #: an LLM judge cuts sources longer than this (characters, all documents together) to the passages
@@ -121,26 +66,30 @@ def rouge_l(model: str, **options: Any) -> Backend:
 DEFAULT_MAX_SOURCE_CHARS = 16_000
 
 
-def make_backend(model: str | None = None, *, max_source_chars: int | None = None, **options: Any) -> Backend:
-    """A backend for "provider/model": baseline/* offline judges, or an LLM via `llm.make_client`.
+def make_backend(model: str | None = None, config: ClientConfig | None = None, **options: Any) -> Backend:
+    """A backend for "provider/model": baseline/* offline judges, or an LLM via `llm.make_client`,
+    with `config` (every client option, `judgeflow.config.ClientConfig`) or its fields as keywords.
 
     With `max_source_chars`, sources longer than that are cut to the passages relevant to the
     claims and evidence is cited by passage (`passages.PassageJudge`); 0 sends sources whole.
     None: an LLM judge cuts sources longer than DEFAULT_MAX_SOURCE_CHARS (and cites passages only
     in those); the offline judges send them whole.
     """
-    check_options(options)
+    config = ClientConfig.of(config, options)
     model = model or default_model()
     provider, sep, name = model.partition("/")
-    factory = PROVIDERS.get(model.lower()) or PROVIDERS.get(provider.lower())
+    factory = BACKENDS.get(model.lower()) or BACKENDS.get(provider.lower())
     if provider.lower() == "baseline" and factory is None and name.lower() in ("rougel", "rouge"):
-        factory = PROVIDERS["baseline/rouge-l"]
+        factory = BACKENDS["baseline/rouge-l"]
+    if factory is None and known(provider):  # every provider in backends/providers/ is an LLM judge
+        factory = _llm
     if factory is None:
         if provider.lower() == "baseline" and sep and name:
-            return _baseline(name, options)  # raises the "unknown offline judge" error
-        _llm(model, **options)  # raises the "bad model name" / "unknown provider" error
+            return _baseline(name, config)  # raises the "unknown offline judge" error
+        _llm(model, config)  # raises the "bad model name" / "unknown provider" error
         raise ConfigError(f"unknown backend {model!r}")
-    made = factory(model, **options)
+    made = factory(model, config)
+    max_source_chars = config.max_source_chars
     if max_source_chars == 0 or (max_source_chars is None and not isinstance(made, LLMJudge)):
         return made
     from .passages import PassageJudge
@@ -157,8 +106,8 @@ __all__ = [
     "OFFLINE_MODEL",
     "Backend",
     "LLMJudge",
+    "Offline",
     "backend",
-    "check_options",
     "default_model",
     "make_backend",
     "prompt_fields",

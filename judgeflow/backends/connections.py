@@ -68,7 +68,7 @@ def sdk_client(module: str, cls: str, *, transport: str = "auto", limiter: Any =
     if limiter is not None:  # outside the deadline: waiting for the limiter's slot is not the request's time
         from .paced import attach
 
-        attach(client, limiter, "anthropic" if module == "anthropic" else "openai")
+        attach(client, limiter, module)  # the SDK's package ("openai", "anthropic") names its wire family
     return client
 
 

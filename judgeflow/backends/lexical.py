@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from .base import Offline, single_from_steps
 from ..schemas import Claim, ClaimCheck
-from ..criteria import Criterion
+from ..criteria import Criterion, Role
 from ..errors import ConfigError
 from ..items import Item
 from ..results import TraceEntry, Usage
@@ -186,25 +186,14 @@ class LexicalJudge(Offline):
         return any(words & sc and _NUM.search(s) for s, sc in zip(ev.sentences, ev.sentence_content))
 
 
-_ROLE_NAMES: dict[Outcome, tuple[str, ...]] = {
-    "supported": ("supported", "complies", "faithful", "correct"),
-    "conflict": ("contradicted", "violates_spec", "false_fact", "incorrect"),
-    "missing": ("not_found", "not_in_reference", "unsupported", "extra", "unverifiable"),
-    "weak": ("unverifiable", "extra", "not_found", "not_in_reference", "unsupported"),
-}
+#: the lexical judge's outcomes -> the criterion's roles (`[roles]` in its TOML)
+_ROLE_OF: dict[Outcome, Role] = {"supported": "pass", "conflict": "conflict", "missing": "missing", "weak": "weak"}
 
 
 def _verdict_names(criterion: Criterion) -> dict[Outcome, str]:
-    out: dict[Outcome, str] = {}
-    for role, names in _ROLE_NAMES.items():
-        found = next((n for n in names if n in criterion.verdicts), None)
-        if found is None:
-            raise ConfigError(
-                f"the offline baseline cannot map its '{role}' outcome onto criterion "
-                f"{criterion.name!r} verdicts {list(criterion.verdicts)}; name a verdict one of {names}"
-            )
-        out[role] = found
-    return out
+    """Each outcome as the criterion calls it (its declared roles; checked when the criterion loads)."""
+    roles = criterion.verdict_roles()
+    return {outcome: roles[role] for outcome, role in _ROLE_OF.items()}
 
 
 def make_baseline(name: str, **kwargs: float) -> LexicalJudge | RougeJudge:

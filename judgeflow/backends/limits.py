@@ -47,10 +47,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..config.client import DEFAULT_MAX_WAIT  # the longest an item waits on rate limits, in all (--max-wait)
 from ..redact import redact
 
-#: the longest an item waits on rate limits, in all (--max-wait)
-DEFAULT_MAX_WAIT = 600.0
 #: what a bucket's refill rate is taken to be before the replies tell more: the limit per minute
 MINUTE = 60.0
 #: the paths of model requests (everything else, e.g. batch file uploads, passes unpaced)
@@ -154,9 +153,11 @@ class Limiter:
     def configure(self, rpm: float | None = None, tpm: float | None = None, wire: str = "openai") -> None:
         """Limits per minute set by hand (`--rpm`, `--tpm`; tpm is input tokens on the Anthropic
         wire); replies' headers still refine them. This process's part of them (see `split`)."""
+        from .providers import provider
+
         now = time.monotonic()
         with self._lock:
-            for dim, per_minute in (("requests", rpm), ("input" if wire == "anthropic" else "tokens", tpm)):
+            for dim, per_minute in (("requests", rpm), (provider(wire).tpm_bucket(), tpm)):
                 if per_minute:
                     limit = float(per_minute) / _SHARE[0]
                     self.buckets[dim] = Bucket(limit, limit / MINUTE, limit, now, "set")

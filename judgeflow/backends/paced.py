@@ -27,7 +27,9 @@ def _refusal(sdk: str) -> type[RateLimited]:
     """RateLimited as an error of the SDK's own family (which it neither wraps nor retries)."""
     import importlib
 
-    base = {"openai": "OpenAIError", "anthropic": "AnthropicError"}.get(sdk)
+    from .providers import known, provider
+
+    base = provider(sdk).error_base if known(sdk) else None
     module = importlib.import_module(sdk) if base else None
     bases = (RateLimited, getattr(module, base)) if module is not None and base else (RateLimited,)
     return type("RateLimited", bases, {"__module__": __name__})
@@ -54,9 +56,15 @@ def costs(request: Any, call: Call | None, wire: str) -> tuple[float, float, flo
         size = int(request.headers.get("content-length") or 0)
     tokens = math.ceil(size / 4)
     out = float(call.max_tokens) if call is not None else 0.0
-    if wire == "anthropic":
-        return (1.0, 0.0, float(tokens), out)
-    return (1.0, tokens + out, 0.0, 0.0)
+    return _family(wire).costs(float(tokens), out)
+
+
+@lru_cache(maxsize=8)
+def _family(wire: str) -> Any:
+    """The provider whose wire family is `wire` ("openai", "anthropic"): how it counts a request."""
+    from .providers import provider
+
+    return provider(wire)
 
 
 class Paced:

@@ -21,8 +21,6 @@ from ..results import TraceEntry, Usage
 
 Measure = Literal["fmeasure", "precision", "recall"]
 DEFAULT_THRESHOLD = 0.3
-_PASS = ("supported", "complies", "faithful", "correct")
-_FAIL = ("not_in_reference", "not_found", "unsupported", "contradicted", "violates_spec")
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -43,15 +41,11 @@ class UnicodeTokenizer:
 
 
 def verdict_pair(criterion: Criterion) -> tuple[str, str]:
-    """(pass verdict, error verdict) in the criterion's own vocabulary."""
-    ok = [v for v in criterion.verdicts if v not in criterion.error_verdicts]
-    passing = next((v for v in _PASS if v in ok), ok[0] if ok else None)
-    failing = next((v for v in _FAIL if v in criterion.error_verdicts),
-                   criterion.error_verdicts[0] if criterion.error_verdicts else None)
-    if passing is None or failing is None:
-        raise ConfigError(f"baseline/rouge-l needs criterion {criterion.name!r} to have an error verdict and a "
-                          f"non-error verdict; it has {list(criterion.verdicts)} with errors {criterion.error_verdicts}")
-    return passing, failing
+    """(pass verdict, error verdict) in the criterion's own vocabulary (its `[roles]`): a claim the
+    evidence does not cover is its `missing` verdict where that is an error, else its `conflict` one."""
+    roles = criterion.verdict_roles()
+    failing = roles["missing"] if roles["missing"] in criterion.error_verdicts else roles["conflict"]
+    return roles["pass"], failing
 
 
 class RougeJudge(Offline):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -30,8 +30,22 @@ from ..items import Item, read_records
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
 from ..results import ClaimResult, JudgeVote, Judgment
 
-if TYPE_CHECKING:
-    from .stability import StabilityReport
+
+
+class Retested(Protocol):
+    """What `calibrate(retest=...)` reads of a test-retest report (`stability.StabilityReport`; a
+    protocol, so agreement.py needs no import of stability.py, which imports it)."""
+
+    repeats: int
+    compared: int
+    flip_rate: float | None
+    disagreement: float | None
+    kappa: float | None
+    kappa_ci: tuple[float, float] | None
+    kappa_method: str
+
+    @property
+    def unstable_ids(self) -> set[str]: ...
 
 Direction = Literal["false_alarm", "miss"]
 #: below this many items the bootstrap interval is too wide to rank judges or criteria
@@ -426,7 +440,7 @@ def calibrate(
     seed: int = 0,
     n_boot: int = DEFAULT_BOOT,
     items: str | Path | None = None,
-    retest: StabilityReport | None = None,
+    retest: Retested | None = None,
 ) -> CalibrationReport:
     """Compare a judge's labels with human labels.
 
@@ -486,7 +500,7 @@ def _disagreements(report: CalibrationReport, scored: list[tuple[Judgment, Label
         add_texts(report.disagreements, items)
 
 
-def retest_beside(report: CalibrationReport, s: StabilityReport) -> Retest:
+def retest_beside(report: CalibrationReport, s: Retested) -> Retest:
     """The judge's disagreement with itself beside its disagreement with people, in numbers and words."""
     unstable = s.unstable_ids
     out = Retest(repeats=s.repeats, items=s.compared, flip_rate=s.flip_rate, disagreement=s.disagreement,

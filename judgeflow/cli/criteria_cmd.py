@@ -60,7 +60,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             bad += 1
             continue
         con.print(f"ok: {f}: criterion {c.name!r} ({c.family}), requires answer, {', '.join(c.requires) or '-'}; "
-                  f"verdicts {', '.join(c.verdicts)} (errors: {', '.join(c.error_verdicts)}); "
+                  f"verdicts {', '.join(c.verdicts)} (errors: {', '.join(c.error_verdicts)}); offline roles "
+                  f"{', '.join(f'{k}={v}' for k, v in c.verdict_roles().items())}; "
                   f"fingerprint {c.fingerprint}", soft_wrap=True, markup=False)
     return 2 if bad else 0
 

@@ -12,14 +12,13 @@ A member is "provider/model", optionally "provider/model@BASE_URL" for its own e
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import Any
 
-from ..ensembles.cascade import DEFAULT_ESCALATE_ON, Cascade
+from ..ensembles.cascade import DEFAULT_ESCALATE_ON
 from ..errors import ConfigError
 from .argtypes import positive_int
-from ..judge import Judge
-from ..ensembles.panel import RULES, Panel
+from ..ensembles.panel import RULES
+from ..runs.ensemble_spec import split as _split
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -74,17 +73,12 @@ def resume_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
-def _split(spec: str, flag: str) -> list[str]:
-    parts = [s.strip() for s in spec.split(",") if s.strip()]
-    if not parts:
-        raise ConfigError(f"{flag} is empty: give provider/model names separated by commas")
-    return parts
-
-
 def _wire(model: str) -> str:
     """The request format a provider speaks: OpenAI's (openai, azure, ollama) or its own."""
-    provider = model.partition("/")[0]
-    return "OpenAI" if provider in ("openai", "azure", "ollama") else provider.capitalize()
+    from ..backends.providers import known, provider
+
+    name = model.partition("/")[0]
+    return provider(name).family_title if known(name) else name.capitalize()
 
 
 def check_one_wire(args: argparse.Namespace) -> None:
@@ -102,13 +96,10 @@ def check_one_wire(args: argparse.Namespace) -> None:
                           f"(e.g. {example}) and drop --base-url")
 
 
-def make(args: argparse.Namespace, member_kwargs: Callable[[str], dict[str, Any]]) -> Panel | Cascade | None:
-    """The panel or cascade the options ask for, or None for a single judge.
-
-    `member_kwargs(model)` gives the Judge keyword arguments for one member (retries, temperature, ...).
-    """
+def check(args: argparse.Namespace) -> None:
+    """The panel/cascade flags' own rules, said in the flags' words (the specs check the rest)."""
     if not active(args):
-        return None
+        return
     if args.batch:
         raise ConfigError("--batch does not support --panel, --samples or --cascade yet: run them online "
                           "(drop --batch), or judge each model on its own with --batch and compare the runs")
@@ -120,45 +111,8 @@ def make(args: argparse.Namespace, member_kwargs: Callable[[str], dict[str, Any]
     if args.samples > 1 and not args.temperature:
         raise ConfigError(f"--samples {args.samples} needs a temperature above 0: at temperature 0 every sample "
                           f"gives the same answer; add --temperature 0.7 (or drop --samples)")
-    tie = 1 if args.panel_tie == "1" else None
+    flag = getattr(args, "coverage", None)
+    if bool(flag) if flag is not None else args.mode == "spec":
+        raise ConfigError("requirement coverage (--mode spec / --coverage) does not run in panels or cascades "
+                          "yet: add --no-coverage, or judge with one --model")
     check_one_wire(args)
-
-    def member(spec: str) -> Judge:
-        model, _, url = spec.partition("@")
-        kw = member_kwargs(model)
-        if url:
-            kw["base_url"] = url
-        return Judge(model, mode=args.mode, criterion=args.criterion, strategy=args.strategy,
-                     concurrency=args.concurrency, keep_trace=args.trace, **kw)
-
-    def panel_judge(default_model: str | None) -> Panel | None:
-        if args.panel:
-            return Panel([member(m) for m in _split(args.panel, "--panel")], rule=args.panel_rule,
-                         samples=args.samples, tie=tie, concurrency=args.concurrency, keep_trace=args.trace)
-        if args.samples > 1 and default_model:
-            return Panel([member(default_model)], samples=args.samples, tie=tie, concurrency=args.concurrency,
-                         keep_trace=args.trace)
-        return None
-
-    if not args.cascade:
-        from ..backends.llm_judge import default_model
-
-        judge = panel_judge(args.model or default_model())
-        assert judge is not None
-        return judge
-    parts = _split(args.cascade, "--cascade")
-    if len(parts) != 2:
-        raise ConfigError(f"--cascade takes two judges, CHEAP,STRONG (got {len(parts)}: {args.cascade})")
-    cheap_spec, strong_spec = parts
-    cheap: Judge | Panel | None
-    if cheap_spec == "panel":
-        if not args.panel:
-            raise ConfigError("--cascade panel,STRONG needs --panel M1,M2,... for the cheap judge")
-        cheap = panel_judge(None)
-    else:
-        if args.panel:
-            raise ConfigError("--panel with --cascade: write --cascade panel,STRONG to use the panel as the cheap judge")
-        cheap = panel_judge(cheap_spec) or member(cheap_spec)
-    assert cheap is not None
-    return Cascade(cheap, member(strong_spec), escalate_on=args.escalate_on, audit_rate=args.audit_rate,
-                   seed=args.audit_seed, concurrency=args.concurrency, keep_trace=args.trace)

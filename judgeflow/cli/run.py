@@ -28,7 +28,6 @@ from rich.markup import escape
 
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
-from ..ensembles.repeats import Repeats
 from ..errors import ConfigError, ProviderUnavailable
 from ..judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, Judging
@@ -149,26 +148,21 @@ def settings_of(args: argparse.Namespace) -> RunSettings:
 
 
 def make_judge(args: argparse.Namespace) -> Judging:
-    """The Judge, Panel or Cascade the flags ask for."""
+    """The Judge, Panel, Cascade or repeated Judge the flags ask for, built from the run's spec."""
     settings = settings_of(args)
-    if ensemble.active(args) and settings.coverage:
-        raise ConfigError("requirement coverage (--mode spec / --coverage) does not run in panels or cascades "
-                          "yet: add --no-coverage, or judge with one --model")
-    panel_or_cascade = ensemble.make(args, settings.judge_kwargs)
-    if panel_or_cascade is not None:
-        return repeated(panel_or_cascade, settings, args)
-    return repeated(settings.judge(keep_trace=True), settings, args)  # the store keeps traces: a --trace re-run has them
+    ensemble.check(args)
+    check_repeats(settings, args)
+    return settings.spec().judging.build()
 
 
-def repeated(judge: Judging, settings: RunSettings, args: argparse.Namespace) -> Judging:
-    """`judge` asked `--repeats K` times about each item (test-retest), or `judge` itself."""
+def check_repeats(settings: RunSettings, args: argparse.Namespace) -> None:
+    """`--repeats K` asks one judge K times about each item (test-retest), online and locally."""
     if settings.repeats == 1:
-        return judge
+        return
     for on, flags, why in ((settings.ensemble, "--panel, --samples or --cascade", "repeat one judge"),
                            (settings.batch, "--batch", "run online"), (getattr(args, "ray", False), "--ray", "run locally")):
         if on:
             raise ConfigError(f"--repeats does not combine with {flags} yet: {why} (drop {flags})")
-    return Repeats(judge, settings.repeats, concurrency=settings.concurrency)
 
 
 def note_offline(args: argparse.Namespace, con: Console) -> None:
@@ -203,7 +197,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     judge = make_judge(args)
     with spool(args.input) as (source, sha), RunStore(settings.store) as store:  # stdin is copied once
-        run = Run.open(store, settings, model=judge.model, source=source, sha=sha, resume=args.resume,
+        run = Run.open(store, settings, judging=judge, source=source, sha=sha, resume=args.resume,
                        say=lambda note: con.print(note, soft_wrap=True, markup=False))
         note_offline(args, con)  # said only once the inputs are known to be fine
         note_aliases(run.aliases, con)

@@ -22,18 +22,21 @@ import math
 import random
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
+from ..config.client import Spec, option
+from ..config.judging_protocol import spec_of
+from ..judge import JudgeSpec
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
 from ..judging import DEFAULT_CONCURRENCY, Ensemble, ItemLike, Judging, as_item, combined_key, invalid_judgment
 from ..results import Judgment, TraceEntry, Usage
-from .panel import EnsembleBase, make_member, vote_of
+from .panel import EnsembleBase, PanelSpec, make_member, vote_of
 
-ESCALATE_ON = ("label1", "unscored", "disagree", "confidence<X")
 DEFAULT_ESCALATE_ON = "label1,unscored"
+ESCALATE_ON = ("label1", "unscored", "disagree", "confidence<X")
 _CONF = re.compile(r"^confidence<(0?\.\d+|1(\.0*)?|0)$")
 
 
@@ -62,6 +65,39 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+class CascadeSpec(Spec):
+    """A cheap judge on every item, a strong one on the items it escalates (and an audited share)."""
+
+    kind: Literal["cascade"] = "cascade"
+    cheap: JudgeSpec | PanelSpec = option(..., "The judge every item sees.", flag="--cascade", results=True,
+                                          discriminator="kind")
+    strong: JudgeSpec | PanelSpec = option(..., "The judge escalated items see.", flag="--cascade", results=True,
+                                           discriminator="kind")
+    escalate_on: str = option(DEFAULT_ESCALATE_ON, "When to escalate: label1, unscored, disagree, confidence<X.",
+                              flag="--escalate-on", results=True)
+    audit_rate: float = option(0.0, "Share of the other items also sent to the strong judge.", flag="--audit-rate",
+                               results=True, ge=0.0, le=1.0)
+    seed: int = option(0, "Seed of the audit draw.", flag="--audit-seed", results=True)
+    keep_trace: bool = option(True, "Keep the members' traces.", flag="--trace", results=False)
+    concurrency: int = option(16, "Items judged at once by the sync facade.", flag="--concurrency", results=False)
+
+    @model_validator(mode="after")
+    def _composes(self) -> CascadeSpec:
+        votes = [c for c in self.escalate_on.split(",") if c.strip() == "disagree" or c.strip().startswith("confidence")]
+        if votes and isinstance(self.cheap, JudgeSpec):
+            raise ConfigError(f"--escalate-on {','.join(votes)} needs a cheap judge with several votes: a "
+                              "panel (--cascade panel,STRONG with --panel ...) or samples (--samples N)")
+        return self
+
+    def build(self, **client: Any) -> Judging:
+        return Cascade(self.cheap.build(**client), self.strong.build(**client), escalate_on=self.escalate_on,
+                       audit_rate=self.audit_rate, seed=self.seed, concurrency=self.concurrency,
+                       keep_trace=self.keep_trace)
+
+    def judges(self) -> list[JudgeSpec]:
+        return [*self.cheap.judges(), *self.strong.judges()]
 
 
 class Cascade(EnsembleBase):
@@ -97,6 +133,12 @@ class Cascade(EnsembleBase):
                               "panel (--cascade panel,STRONG with --panel ...) or samples (--samples N)")
         self.audit_rate, self.seed = audit_rate, seed
         self.concurrency, self.keep_trace = concurrency, keep_trace
+
+    def spec(self) -> CascadeSpec:
+        """What this cascade is, as data: `spec().build()` makes the same cascade."""
+        return CascadeSpec(cheap=spec_of(self.cheap), strong=spec_of(self.strong),
+                           escalate_on=",".join(self.escalate_on), audit_rate=self.audit_rate, seed=self.seed,
+                           keep_trace=self.keep_trace, concurrency=self.concurrency)
 
     @property
     def cheap(self) -> Judging:

@@ -32,9 +32,13 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from pydantic import model_validator
+
+from ..config.client import Spec, option
+from ..config.judging_protocol import spec_of
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
-from ..judge import Judge
+from ..judge import Judge, JudgeSpec
 from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, SyncFacade, as_item, combined_key, invalid_judgment
 from ..results import JudgeVote, Judgment, TraceEntry, Usage
 
@@ -127,6 +131,43 @@ def check_samples(member: Judging, samples: int) -> None:
             "set a temperature above 0 (e.g. --temperature 0.7) for self-consistency")
 
 
+class PanelSpec(Spec):
+    """Several judges voting on each item, or one judge sampled several times (self-consistency)."""
+
+    kind: Literal["panel"] = "panel"
+    members: list[JudgeSpec] = option(..., "The member judges.", flag="--panel", results=True)
+    rule: Literal["majority", "any", "all"] = option("majority", "How the votes combine.", flag="--panel-rule",
+                                                     results=True)
+    samples: int = option(1, "Verdicts per member (needs a temperature above 0).", flag="--samples", results=True)
+    tie: Literal[0, 1] | None = option(1, "The label of a majority tie (None: unscored).", flag="--panel-tie",
+                                       results=True)
+    min_votes: int | None = option(None, "Fewest voting members for a label (default: a majority).", flag=None,
+                                   results=True)
+    keep_trace: bool = option(True, "Keep the members' traces.", flag="--trace", results=False)
+    concurrency: int = option(16, "Items judged at once by the sync facade.", flag="--concurrency", results=False)
+
+    @model_validator(mode="after")
+    def _composes(self) -> PanelSpec:
+        if not self.members:
+            raise ConfigError("a panel needs at least one member")
+        if self.samples < 1:
+            raise ConfigError(f"samples must be at least 1, got {self.samples}")
+        if len(self.members) == 1 and self.samples == 1:
+            raise ConfigError("a panel of one judge with one sample is that judge: give more members or samples > 1")
+        for m in self.members if self.samples > 1 else ():
+            if m.model.startswith("baseline/") or not m.client.temperature:
+                raise ConfigError(f"samples={self.samples} with {m.model}: every sample would give the same "
+                                  "answer; set a temperature above 0 (e.g. --temperature 0.7) for self-consistency")
+        return self
+
+    def build(self, **client: Any) -> Judging:
+        return Panel([m.build(**client) for m in self.members], rule=self.rule, samples=self.samples,
+                     tie=self.tie, min_votes=self.min_votes, concurrency=self.concurrency, keep_trace=self.keep_trace)
+
+    def judges(self) -> list[JudgeSpec]:
+        return list(self.members)
+
+
 class Panel(EnsembleBase):
     """Several judges (or one judge sampled several times) voting on each item."""
 
@@ -167,6 +208,7 @@ class Panel(EnsembleBase):
                 check_samples(m, samples)
         n = len(judges) if len(judges) > 1 else samples
         self.rule, self.samples, self.tie = rule, samples, tie
+        self._min_votes = min_votes
         self.min_votes = min_votes if min_votes is not None else n // 2 + 1
         if not 1 <= self.min_votes <= n:
             raise ConfigError(f"min_votes must be between 1 and {n}, got {self.min_votes}")
@@ -174,6 +216,13 @@ class Panel(EnsembleBase):
         self.keep_trace = keep_trace
         # one slot per member and sample, member by member: each is judged (and cached) on its own
         self._members = judges if samples == 1 else [Sample(m, k, samples) for m in judges for k in range(samples)]
+
+    def spec(self) -> PanelSpec:
+        """What this panel is, as data: `spec().build()` makes the same panel."""
+        inner = [m.inner if isinstance(m, Sample) else m for m in self.judges]
+        return PanelSpec(members=[spec_of(m) for m in inner], rule=self.rule, samples=self.samples,
+                         tie=self.tie, min_votes=self._min_votes, keep_trace=self.keep_trace,
+                         concurrency=self.concurrency)
 
     @property
     def judges(self) -> list[Judging]:

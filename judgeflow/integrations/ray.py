@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -49,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
 from ..judge import Judge
-from ..judging import DEFAULT_CONCURRENCY, Judging, judge_stream
+from ..judging import DEFAULT_CONCURRENCY, Judging, judge_stream, row_id
 from ..results import JSON_FIELDS, Judgment, flat_row
 from ..runs.cache import cached
 
@@ -205,14 +204,6 @@ class Guarded:
         await self.inner.aclose()
 
 
-def row_id(it: Item | InvalidItemError) -> str:
-    """The output id of an input row: its id, else `invalid-<hash of the row>` (stable across runs)."""
-    if isinstance(it, Item):
-        return it.id
-    if it.item_id:
-        return it.item_id
-    raw = json.dumps(it.record, sort_keys=True, default=str) if it.record is not None else str(it)
-    return "invalid-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
 def judgment_row(j: Judgment, *, trace: bool = False) -> dict[str, Any]:

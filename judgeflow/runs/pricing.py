@@ -76,7 +76,6 @@ PRICES: dict[str, Price] = {  # cached_input: OpenAI cached input; Anthropic cac
     "anthropic/claude-haiku-4-5": Price(input=1.00, output=5.00, cached_input=0.10, cache_write=1.25, source=BUILTIN),
     "anthropic/claude-3-5-haiku": Price(input=0.80, output=4.00, cached_input=0.08, cache_write=1.00, source=BUILTIN),
 }
-FREE_PROVIDERS = ("ollama", "baseline")
 
 
 def load_prices(path: str | Path | None = None) -> dict[str, Price]:
@@ -122,14 +121,23 @@ def price_for(model: str, prices: dict[str, Price] | None = None) -> Price | Non
     override = _match(model, {k: v for k, v in table.items() if v.source != BUILTIN})
     if override is not None:
         return override
-    if model.partition("/")[0] in FREE_PROVIDERS:
+    if _free(model.partition("/")[0]):
         return Price(input=0.0, output=0.0, source="local model")
     return maintained_price(model) or _match(model, {k: v for k, v in table.items() if v.source == BUILTIN})
 
 
-#: judgeflow provider -> genai-prices provider id
-_PROVIDER_IDS = {"openai": "openai", "anthropic": "anthropic", "azure": "azure", "google": "google",
-                 "mistral": "mistral", "bedrock": "aws"}
+def _free(prefix: str) -> bool:
+    """An offline judge, or a provider whose calls cost nothing (a local server: its `free` hook)."""
+    from ..backends.providers import known, provider
+
+    return prefix == "baseline" or (known(prefix) and provider(prefix).free)
+
+
+def _prices_id(prefix: str) -> str | None:
+    """The genai-prices id of a provider (its `prices_id` hook), None for one it does not price."""
+    from ..backends.providers import known, provider
+
+    return provider(prefix).prices_id if known(prefix) else None
 
 
 @lru_cache(maxsize=64)
@@ -151,7 +159,7 @@ def maintained_price(model: str) -> Price | None:
 
 def _look_up(model: str) -> Price | None:
     provider, _, name = model.partition("/")
-    provider_id = _PROVIDER_IDS.get(provider.lower())
+    provider_id = _prices_id(provider.lower())
     if provider_id is None or not name:
         return None
     try:

@@ -1,11 +1,14 @@
 """A resumable run into a file: the run's whole lifecycle, as a library call. The CLI only calls it.
 
-    settings = RunSettings(model="openai/gpt-4o-mini", input="items.jsonl", output="results.jsonl")
-    judge = settings.judge()
+    spec = RunSpec(judging=JudgeSpec(model="openai/gpt-4o-mini"), input="items.jsonl", output="results.jsonl")
     with RunStore(".judgeflow/runs.sqlite") as store:
-        run = Run.open(store, settings, model=judge.model)            # or resume=True
-        async for j in run.judge(judge, concurrency=16): ...           # each result once committed
+        run = Run.open(store, spec)                                    # or resume=True; the store records the spec
+        async for j in run.judge(run.judging(), concurrency=16): ...   # each result once committed
         tally = run.finish()                                           # status done, output written
+
+`Run.open(store, settings, judging=judge)` records what `judge` is (its spec), whatever the
+settings assumed; `run.judge(other)` refuses a judging whose spec differs from the record in what
+changes results (the record must say what judged).
 
 Every input row ends as exactly one output row: judged, unscored or invalid. `open` reads the
 input once before anything is judged (ids unique, rows counted); `judge` reads it again, skips the
@@ -32,6 +35,9 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..config.judging import JUDGING
+from ..config.judging_protocol import Specified
+from ..config.run import RunSpec, results_view
 from ..errors import ConfigError, InvalidItemError, StoreError
 from ..files import STDIO
 from ..items import Item
@@ -75,11 +81,14 @@ class Run:
         return self.info.command or ""
 
     @classmethod
-    def open(cls, store: RunStore, settings: RunSettings, *, model: str | None = None, source: Path | None = None,
-             sha: str | None = None, resume: bool = False, say: Callable[[str], None] = _quiet) -> Run:
+    def open(cls, store: RunStore, settings: RunSettings | RunSpec, *, judging: Judging | None = None,
+             model: str | None = None, source: Path | None = None, sha: str | None = None, resume: bool = False,
+             say: Callable[[str], None] = _quiet) -> Run:
         """A new run of `settings` (input, output, ...), or with `resume` the last run that wrote its output.
 
         Args:
+            settings: a RunSpec, or the CLI's flat RunSettings.
+            judging: what will judge (a Judge, Panel, ...): its spec is recorded, over what `settings` say.
             model: what judges (`judging.model`: a panel's or cascade's description), as recorded.
             source: where the input is read from (default `settings.input`; stdin spooled to a file).
             sha: the input's sha256, if known (`runs.output.spool`).
@@ -88,6 +97,13 @@ class Run:
             InvalidItemError: two rows share an id. ConfigError: nothing to resume, or the input or
             settings changed since the run started.
         """
+        if isinstance(settings, RunSpec):
+            settings = RunSettings.from_spec(settings)
+        if judging is not None and isinstance(judging, Specified):
+            model = model or judging.model
+            settings = settings.with_judging(judging.spec(), model=model)
+        elif settings.judging is None:
+            settings = settings.with_judging(settings.judging_spec(), model=model)
         if settings.input is None or settings.output is None:
             raise ConfigError("a run needs settings.input and settings.output")
         source = source or Path(settings.input)
@@ -134,6 +150,22 @@ class Run:
                           column_map=settings.get("column_map"), turns=settings.get("turns") or "last",
                           system=bool(settings.get("system_prompt")))
 
+    def judging(self, **client: Any) -> Judging:
+        """What judged this run, rebuilt from its record (a resume, a batch replay: `client` replaces
+        client options, e.g. `http_client`)."""
+        return RunSettings.from_record(self.info.settings).judging_spec().build(**client)
+
+    def check_judging(self, judging: Judging) -> None:
+        """ConfigError if `judging` is not what the run recorded, in what changes results."""
+        recorded = self.info.settings.get("judging")
+        if recorded is None or not isinstance(judging, Specified):
+            return
+        then, now = results_view(JUDGING.validate_python(recorded)), results_view(judging.spec())
+        if then != now:
+            changed = _changed(then, now)
+            raise ConfigError(f"run {self.run_id} was opened for another judging ({changed}): pass the judging "
+                              "to Run.open(store, settings, judging=...) so the record says what judges")
+
     def finished(self) -> int:
         """Rows with a final result (judged or invalid): what a resume skips."""
         return len(self.store.finished_ids(self.run_id))
@@ -148,6 +180,7 @@ class Run:
             concurrency: items in flight at once.
             cache: serve hits from the store's cache (judged results are stored either way).
         """
+        self.check_judging(judging)
         self.store.claim(self.run_id)  # one writer per run (a no-op when this store holds it already)
         done = self.store.finished_ids(self.run_id)  # unscored rows are judged again
         # stream position -> input position (the store's seq); entries leave as results come back, so
@@ -227,6 +260,19 @@ def _rows(source: Path, name: Path, settings: RunSettings) -> Iterator[Item | In
     return input_rows(source, name=str(name), limit=settings.limit, max_input_chars=settings.max_input_chars,
                       column_map=settings.column_map, turns=settings.turns,  # type: ignore[arg-type]
                       system=settings.system_prompt)
+
+
+def _changed(then: Any, now: Any, where: str = "") -> str:
+    """The first place two results views differ, as "where: then -> now"."""
+    if isinstance(then, dict) and isinstance(now, dict):
+        for k in sorted(set(then) | set(now)):
+            if then.get(k) != now.get(k):
+                return _changed(then.get(k), now.get(k), f"{where}.{k}" if where else k)
+    if isinstance(then, list) and isinstance(now, list) and len(then) == len(now):
+        for i, (a, b) in enumerate(zip(then, now)):
+            if a != b:
+                return _changed(a, b, f"{where}[{i}]")
+    return f"{where}: {then!r} then, {now!r} now"
 
 
 def _criterion(settings: RunSettings) -> Any:

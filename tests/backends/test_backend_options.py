@@ -26,8 +26,12 @@ def test_known_options_still_work():
     assert Judge("openai/gpt-4o-mini", api_key="x", temperature=0.1, max_claims_per_check=5).backend.max_claims_per_check == 5
 
 
-def test_llm_options_match_make_client():
+def test_make_client_takes_one_config_object():
+    """Every client option is a field of ClientConfig, passed whole (no keyword list to keep in step)."""
     from judgeflow.backends.llm import make_client
+    from judgeflow.config import ClientConfig
 
-    params = set(inspect.signature(make_client).parameters) - {"model"}
-    assert params <= LLM_OPTIONS
+    assert set(inspect.signature(make_client).parameters) == {"model", "config", "options"}
+    assert LLM_OPTIONS <= set(ClientConfig.model_fields)
+    client = make_client("openai/gpt-4o-mini", ClientConfig(api_key="x", temperature=0.3, max_retries=1))
+    assert client.temperature == 0.3 and client.max_retries == 1

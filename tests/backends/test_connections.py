@@ -88,7 +88,7 @@ def test_the_cli_flag_reaches_the_client_and_the_resume_command() -> None:
     args = build_parser().parse_args(["run", "in.jsonl", "-o", "out.jsonl", "--model", "openai/gpt-4o-mini",
                                       "--base-url", "http://127.0.0.1:9/v1", "--http-transport", "httpx"])
     settings = RunSettings.from_args(args)
-    assert settings.judge_kwargs()["http_transport"] == "httpx"
+    assert settings.client_config().http_transport == "httpx"
     assert "--http-transport httpx" in settings.resume_command()
     client = settings.judge().backend.client
     assert isinstance(client.sdk, LoopClient)

@@ -14,7 +14,7 @@ import pytest
 from fakes import MOSCOW_RIGHT, MOSCOW_WRONG, moscow, moscow_by_whom
 from sklearn.metrics import cohen_kappa_score
 
-from judgeflow import ConfigError, Item, Judge, LexicalJudge, list_criteria, load_criterion
+from judgeflow import CriterionError, Item, Judge, LexicalJudge, list_criteria, load_criterion
 from judgeflow.aggregate import aggregate, merge
 from judgeflow.backends.lexical import split_claims
 from judgeflow.results import Usage
@@ -108,13 +108,29 @@ def test_verdicts_are_in_each_criterion_vocabulary(name: str) -> None:
     assert checks and all(c.verdict in crit.verdicts and c.basis in crit.bases for c in checks)
 
 
-def test_criterion_with_unmappable_verdicts_is_a_config_error(tmp_path: Path) -> None:
+def test_a_role_naming_no_verdict_fails_when_the_criterion_loads(tmp_path: Path) -> None:
+    """A renamed verdict that [roles] still names is caught at load (so by `criteria validate`), not at run time."""
     src = Path(load_criterion("factual_correctness").path).read_text(encoding="utf-8")
-    custom = src.replace("supported =", "fine =")
     p = tmp_path / "custom.toml"
-    p.write_text(custom, encoding="utf-8")
-    with pytest.raises(ConfigError, match="cannot map its 'supported' outcome"):
-        Judge("baseline/lexical", criterion=str(p)).judge(MOSCOW)
+    p.write_text(src.replace("supported =", "fine ="), encoding="utf-8")
+    with pytest.raises(CriterionError, match=r"roles.pass: 'supported' is not among verdicts"):
+        load_criterion(str(p))
+
+
+def test_a_criterion_with_its_own_verdict_names_is_judged_offline(tmp_path: Path) -> None:
+    """#36: offline judges mapped verdicts by a hard-coded synonym list, so a criterion with its own
+    names passed `criteria validate` and failed at run time (seen failing on the old code)."""
+    src = Path(load_criterion("factual_correctness").path).read_text(encoding="utf-8")
+    src = src[:src.index("[roles]")] + src[src.index("[verdicts]"):]  # no [roles]: the defaults apply
+    for old, new in (("supported", "fine"), ("contradicted", "clash"), ("unverifiable", "open_question")):
+        src = src.replace(f'"{old}"', f'"{new}"').replace(f"\n{old} =", f"\n{new} =")
+    p = tmp_path / "own_names.toml"
+    p.write_text(src, encoding="utf-8")
+    crit = load_criterion(str(p))
+    assert crit.verdict_roles()["pass"] == "fine" and crit.verdict_roles()["conflict"] == "clash"
+    for model in ("baseline/lexical", "baseline/rouge-l"):
+        result = Judge(model, criterion=str(p)).judge(MOSCOW)
+        assert result.status == "judged" and {c.verdict for c in result.claims} <= set(crit.verdicts), model
 
 
 def test_deterministic_and_free() -> None:

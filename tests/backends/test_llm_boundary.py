@@ -326,10 +326,12 @@ class patched_client:
         self.original = seam.make_client
         llm = self.llm
 
-        def make(model: str, **kw: Any) -> Any:
-            kw["http_client"] = llm.http_client()
-            kw.setdefault("api_key", "test")
-            return self.original(model, **kw)
+        def make(model: str, config: Any = None, **kw: Any) -> Any:
+            from judgeflow.config import ClientConfig
+
+            config = ClientConfig.of(config, kw)
+            return self.original(model, config.model_copy(update={"http_client": llm.http_client(),
+                                                                  "api_key": config.api_key or "test"}))
 
         seam.make_client = make
 

@@ -113,7 +113,7 @@ def test_run_with_an_llm_judged_unscored_and_invalid_rows(
     llm = FakeLLM(provider, [ScriptedLLM(fail_ids=("u",))] * 20)
     seen: list[str | None] = []
 
-    def fake_backend(model: str | None = None, **kwargs: Any) -> Any:
+    def fake_backend(model: str | None = None, config: Any = None, **kwargs: Any) -> Any:
         seen.append(model)
         return llm.backend()
 

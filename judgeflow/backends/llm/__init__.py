@@ -29,7 +29,8 @@ from .client import (
 )
 from .failures import classify
 from .providers import PROVIDERS, check_base_url, make_client, parse_model
-from .wire import Wire, wire_of
+from ..providers import wire_of
+from .wire import Wire
 
 __all__ = ["DEFAULT_MAX_TOKENS_CAP", "FALLBACK", "PROVIDERS", "STRUCTURED", "SYSTEMIC_LIMIT", "LLMClient", "Wire",
            "check_base_url", "classify", "count_usage", "make_client", "parse_model", "prepared", "wire_of"]

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ...config.client import DEFAULT_MAX_TOKENS_CAP  # the largest max_tokens a sized request asks for
 from ...errors import LLMError, ProviderUnavailable
 from ...redact import install_log_filter, redact, redact_data
 from ...results import TraceEntry, Usage
@@ -55,7 +56,8 @@ from .failures import (
     _status,
     classify,
 )
-from .wire import Wire, wire_of
+from ..providers import wire_of
+from .wire import Wire
 
 T = TypeVar("T", bound=BaseModel)
 STRUCTURED = ("auto", "tools", "tools_strict", "json_schema", "json")
@@ -63,8 +65,6 @@ STRUCTURED = ("auto", "tools", "tools_strict", "json_schema", "json")
 FALLBACK = {"tools_strict": "tools", "tools": "json", "json_schema": "json"}
 #: the same systemic failure this many times in a row stops the run
 SYSTEMIC_LIMIT = 3
-#: the largest max_tokens a sized request asks for (unless --max-tokens says otherwise)
-DEFAULT_MAX_TOKENS_CAP = 4096
 
 # Instructor logs every failed attempt at ERROR; judgeflow reports the failure itself (the item
 # becomes unscored with the reason), so keep Python's last-resort handler from printing them.

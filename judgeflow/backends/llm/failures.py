@@ -8,7 +8,6 @@ import re
 import socket
 import sys
 
-from pydantic import ValidationError
 
 from ...redact import redact
 
@@ -95,11 +94,10 @@ class _Provider(Exception):
 def _is_provider_error(e: BaseException | None) -> bool:
     if isinstance(e, _sdk_errors("APIError")) or (e is not None and _local_failure(e) is not None):
         return True  # an SDK error, or out of file descriptors (classified as a local systemic failure)
-    from instructor.core.exceptions import InstructorError
+    from ..providers import PROVIDERS, provider
 
     # SDKs reached through from_provider (google-genai, boto3, mistralai): their HTTP errors
-    return e is not None and type(e).__module__.split(".")[0] in ("google", "botocore", "mistralai") \
-        and not isinstance(e, (ValidationError, InstructorError))
+    return e is not None and any(provider(name).owns_error(e) for name in PROVIDERS)
 
 
 def _retry_wait(e: BaseException) -> float:

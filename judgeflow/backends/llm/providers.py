@@ -12,27 +12,23 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 from urllib.parse import urlparse
 
+from ...config.client import ClientConfig
 from ...errors import ConfigError
 from ...redact import remember_secret
 from ..connections import LoopClient, check_transport, sdk_client
-from ..limits import DEFAULT_MAX_WAIT, limiter_for
-from .client import DEFAULT_MAX_TOKENS_CAP, STRUCTURED, LLMClient
+from ..providers import PROVIDERS  # noqa: F401 - re-exported by backends.llm (the one table)
+from ..providers import provider as provider_named
+from ..providers.base import Provider
+from ..limits import limiter_for
+from .client import STRUCTURED, LLMClient
 from .failures import _short
-from .wire import WIRES, instructor_mode, wire_of
+from ..providers import wire_of
+from .wire import instructor_mode
 
-PROVIDERS = ("openai", "anthropic", "ollama", "azure", "google", "bedrock", "mistral")
-DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
-#: optional SDKs for the providers reached through Instructor's from_provider: (module, pip extra)
-_FROM_PROVIDER = {"google": ("google.genai", "google"), "bedrock": ("boto3", "bedrock"),
-                  "mistral": ("mistralai", "mistral")}
-#: where those SDKs read their keys: judgeflow masks them by value (`redact.remember_secret`)
-_KEY_ENV = {"google": ("GOOGLE_API_KEY", "GEMINI_API_KEY"), "mistral": ("MISTRAL_API_KEY",),
-            "bedrock": ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")}
 
 
 def parse_model(model: str) -> tuple[str, str]:
@@ -59,66 +55,37 @@ def check_base_url(base_url: str) -> str:
     return base_url
 
 
-def make_client(
-    model: str,
-    *,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    temperature: float | None = 0.0,
-    max_retries: int = 2,
-    provider_retries: int = 4,
-    timeout: float = 120.0,
-    http_client: Any = None,
-    structured: str = "auto",
-    max_tokens: int | None = None,
-    max_tokens_cap: int = DEFAULT_MAX_TOKENS_CAP,
-    api_version: str | None = None,
-    http_transport: str = "auto",
-    rpm: float | None = None,
-    tpm: float | None = None,
-    max_wait: float = DEFAULT_MAX_WAIT,
-) -> LLMClient:
-    """Build an LLMClient for "provider/model".
+def make_client(model: str, config: ClientConfig | None = None, **options: Any) -> LLMClient:
+    """Build an LLMClient for "provider/model" with `config` (every client option, see
+    `judgeflow.config.ClientConfig`), or its fields as keyword arguments.
 
     Args:
         model: "openai/gpt-4o-mini", "anthropic/claude-...", "ollama/llama3.1", "azure/<deployment>",
             "google/gemini-2.5-flash", "bedrock/<model id>", "mistral/mistral-large-latest".
-        base_url: an OpenAI- or Anthropic-compatible endpoint (vLLM, llama.cpp, LM Studio, proxies);
-            for azure/, the resource endpoint (else $AZURE_OPENAI_ENDPOINT).
-        api_key: defaults to the provider's usual environment variable.
-        temperature: 0 by default, so verdicts are as repeatable as the provider allows. For
-            anthropic/ it is sent only to a custom base_url (Anthropic's own API has no sampling
-            parameters for current models); pass None to never send it.
-        max_retries: Instructor re-asks after an invalid structured reply.
-        provider_retries: SDK retries on 429/5xx/timeouts (backoff with jitter, honours retry-after).
-        timeout: seconds per HTTP request.
-        http_client: an httpx2 client for the SDK (tests use a MockTransport).
-        structured: auto | tools | tools_strict | json_schema | json (see the module docstring).
-        max_tokens, max_tokens_cap: a fixed max_tokens for every call (None: sized to each step), and
-            the largest a sized call asks for.
-        api_version: Azure OpenAI API version (else $OPENAI_API_VERSION, else a recent GA one).
-        http_transport: auto | aiohttp | httpx: the SDK's HTTP stack (see `connections`); auto
-            takes aiohttp when installed (less client CPU per request). Ignored with http_client.
-        rpm, tpm, max_wait: the endpoint's limits per minute when its replies carry no rate-limit
-            headers (see `limits`), and the seconds an item may wait on them before it is unscored.
+        config: base_url, api_key, temperature (0 by default, so verdicts are as repeatable as the
+            provider allows; for anthropic/ sent only to a custom base_url), max_retries (re-asks),
+            provider_retries, timeout, http_client (tests: a MockTransport), structured, max_tokens,
+            max_tokens_cap, api_version, http_transport, rpm, tpm, max_wait: each field documented there.
     """
+    c = ClientConfig.of(config, options)
     provider, name = parse_model(model)
-    base_url = _checked(structured, base_url or os.environ.get("JUDGEFLOW_BASE_URL") or None, max_tokens)
-    common: dict[str, Any] = {"model": model, "provider": provider, "max_retries": max_retries,
-                              "provider_retries": provider_retries,
-                              "max_tokens": max_tokens, "max_tokens_cap": max(max_tokens_cap, 16)}
-    if provider in _FROM_PROVIDER:
+    p = provider_named(provider)
+    base_url = _checked(c.structured, c.base_url or os.environ.get("JUDGEFLOW_BASE_URL") or None, c.max_tokens)
+    common: dict[str, Any] = {"model": model, "provider": provider, "max_retries": c.max_retries,
+                              "provider_retries": c.provider_retries,
+                              "max_tokens": c.max_tokens, "max_tokens_cap": max(c.max_tokens_cap, 16)}
+    if p.from_provider:
         if base_url:  # from_provider would hand it to the create call, not the SDK client (STYLE.md)
             raise ConfigError(f"--base-url is not supported for {provider}/ models (configure the endpoint "
                               f"through the {provider} SDK's own settings), or use openai/<model> with --base-url "
                               "for an OpenAI-compatible gateway")
-        return _from_provider(name, structured=structured, api_key=api_key, temperature=temperature, **common)
-    sdk_kwargs: dict[str, Any] = {"max_retries": provider_retries, "timeout": timeout,
-                                  "transport": check_transport(http_transport)}
-    if http_client is not None:
-        sdk_kwargs["http_client"] = http_client
-    limits = {"rpm": rpm, "tpm": tpm, "max_wait": max_wait}
-    return _sdk_client(base_url, api_key, api_version, structured, temperature, sdk_kwargs, common, limits)
+        return _from_provider(p, name, structured=c.structured, api_key=c.api_key, temperature=c.temperature, **common)
+    sdk_kwargs: dict[str, Any] = {"max_retries": c.provider_retries, "timeout": c.timeout,
+                                  "transport": check_transport(c.http_transport)}
+    if c.http_client is not None:
+        sdk_kwargs["http_client"] = c.http_client
+    limits = {"rpm": c.rpm, "tpm": c.tpm, "max_wait": c.max_wait}
+    return _sdk_client(p, base_url, c.api_key, c.api_version, c.structured, c.temperature, sdk_kwargs, common, limits)
 
 
 def _checked(structured: str, base_url: str | None, max_tokens: int | None) -> str | None:
@@ -132,26 +99,18 @@ def _checked(structured: str, base_url: str | None, max_tokens: int | None) -> s
     return base_url
 
 
-def _sdk_client(base_url: str | None, api_key: str | None, api_version: str | None, structured: str,
+def _sdk_client(p: Provider, base_url: str | None, api_key: str | None, api_version: str | None, structured: str,
                 temperature: float | None, sdk_kwargs: dict[str, Any], common: dict[str, Any],
                 limits: dict[str, Any]) -> LLMClient:
     """An LLMClient over the provider's own SDK client (openai/, ollama/, azure/, anthropic/)."""
     model, provider = common["model"], common["provider"]
-    sdk = _SDK_CLIENTS.get(provider)
-    if sdk is None:
-        raise ConfigError(
-            f"unknown provider {provider!r} in model {model!r}; use one of "
-            f"{', '.join(PROVIDERS)} (any OpenAI-compatible server: openai/<model> with --base-url), "
-            "or baseline/lexical, baseline/rouge-l for offline judges"
-        )
-    wire = WIRES[provider]
+    wire = p.wire()
     mode = wire.auto_structured(base_url) if structured == "auto" else structured
-    if provider == "anthropic" and mode == "tools_strict":
-        raise ConfigError("--structured tools_strict is for OpenAI-wire models; anthropic/ supports "
-                          "tools, json_schema and json")
-    raw, base_url = sdk(model, base_url, api_key, api_version=api_version, **sdk_kwargs)
-    if provider == "anthropic" and base_url is None:
-        temperature = None  # Anthropic's own API takes no sampling parameters for current models
+    if mode in p.refuses:
+        raise ConfigError(f"--structured {mode} " + p.refuses[mode].format(name=p.name))
+    args, base_url = p.sdk_client(model, base_url, api_key, api_version=api_version, **sdk_kwargs)
+    raw = partial(sdk_client, args.module, args.cls, **args.kwargs)
+    temperature = p.temperature(temperature, base_url)
     limiter = limiter_for(provider, base_url, raw.keywords.get("api_key"), model)
     limiter.configure(limits["rpm"], limits["tpm"], wire=wire.name)
     return LLMClient(sdk=LoopClient(partial(raw, limiter=limiter)), temperature=temperature, base_url=base_url,
@@ -159,77 +118,28 @@ def _sdk_client(base_url: str | None, api_key: str | None, api_version: str | No
                      max_wait=limits["max_wait"], **common)
 
 
-def _missing_key(model: str, env: str) -> ConfigError:
-    return ConfigError(f"model {model!r} needs an API key: set the {env} environment variable, "
-                       "or use --model baseline/lexical to judge offline")
-
-
-def _openai_sdk(model: str, base_url: str | None, api_key: str | None, *, api_version: str | None,
-                **kwargs: Any) -> tuple[Callable[[], Any], str | None]:
-    """openai/ and ollama/: AsyncOpenAI (a local server without a key gets a placeholder)."""
-    if parse_model(model)[0] == "ollama":
-        base_url = base_url or os.environ.get("OLLAMA_BASE_URL") or DEFAULT_OLLAMA_URL
-        api_key = api_key or "ollama"
-    key = api_key or os.environ.get("OPENAI_API_KEY")
-    if not key:
-        if base_url is None:
-            raise _missing_key(model, "OPENAI_API_KEY")
-        key = "not-needed"  # local OpenAI-compatible servers usually ignore the key
-    return partial(sdk_client, "openai", "AsyncOpenAI", api_key=key, base_url=base_url, **kwargs), base_url
-
-
-def _azure_sdk(model: str, base_url: str | None, api_key: str | None, *, api_version: str | None,
-               **kwargs: Any) -> tuple[Callable[[], Any], str | None]:
-    """azure/: AsyncAzureOpenAI on the resource endpoint (--base-url or $AZURE_OPENAI_ENDPOINT)."""
-    endpoint = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
-    key = api_key or os.environ.get("AZURE_OPENAI_API_KEY")
-    if not endpoint or not key:
-        raise ConfigError(f"model {model!r} needs an Azure endpoint and key: set AZURE_OPENAI_ENDPOINT "
-                          "(or --base-url https://<resource>.openai.azure.com) and AZURE_OPENAI_API_KEY")
-    version = api_version or os.environ.get("OPENAI_API_VERSION") or "2024-10-21"
-    return partial(sdk_client, "openai", "AsyncAzureOpenAI", api_key=key, azure_endpoint=endpoint,
-                   api_version=version, **kwargs), endpoint
-
-
-def _anthropic_sdk(model: str, base_url: str | None, api_key: str | None, *, api_version: str | None,
-                   **kwargs: Any) -> tuple[Callable[[], Any], str | None]:
-    """anthropic/: AsyncAnthropic (a custom base URL without a key gets a placeholder)."""
-    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-    if not key:
-        if base_url is None:
-            raise _missing_key(model, "ANTHROPIC_API_KEY")
-        key = "not-needed"
-    return partial(sdk_client, "anthropic", "AsyncAnthropic", api_key=key, base_url=base_url, **kwargs), base_url
-
-
-#: provider -> (model, base_url, api_key, api_version=, **SDK kwargs) -> (SDK client factory, effective base URL)
-_SDK_CLIENTS: dict[str, Callable[..., tuple[Callable[[], Any], str | None]]] = {
-    "openai": _openai_sdk, "ollama": _openai_sdk, "azure": _azure_sdk, "anthropic": _anthropic_sdk,
-}
-
-
-def _from_provider(name: str, *, provider: str, structured: str, api_key: str | None,
+def _from_provider(p: Provider, name: str, *, provider: str, structured: str, api_key: str | None,
                    temperature: float | None, **common: Any) -> LLMClient:
     """Gemini, Bedrock and Mistral through Instructor's own `from_provider` (their SDKs are optional).
 
     No base_url is passed on: from_provider hands unknown keyword arguments to the create call,
     not to the SDK client (see STYLE.md)."""
-    module, extra = _FROM_PROVIDER[provider]
+    assert p.from_provider is not None
+    module, extra = p.from_provider
     try:
         found = importlib.util.find_spec(module) is not None
     except ModuleNotFoundError:
         found = False
     if not found:
         raise ConfigError(f"{provider}/ models need the {module.split('.')[0]} SDK: pip install 'judgeflow[{extra}]'")
-    if structured == "tools_strict":
-        raise ConfigError(f"--structured tools_strict is for OpenAI-wire models; {provider}/ supports "
-                          "auto, tools, json_schema and json")
+    if structured in p.refuses:
+        raise ConfigError(f"--structured {structured} " + p.refuses[structured].format(name=provider))
     mode_arg: dict[str, Any] = {}
     if structured != "auto":
         mode_arg["mode"] = instructor_mode(structured)
     if api_key:
         mode_arg["api_key"] = api_key
-    for secret in (api_key, *map(os.environ.get, _KEY_ENV[provider])):
+    for secret in (api_key, *map(os.environ.get, p.key_env)):
         remember_secret(secret)  # masked by value in everything judgeflow records
     import instructor
 

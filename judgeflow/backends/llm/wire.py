@@ -120,17 +120,6 @@ class GivenClient(Wire):
         return {}
 
 
-#: provider -> its wire (a provider not listed speaks the OpenAI wire)
-WIRES: dict[str, Wire] = {"openai": Wire(), "ollama": OllamaWire(), "azure": AzureWire(),
-                          "anthropic": AnthropicWire()}
-
-
-def wire_of(provider: str, *, given_client: bool = False) -> Wire:
-    """The hooks for `provider`; with a ready Instructor client, the ones that leave its requests alone."""
-    wire = WIRES.get(provider, WIRES["openai"])
-    return GivenClient(wire) if given_client else wire
-
-
 @lru_cache(maxsize=1024)
 def _shape(response_model: type[BaseModel], structured: str, custom_url: bool) -> dict[str, Any]:
     """The extra request fields for a reply model and mode, built once (never mutated by callers)."""

@@ -150,17 +150,18 @@ def batch_tag(run_id: str, keys: Sequence[str]) -> str:
 
 def make_provider(model: str, *, base_url: str | None = None, http_client: Any = None) -> BatchProvider:
     """The batch API for "provider/model" (openai/ or anthropic/)."""
-    provider, _, _ = model.partition("/")
-    remember_secret(os.environ.get(f"{provider.upper()}_API_KEY"))  # masked by value wherever it appears
-    remember_secret(urlsplit(base_url or "").password)
-    if provider == "openai":
-        from .openai import OpenAIBatches
+    from importlib import import_module
 
-        return OpenAIBatches(base_url=base_url, http_client=http_client)
-    if provider == "anthropic":
-        from .anthropic import AnthropicBatches
+    from ...backends.providers import known, provider_of
 
-        return AnthropicBatches(base_url=base_url, http_client=http_client)
+    p = provider_of(model) if known(model.partition("/")[0]) else None
+    if p is not None and p.batch:
+        for env in p.key_env:
+            remember_secret(os.environ.get(env))  # masked by value wherever it appears
+        remember_secret(urlsplit(base_url or "").password)
+        module, _, name = p.batch.partition(":")
+        made: BatchProvider = getattr(import_module(module), name)(base_url=base_url, http_client=http_client)
+        return made
     raise ConfigError(f"--batch needs an openai/ or anthropic/ model (their batch APIs); got {model!r}")
 
 

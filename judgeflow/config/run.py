@@ -1,0 +1,93 @@
+"""`RunSpec`: a whole `judgeflow run` as data: what judges (a `JudgingSpec`) and the run's input,
+output, format, turns, ... Each field says whether it changes results and what its flag is.
+
+    spec = RunSpec(judging=JudgeSpec(model="baseline/rouge-l", strategy="single"),
+                   input="items.jsonl", output="results.jsonl")
+    with RunStore(".judgeflow/runs.sqlite") as store:
+        run = Run.open(store, spec)                          # the store records the spec
+        async for j in run.judge(run.judging()): ...          # the judging rebuilt from the record
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, model_validator
+
+from ..errors import ConfigError
+from .client import option
+from .client import Spec
+from .judging import JudgingSpec, RepeatsSpec
+
+#: an item whose texts together are longer than this is an invalid row, not a huge request
+DEFAULT_MAX_INPUT_CHARS = 200_000
+#: a run exits 1 when more than this share of its rows is unscored
+DEFAULT_MAX_UNSCORED = 0.1
+#: where runs are recorded unless told otherwise
+DEFAULT_STORE = ".judgeflow/runs.sqlite"
+
+
+class RunSpec(Spec):
+    """Everything a run was asked to do. Never holds an API key (`ClientConfig.api_key` is not serialised)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    judging: JudgingSpec = option(..., "What judges: a judge, panel, cascade or repeated judge.", flag=None,
+                                  results=True)
+    input: str | None = option(None, "The input file (JSONL, CSV, ...; - for stdin).", flag="INPUT", results=False)
+    output: str | None = option(None, "The results file (- for stdout).", flag="-o", results=False)
+    format: str | None = option(None, "The results file's format (None: from the output's suffix).", flag="--format",
+                                results=False)
+    limit: int | None = option(None, "Judge only the first N rows.", flag="--limit", results=True)
+    trace: bool = option(False, "Write prompts and raw replies into each row.", flag="--trace", results=True)
+    max_input_chars: int = option(DEFAULT_MAX_INPUT_CHARS, "Longer items are invalid rows.", flag="--max-input-chars",
+                                  results=True)
+    column_map: dict[str, str] | None = option(None, "Item field -> the input column holding it.", flag="--map",
+                                               results=True)
+    turns: Literal["last", "all"] = option("last", "Conversations: judge the last assistant turn or every one.",
+                                           flag="--turns", results=True)
+    system_prompt: bool = option(False, "Conversations: the system prompt counts as evidence.",
+                                 flag="--system-prompt", results=True)
+    batch: bool = option(False, "Submit through the provider's batch API.", flag="--batch", results=False)
+    no_cache: bool = option(False, "Judge again what the response cache holds.", flag="--no-cache", results=False)
+    store: str = option(DEFAULT_STORE, "The run store (SQLite).", flag="--store", results=False)
+    prices: str | None = option(None, "A TOML/JSON price table.", flag="--prices", results=False)
+    max_unscored: float = option(DEFAULT_MAX_UNSCORED, "Exit 1 above this share of unscored rows.",
+                                 flag="--max-unscored", results=False)
+
+    @model_validator(mode="after")
+    def _composes(self) -> RunSpec:
+        kind = self.judging.kind
+        if self.batch and kind in ("panel", "cascade"):
+            raise ConfigError("--batch does not support --panel, --samples or --cascade yet: run them online "
+                              "(drop --batch), or judge each model on its own with --batch and compare the runs")
+        if self.batch and isinstance(self.judging, RepeatsSpec):
+            raise ConfigError("--repeats does not combine with --batch yet: run online (drop --batch)")
+        if kind in ("panel", "cascade") and any(j.coverage for j in self.judging.judges()):
+            raise ConfigError("requirement coverage (--mode spec / --coverage) does not run in panels or cascades "
+                              "yet: add --no-coverage, or judge with one --model")
+        return self
+
+    def results_view(self) -> dict[str, Any]:
+        """The fields that change results (nested specs included): what a resume must match."""
+        return results_view(self)
+
+
+def results_view(spec: Any) -> Any:
+    """`spec` as plain data with only the fields that change results (recursively)."""
+    from pydantic import BaseModel
+
+    from .client import affects_results
+
+    if isinstance(spec, list):
+        return [results_view(x) for x in spec]
+    if not isinstance(spec, BaseModel):
+        return spec
+    out = {}
+    for name, field in type(spec).model_fields.items():
+        value = getattr(spec, name)
+        if isinstance(value, (BaseModel, list)) or affects_results(type(spec), name) or name == "kind":
+            if field.exclude:
+                continue
+            out[name] = results_view(value)
+    return out
