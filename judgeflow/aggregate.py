@@ -28,6 +28,7 @@ def merge(claims: Sequence[Claim], checks: Sequence[ClaimCheck], criterion: Crit
                 id=claim.id,
                 text=claim.text,
                 kind=claim.kind,
+                quote=claim.quote,
                 verdict=check.verdict if check else None,
                 error=bool(check and check.verdict in criterion.error_verdicts),
                 basis=check.basis if check else None,

@@ -24,6 +24,7 @@ from .judging import CACHE_VERSION, DEFAULT_CONCURRENCY, ItemLike, SyncFacade, a
 from .languages import item_language
 from .results import Judgment
 from .routing import choose_criterion
+from .spans import with_spans
 
 if TYPE_CHECKING:
     from .workflow import JudgeContext, Strategy
@@ -193,7 +194,7 @@ class Judge(SyncFacade):
             state.error = f"{it.where}: {state.error}"
             if it.line is not None:
                 extra = {**extra, "line": it.line}
-        return Judgment(
+        return with_spans(Judgment(
             id=it.id,
             label=state.label,
             status=state.status,
@@ -211,7 +212,7 @@ class Judge(SyncFacade):
             human_label=it.label,
             extra=extra,
             trace=state.trace if self.keep_trace else [],
-        )
+        ), it.answer)
 
 def _language(item: Item) -> str | None:
     given = item.extra.get("language")

@@ -13,7 +13,7 @@ JudgmentStatus = Literal["judged", "unscored", "invalid"]
 #: prefix of an input field whose name is taken by a result field in the output row
 INPUT_PREFIX = "input_"
 #: result fields that hold lists or objects: JSON strings in flat rows (CSV, Parquet)
-JSON_FIELDS = ("claims", "usage", "requirements", "trace")
+JSON_FIELDS = ("claims", "usage", "requirements", "trace", "spans")
 
 
 class Usage(BaseModel):
@@ -76,12 +76,21 @@ class ClaimResult(BaseModel):
     cited: str | None = None
     """Traces: the message the evidence came from ("tool get_weather, call_1", "user turn 2");
     written only when set, so other rows keep their shape."""
+    quote: str = ""
+    """The words of the answer the claim comes from, as the decomposer gave them (empty for
+    offline judges, whose claim text is that passage). Written only when set."""
+    span: list[int] | None = None
+    """[start, end) character offsets of the claim in the answer, found in code (`judgeflow.spans`)."""
+    placed: bool | None = None
+    """True: the claim was found in the answer (`span`); False: it could not be placed (its
+    quote and text are not in the answer); None: not looked for. Written only when looked for."""
 
     @model_serializer(mode="wrap")
     def _without_unset_cited(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if data.get("cited", "") is None:
-            del data["cited"]
+        for key, unset in (("cited", None), ("quote", ""), ("span", None), ("placed", None)):
+            if key in data and data[key] == unset and (key != "span" or data.get("placed") is None):
+                del data[key]
         return data
 
 
@@ -126,7 +135,7 @@ class JudgeVote(BaseModel):
 
 
 #: result fields written only when set, so a single judge's rows keep their old shape
-OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade", "repeats")
+OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade", "repeats", "spans")
 
 
 class Judgment(BaseModel):
@@ -167,6 +176,10 @@ class Judgment(BaseModel):
     repeats: list[JudgeVote] | None = None
     """Test-retest (`judgeflow run --repeats K`): the same judge's K verdicts on this item, the first
     being the row's own label; an item whose repeats differ is unstable. None without repeats."""
+    spans: list[dict[str, Any]] | None = None
+    """The answer spans of the error claims, in answer order: [{"start", "end", "claim", "text"}]
+    ([start, end) character offsets into the answer; see `judgeflow.spans`). [] for a judged row
+    with no placed error claim; None (not written) for other rows."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """The input's other fields, carried through untouched."""
     trace: list[TraceEntry] = Field(default_factory=list)

@@ -30,6 +30,7 @@ class Claim(BaseModel):
     id: str = Field(description="Claim id: c1, c2, ...")
     text: str = Field(description="The claim, in the answer's own language.")
     kind: str = Field(default="other", description="The kind of fact the claim states.")
+    quote: str = Field(default="", description="The words of the answer the claim comes from, copied exactly.")
 
     @field_validator("text")
     @classmethod
@@ -156,7 +157,7 @@ class SingleJudgment(BaseModel):
 # ---------------------------------------------------------------------------------------------
 
 #: bump when the reply schemas change (part of the LLM backend's cache fingerprint)
-REPLIES_VERSION = 4
+REPLIES_VERSION = 5  # 5: claims carry the answer quote they come from (spans)
 _REPAIRS: ContextVar[list[str] | None] = ContextVar("judgeflow_reply_repairs", default=None)
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
@@ -289,14 +290,14 @@ def claims_reply(fact_kinds: tuple[str, ...], max_items: int | None = None) -> t
     max_items bounds the list in the schema, so a small model under a grammar cannot ramble on."""
     entry = create_model(  # no descriptions: the decompose prompt says what text and kind are
         "Claim", __base__=ReplyModel, __validators__={"_kind": _kind_validator(fact_kinds), "_text": _text_validator()},
-        text=(str, Field()), kind=_enum(fact_kinds, None, "other"),
+        text=(str, Field()), kind=_enum(fact_kinds, None, "other"), quote=(str, Field(default="")),
     )
     model = create_model(
         "Claims", __base__=ReplyModel, __doc__="The answer's claims.",
         claims=(list[entry], Field(json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
     )
     model.to_claims = lambda self: [  # type: ignore[attr-defined]
-        Claim(id=f"c{n}", text=c.text, kind=c.kind) for n, c in enumerate(self.claims, 1)
+        Claim(id=f"c{n}", text=c.text, kind=c.kind, quote=c.quote) for n, c in enumerate(self.claims, 1)
     ]
     return model
 
@@ -393,7 +394,7 @@ def single_reply(fact_kinds: tuple[str, ...], bases: tuple[str, ...], verdicts: 
     entry = create_model(  # no descriptions: the single prompt says what each field is
         "JudgedClaim", __base__=ReplyModel,
         __validators__={"_kind": _kind_validator(fact_kinds), "_text": _text_validator()},
-        text=(str, Field()), kind=_enum(fact_kinds, None, "other"),
+        text=(str, Field()), kind=_enum(fact_kinds, None, "other"), quote=(str, Field(default="")),
         **_verdict_fields(bases, verdicts, described=False),
     )
     model = create_model(
@@ -407,7 +408,7 @@ def single_reply(fact_kinds: tuple[str, ...], bases: tuple[str, ...], verdicts: 
 
 def _split(self: Any) -> tuple[list[Claim], list[ClaimCheck]]:
     judged = [(f"c{n}", c) for n, c in enumerate(self.claims, 1)]
-    return ([Claim(id=i, text=c.text, kind=c.kind) for i, c in judged],
+    return ([Claim(id=i, text=c.text, kind=c.kind, quote=c.quote) for i, c in judged],
             [ClaimCheck(claim_id=i, evidence=c.evidence, reason=c.reason, basis=c.basis, verdict=c.verdict)
              for i, c in judged])
 

@@ -29,6 +29,7 @@ from ..errors import InvalidItemError
 from ..items import Item, read_records
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
 from ..results import ClaimResult, JudgeVote, Judgment
+from .span_metrics import SpanMetrics, read_human_spans, spans_beside, spans_of_results
 
 
 
@@ -197,6 +198,8 @@ class CalibrationReport(Agreement):
     """`by="judge"` on a panel: Fleiss' kappa between the members (on items all of them scored)."""
     fleiss_items: int = 0
     fleiss_members: int = 0
+    spans: SpanMetrics | None = None
+    """Span-level precision/recall/F1 against human spans (labels' `spans` or `meta.spans`), when given."""
     retest: Retest | None = None
     """The judge's test-retest stability beside its agreement with people (rows with repeats, or
     `calibrate --retest RUN`)."""
@@ -462,6 +465,7 @@ def calibrate(
     """
     where = str(results) if isinstance(results, (str, Path)) else "results"
     rows = read_results(results) if isinstance(results, (str, Path)) else list(results)
+    span_file = labels if isinstance(labels, (str, Path)) else None
     if isinstance(labels, (str, Path)):
         items = labels if items is None else items
         labels = read_labels(labels)
@@ -482,6 +486,8 @@ def calibrate(
     _warn(report, joined.only_in_labels, criteria)
     _group(report, joined.pairs, rows, by, seed=seed, n_boot=n_boot)
     _disagreements(report, scored, by, items)
+    human = {**spans_of_results(rows), **(read_human_spans(span_file) if span_file else {})}
+    report.spans = spans_beside(rows, human, seed=seed, n_boot=n_boot) if human else None
     report.retest = retest_beside(report, retest) if retest is not None else None
     return report
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from .agreement import Agreement, CalibrationReport, Confusion, Disagreement, kappa_text, strength
 from .comparison import ComparisonReport, Decision
 from ..results import ClaimResult, JudgeVote
+from ..spans import place_claims
 
 FA_COLOR = "#e8891c"
 """False alarms (judge 1, human 0)."""
@@ -228,6 +229,35 @@ def highlight(text: str, quotes: Sequence[tuple[str, str]]) -> str:
     return "".join(out) + e(text[at:])
 
 
+def mark_spans(text: str, spans: Sequence[tuple[int, int, str, str]]) -> str:
+    """`text` HTML-escaped with each (start, end, class, title) span in <mark>; overlaps and spans
+    outside the text are skipped. Text and titles are untrusted: escaped like the rest."""
+    out, at = [], 0
+    for start, end, cls, title in sorted(spans, key=lambda x: (x[0], x[2] != "decides")):
+        if start < at or end > len(text) or start >= end:
+            continue
+        attr = (f' class="{e(cls)}"' if cls else "") + (f' title="{e(title)}"' if title else "")
+        out.append(e(text[at:start]) + f"<mark{attr}>" + e(text[start:end]) + "</mark>")
+        at = end
+    return "".join(out) + e(text[at:])
+
+
+def _answer_cell(d: Disagreement) -> str:
+    """The answer with the error claims' spans marked (placed again against this answer, in code)."""
+    answer = d.answer or ""
+    claims = place_claims(d.claims, answer)
+    spans = [(c.span[0], c.span[1], _claim_class(c, d.deciding_claim), f"{c.id} {c.verdict}: {c.text}")
+             for c in claims if c.error and c.span]
+    lost = [c.id for c in claims if c.error and c.placed is False]
+    note = (f'<div class="flag">error claim(s) {e(", ".join(lost))} could not be placed in the answer</div>'
+            if lost else "")
+    body = f'<div class="txt">{mark_spans(answer, spans)}</div>{note}'
+    if len(answer) <= FOLD_CHARS:
+        return body
+    return (f"<details><summary>answer: {len(answer):,} characters, {len(spans)} error span(s) marked "
+            f"(click to open)</summary>{body}</details>")
+
+
 def _text_cell(text: str, quotes: Sequence[tuple[str, str]], name: str) -> str:
     body = f'<div class="txt">{highlight(text, quotes)}</div>'
     if len(text) <= FOLD_CHARS:
@@ -260,7 +290,7 @@ def _texts(d: Disagreement) -> str:
     if d.spec:
         rows.append(("spec", _text_cell(d.spec, quotes, "spec")))
     if d.answer is not None:
-        rows.append(("answer", _text_cell(d.answer, [], "answer")))
+        rows.append(("answer", _answer_cell(d)))
     return '<table class="texts">' + "".join(f"<tr><th>{e(k)}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
 
 

@@ -164,6 +164,10 @@ def render(report: CalibrationReport, con: Console) -> None:
                   f"{report.fleiss_items} labelled items all of them scored")
     if report.retest is not None:
         con.print(f"[bold]test-retest:[/bold] {report.retest.text}", soft_wrap=True)
+    if report.spans is not None:
+        from ..calibration.span_metrics import span_text
+
+        con.print(escape(span_text(report.spans)))
     if report.kappa_note:
         con.print(f"[yellow]note:[/yellow] {escape(report.kappa_note)}")
     con.print(f"[bold]diagnosis:[/bold] {escape(report.diagnosis)}")

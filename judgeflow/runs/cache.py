@@ -21,6 +21,7 @@ from ..errors import InvalidItemError
 from ..items import Item
 from ..judging import Ensemble, ItemLike, Judging, SyncFacade, as_item
 from ..results import Judgment, TraceEntry, Usage
+from ..spans import with_spans
 
 
 class CacheStore(Protocol):
@@ -82,7 +83,7 @@ def from_cache(hit: Judgment, item: Item, *, model: str, keep_trace: bool = True
         trace = [TraceEntry(step="cache", reply={
             "note": "served from the response cache; the run that judged it kept no trace "
                     "(judge again without the cache, e.g. --no-cache, to record one)"})]
-    return hit.model_copy(update={
+    return with_spans(hit, item.answer).model_copy(update={
         "id": item.id, "human_label": item.label, "extra": item.extra, "cached": True, "usage": Usage(),
         "model": model, "trace": trace,
         "judges": [v.model_copy(update={"usage": Usage(), "cached": True}) for v in hit.judges] if hit.judges else None,

@@ -81,7 +81,7 @@ def test_the_schema_sent_carries_the_constraints() -> None:
     assert r.label == 1 and r.claims[0].id == "c1"
     dec = seen[0]["tools"][0]["function"]["parameters"]
     claim = dec["properties"]["claims"]["items"]
-    assert claim["required"] == ["text", "kind"] and "id" not in claim["properties"]
+    assert claim["required"] == ["text", "kind", "quote"] and "id" not in claim["properties"]
     assert "date" in claim["properties"]["kind"]["enum"] and claim["additionalProperties"] is False
     chk = seen[1]["tools"][0]["function"]["parameters"]
     assert chk["required"] == ["c1"] and chk["additionalProperties"] is False

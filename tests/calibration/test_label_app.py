@@ -435,3 +435,20 @@ def test_serve_pays_for_the_heavy_imports_before_it_prints_the_url(files, monkey
     code = ("import sys; from judgeflow.calibration.label_app.session import ReviewSession as R; "
             "R.warm_up(type('S', (), {'calibration': lambda self: None})()); print('sklearn.metrics' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() == ["True"]
+
+
+def test_answer_spans_come_from_the_claims_quote_checked_in_code(tmp_path):
+    """#38: the decomposer's quote places a paraphrased claim; a claim in neither form is marked unplaced."""
+    item = {"id": "f1", "question": "How tall is it?", "source": SOURCE, "label": 1,
+            "answer": "It is 330 metres tall. It opened in 1890."}
+    claims = [ClaimResult(id="c1", text="The tower opened in 1890.", quote="It opened in  1890", error=True,
+                          verdict="contradicted", basis="source"),
+              ClaimResult(id="c2", text="It is on the Moon.", quote="on the Moon", error=True,
+                          verdict="contradicted", basis="source")]
+    results_path = write_jsonl(tmp_path / "r.jsonl", [Judgment(id="f1", label=1, claims=claims, human_label=1).to_row()])
+    s = ReviewSession(results_path, tmp_path / "labels.jsonl", items=write_jsonl(tmp_path / "i.jsonl", [item]))
+    res = save(client(s), s, 0, 1).json()
+    by_id = {cl["id"]: cl for cl in res["item"]["judge"]["claims"]}
+    assert item["answer"][slice(*by_id["c1"]["answer_span"])] == "It opened in 1890"
+    assert by_id["c1"]["placed"] is True
+    assert by_id["c2"]["answer_span"] is None and by_id["c2"]["placed"] is False

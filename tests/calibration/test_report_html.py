@@ -162,3 +162,26 @@ def test_every_error_claim_is_marked_and_unfound_evidence_flagged() -> None:
     assert re.search(r'<tr class="err"><td>c2</td>', page)
     assert page.count("quote not found in the evidence") == 1  # c3: the judge's own check
     assert page.count("not found in the shown evidence") == 1  # c4: not in the source shown
+
+
+def test_the_answer_marks_the_error_claims_spans_escaped(tmp_path) -> None:
+    """#38: the wrong words are marked in the answer itself, by offsets found in code; the answer is untrusted."""
+    evil_answer = f'<script>alert("x")</script> {MOSCOW_WRONG} <img src=x onerror=alert(1)>'
+    items, results = _moscow_files(tmp_path, evil_answer, MOSCOW_RIGHT)
+    r = calibrate(results, labels=items)
+    page = calibration_html(r)
+    tags = parse(page)
+    assert not [t for t, _ in tags.tags if t in ("script", "img")]
+    assert f'<mark class="decides" title="c1 contradicted: {MOSCOW_WRONG}">{MOSCOW_WRONG}</mark>' in page
+    # a claim that is not in the answer is said so, never marked somewhere
+    r.disagreements[0].claims[0].text = "Moscow is on the Moon."
+    page = calibration_html(r)
+    assert "error claim(s) c1 could not be placed in the answer" in page and "<mark class=\"decides\" title" not in page
+
+
+def test_mark_spans_escapes_titles_and_skips_bad_offsets() -> None:
+    from judgeflow.calibration.report_html import mark_spans
+
+    text = "a <b>bold</b> claim"
+    out = mark_spans(text, [(2, 13, "err", '"><script>'), (5, 9, "err", ""), (15, 99, "err", "")])
+    assert out == 'a <mark class="err" title="&quot;&gt;&lt;script&gt;">&lt;b&gt;bold&lt;/b&gt;</mark> claim'

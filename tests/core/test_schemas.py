@@ -72,7 +72,7 @@ def test_single_judgment_validates_and_splits() -> None:
                         "evidence": "e", "reason": "r"}]}
     sj = SingleJudgment.model_validate(data, context=CTX)  # claim_ids in the context are ignored
     claims, checks = sj.split()
-    assert claims[0].model_dump() == {"id": "c1", "text": "A", "kind": "date"}
+    assert claims[0].model_dump() == {"id": "c1", "text": "A", "kind": "date", "quote": ""}
     assert checks[0].model_dump() == {"claim_id": "c1", "verdict": "contradicted", "basis": "source",
                                       "evidence": "e", "reason": "r"}
     bad = {"claims": [dict(data["claims"][0], verdict="wrong"), dict(data["claims"][0], verdict="supported")]}

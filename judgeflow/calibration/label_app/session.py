@@ -20,7 +20,8 @@ from ..labeller import Labeller, atomic_write
 from ..labels import LABEL_FIELDS, read_results
 from ...results import ClaimResult, Judgment
 from ..sampling import JUDGE_LABEL, read_pool, stratified_sample
-from .spans import locate, quote_spans
+from ...spans import place
+from .spans import quote_spans
 from ...traces import split_document
 
 NOTE = "label_note"
@@ -258,7 +259,8 @@ class ReviewSession:
             d = c.model_dump()
             d["deciding"] = c is decider
             d["spans"] = ReviewSession._evidence_spans(c, texts)
-            d["answer_span"] = locate(c.text, answer)
+            placed = place(c, answer) if answer else c
+            d["answer_span"], d["placed"] = placed.span, placed.placed  # the quote (else the text), checked in code
             view.append(d)
         return {"label": j.label, "status": j.status, "criterion": j.criterion, "reason": j.reason, "error": j.error,
                 "model": j.model, "strategy": j.strategy, "claims": view,

@@ -192,6 +192,7 @@
       let ev = c.evidence || "";
       const flags = [];
       if (c.evidence_found === false) flags.push(el("div", { className: "flag" }, "quote not found in the evidence"));
+      if (c.placed === false) flags.push(el("div", { className: "flag" }, "claim not placed in the answer"));
       else if (c.evidence && c.spans.length === 0 && c.basis !== "knowledge") flags.push(el("div", { className: "muted" }, "not located in the shown text"));
       return el("tr", {
         className: `claim ${c.deciding ? "deciding" : ""}`, dataset: { claim: c.id },
