@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from .errors import ConfigError, InvalidItemError
 from .items import ColumnMap, Item, passthrough
 from .results import Judgment
-from .scheduling import FirstOfSource, by_evidence
+from .scheduling import WINDOW, FirstOfSource, Slots, by_evidence
 
 ItemLike = Item | Mapping[str, Any] | InvalidItemError
 DEFAULT_CONCURRENCY = 16
@@ -139,32 +139,51 @@ async def judge_stream(
 
 async def _feed(judging: Judging, items: Iterable[ItemLike] | AsyncIterable[ItemLike], limit: int,
                 queue: asyncio.Queue[Any], column_map: ColumnMap | None) -> None:
-    """Start one task per item, at most `limit` at once; put each result (or the first failure) on `queue`."""
-    sem = asyncio.Semaphore(limit)
+    """Start one task per item, at most `limit` judging at once; put each result (or the first
+    failure) on `queue`. A source's later items wait for its first outside the slots (WINDOW at most
+    parked): the wait for the prompt cache never idles a slot; then they get the next free ones."""
+    slots, parked = Slots(limit), asyncio.Semaphore(WINDOW)
     failed: list[BaseException] = []
     firsts = FirstOfSource()
+    waiting: dict[asyncio.Event, list[asyncio.Future[None]]] = {}  # a first's event -> its later items
     tasks: set[asyncio.Task[None]] = set()
 
-    async def one(seq: int, it: Item | InvalidItemError) -> None:
+    async def one(seq: int, it: Item | InvalidItemError, first: asyncio.Event | None) -> None:
         try:
-            async with firsts.turn(it):  # a source's later items wait for its first (the provider's cache)
-                judged = await judging.ajudge(it)
+            judged = await judging.ajudge(it)
             await queue.put((seq, judged))
         except Exception as e:  # noqa: BLE001 - e.g. ProviderUnavailable: ends the stream at once
             failed.append(e)
             await queue.put(e)
         finally:
-            sem.release()
+            if first is not None:
+                first.set()
+                slots.wake(waiting.pop(first, []))
+            slots.release()
+
+    async def later(seq: int, it: Item | InvalidItemError, slot: asyncio.Future[None]) -> None:
+        try:
+            await slots.wait(slot)  # given once the source's first is judged (its prefix cached)
+        finally:
+            parked.release()
+        if failed:
+            slots.release()
+            return
+        await one(seq, it, None)
 
     try:
         try:
             async for seq, obj in by_evidence(_as_items(items, column_map)):  # shared sources adjacent
-                await sem.acquire()
+                first, wait = firsts.claim(obj)
+                await (parked.acquire() if wait is not None else slots.acquire())
                 if failed:  # failed while waiting for a slot: send nothing more
                     break
-                t = asyncio.create_task(one(seq, obj))
-                tasks.add(t)
-                t.add_done_callback(tasks.discard)
+                if wait is None:
+                    _spawn(tasks, one(seq, obj, first))
+                    continue
+                slot = slots.waiter()
+                slots.wake([slot]) if wait.is_set() else waiting.setdefault(wait, []).append(slot)
+                _spawn(tasks, later(seq, obj, slot))
         except Exception:  # the input broke off: the items in flight are finished (paid for), then it is raised
             await asyncio.gather(*tasks)
             raise
@@ -173,6 +192,12 @@ async def _feed(judging: Judging, items: Iterable[ItemLike] | AsyncIterable[Item
         for t in tasks:
             t.cancel()
         await queue.put(None)
+
+
+def _spawn(tasks: set[asyncio.Task[None]], coro: Any) -> None:
+    t = asyncio.create_task(coro)
+    tasks.add(t)
+    t.add_done_callback(tasks.discard)
 
 
 async def _as_items(items: Iterable[ItemLike] | AsyncIterable[ItemLike],

@@ -17,8 +17,8 @@ concurrently).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -62,25 +62,71 @@ def _grouped(pairs: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
 
 
 class FirstOfSource:
-    """Later items of a source wait until the first item of that source has been judged."""
+    """Later items of a source wait until the first item of that source has been judged.
+
+    `claim(obj)` is called in feed order: it returns (the event to set when this item, a source's
+    first, is judged, or None; the event this item, a later one, must wait for, or None). The wait
+    is spent outside the concurrency slots (`Slots`, see `judging._feed`): a slot held while
+    waiting is a slot the provider is not answering in.
+    """
 
     def __init__(self, keep: int = 4 * WINDOW) -> None:
         self._done: dict[str, asyncio.Event] = {}
         self._keep = keep
 
-    @contextlib.asynccontextmanager
-    async def turn(self, obj: Any) -> AsyncIterator[None]:
+    def claim(self, obj: Any) -> tuple[asyncio.Event | None, asyncio.Event | None]:
         key = evidence_key(obj)
-        event = self._done.get(key) if key is not None else None
-        if key is None or event is not None:
-            if event is not None:
-                await event.wait()
-            yield
-            return
+        if key is None:
+            return None, None
+        event = self._done.get(key)
+        if event is not None:
+            return None, (None if event.is_set() else event)
         if len(self._done) >= self._keep:  # bounded memory: forget finished sources
             self._done = {k: e for k, e in self._done.items() if not e.is_set()}
         event = self._done[key] = asyncio.Event()
+        return event, None
+
+
+class Slots:
+    """`limit` concurrency slots, handed out in order, urgent waiters first (a source's later items,
+    once their first is judged, go before new sources: they follow it while its prefix is cached).
+    A waiter is a future that is resolved when it has been given a slot."""
+
+    def __init__(self, limit: int) -> None:
+        self.free = limit
+        self.urgent: deque[asyncio.Future[None]] = deque()
+        self.normal: deque[asyncio.Future[None]] = deque()
+
+    def _dispatch(self) -> None:
+        while self.free > 0 and (queue := self.urgent or self.normal):
+            fut = queue.popleft()
+            if not fut.done():
+                self.free -= 1
+                fut.set_result(None)
+
+    def waiter(self) -> asyncio.Future[None]:
+        """A future to hand to `wake` later and to `wait` for."""
+        return asyncio.get_running_loop().create_future()
+
+    def wake(self, futures: list[asyncio.Future[None]]) -> None:
+        """These waiters now want a slot, before any normal waiter."""
+        self.urgent.extend(futures)
+        self._dispatch()
+
+    async def acquire(self) -> None:
+        fut = self.waiter()
+        self.normal.append(fut)
+        self._dispatch()
+        await self.wait(fut)
+
+    async def wait(self, fut: asyncio.Future[None]) -> None:
         try:
-            yield
-        finally:
-            event.set()
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # given a slot, then cancelled: give it back
+                self.release()
+            raise
+
+    def release(self) -> None:
+        self.free += 1
+        self._dispatch()
