@@ -9,8 +9,8 @@ caller may choose only names the operator allows; endpoints and criterion files 
     JUDGEFLOW_BASE_URL        the endpoint of every served model (default: the provider's own)
     JUDGEFLOW_CRITERIA_DIR    the operator's own criterion files (*.toml), chosen by file name
 
-A criterion is chosen by name only (a shipped one, or one in JUDGEFLOW_CRITERIA_DIR): never by
-path, so the reply to a bad name is the same whatever is on the server's disk. A context with any
+A criterion is chosen by name only (a shipped one, or one in JUDGEFLOW_CRITERIA_DIR), in the
+context and in an item's own `criterion` field alike: never by path, so the reply to a bad name is the same whatever is on the server's disk. A context with any
 other field (`base_url`, ...) is refused. The endpoint's address never appears in what the caller
 gets back (errors, trace), and the key judgeflow sent never appears anywhere (`redact`).
 Python callers who build a `JudgeContext` themselves keep full control (any endpoint, a criterion
@@ -28,8 +28,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .criteria import Criterion, list_criteria, shipped_criterion
-from .errors import JudgeflowError, LLMError
+from .criteria import Criterion, list_criteria, load_criterion, shipped_criterion
+from .errors import CriterionError, JudgeflowError, LLMError
 from .items import Item
 from .redact import redact, redact_data
 from .backends import Backend, make_backend
@@ -57,6 +57,28 @@ def operator_criterion(name: str) -> str | None:
     folder = os.environ.get("JUDGEFLOW_CRITERIA_DIR")
     path = Path(folder) / f"{name}.toml" if folder and _NAME.fullmatch(name) else None
     return str(path) if path is not None and path.is_file() else None
+
+
+def served_criterion_file(name: str) -> str | None:
+    """What a served caller's criterion name stands for: a shipped name (returned as is) or the
+    operator's file; None for anything else (a path, an unknown name)."""
+    if not _NAME.fullmatch(name):
+        return None
+    return name if shipped_criterion(name) else operator_criterion(name)
+
+
+def served_criterion(name: str) -> Criterion:
+    """An item's own `criterion` field in a served graph: a name the operator allows, never a path.
+    The error is the same whatever is on the server's disk (nothing is read for a refused name)."""
+    found = served_criterion_file(name)
+    if found is None:
+        raise CriterionError(not_served(name))
+    return load_criterion(found)
+
+
+def not_served(name: str) -> str:
+    return (f"criterion {name[:80]!r} is not one of the criteria served here: {', '.join(served_names())} "
+            "(a name, never a path)")
 
 
 @lru_cache(maxsize=1)
@@ -92,10 +114,9 @@ class ServedContext(BaseModel):
     @field_validator("criterion")
     @classmethod
     def _named_criterion(cls, v: str | None) -> str | None:
-        if v is None or (_NAME.fullmatch(v) and (shipped_criterion(v) or operator_criterion(v))):
+        if v is None or served_criterion_file(v):
             return v
-        raise ValueError(f"criterion {v[:80]!r} is not one of the criteria served here: {', '.join(served_names())} "
-                         "(a name, never a path)")
+        raise ValueError(not_served(v))
 
     def judge_context(self) -> JudgeContext:
         """The JudgeContext this served context stands for (built once per context and configuration)."""
@@ -108,7 +129,8 @@ def _judge_context(ctx: ServedContext, *config: str | None) -> JudgeContext:
     """`config`: the operator's settings this depends on (a change builds a new context)."""
     criterion = (operator_criterion(ctx.criterion) or ctx.criterion) if ctx.criterion else None
     backend = _served_backend(ctx.model or default_model(), ctx.max_source_chars, *config)
-    return JudgeContext(backend=backend, criterion=criterion, strategy=ctx.strategy, mode=ctx.mode)
+    return JudgeContext(backend=backend, criterion=criterion, strategy=ctx.strategy, mode=ctx.mode,
+                        item_criterion=served_criterion)
 
 
 @lru_cache(maxsize=16)
