@@ -137,9 +137,9 @@ def _judge_context(ctx: ServedContext, *config: str | None) -> JudgeContext:
 def _served_backend(model: str, max_source_chars: int | None, default_model: str | None, base_url: str | None,
                     criteria_dir: str | None) -> Backend:
     """The backend of an allowed model, on the operator's endpoint (`base_url`: JUDGEFLOW_BASE_URL,
-    which make_client reads; None: the provider's own, nothing to hide)."""
+    which make_client reads; None: the provider's own, nothing to hide; CLI advice is still taken out)."""
     backend = make_backend(model, max_source_chars=max_source_chars)
-    return HidingEndpoint(backend, base_url) if base_url else backend
+    return HidingEndpoint(backend, base_url)
 
 
 def build_served_graph() -> Any:
@@ -160,14 +160,24 @@ def build_served_graph() -> Any:
     return graph
 
 
-class HidingEndpoint:
-    """A backend whose errors and trace entries never name its endpoint (served callers get both back)."""
+_CLI_ADVICE = re.compile(r";\s*(?:lower --concurrency|it can never pass)[^;]*")
 
-    def __init__(self, backend: Backend, base_url: str) -> None:
+
+def api_message(text: str) -> str:
+    """A message for a served caller: the advice meant for the command line (flags, `--resume`) taken out."""
+    text = _CLI_ADVICE.sub("", text)
+    return re.sub(r"--max-wait (\S+)", r"the server's max_wait (\1)", text)
+
+
+class HidingEndpoint:
+    """A backend whose errors and trace entries never name its endpoint (served callers get both
+    back), nor give them command-line advice."""
+
+    def __init__(self, backend: Backend, base_url: str | None) -> None:
         self.backend, self.model = backend, backend.model
-        u = urlsplit(base_url)
-        self._hide = sorted({s for s in (base_url, redact(base_url), u.netloc, u.netloc.rpartition("@")[2],
-                                         u.hostname or "") if s}, key=len, reverse=True)
+        u = urlsplit(base_url or "")
+        self._hide = sorted({s for s in (base_url, redact(base_url) if base_url else "", u.netloc,
+                                         u.netloc.rpartition("@")[2], u.hostname or "") if s}, key=len, reverse=True)
 
     @property
     def fingerprint(self) -> str:
@@ -195,7 +205,7 @@ class HidingEndpoint:
     def hide(self, text: str) -> str:
         for s in self._hide:
             text = text.replace(s, _HIDDEN)
-        return text
+        return api_message(text)
 
     async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
         return await self._hiding(trace, self.backend.decompose(item, criterion, usage, trace))  # type: ignore[no-any-return]
