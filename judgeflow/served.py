@@ -10,8 +10,9 @@ caller may choose only names the operator allows; endpoints and criterion files 
     JUDGEFLOW_CRITERIA_DIR    the operator's own criterion files (*.toml), chosen by file name
 
 A criterion is chosen by name only (a shipped one, or one in JUDGEFLOW_CRITERIA_DIR), in the
-context and in an item's own `criterion` field alike: never by path, so the reply to a bad name is the same whatever is on the server's disk. A context with any
-other field (`base_url`, ...) is refused. The endpoint's address never appears in what the caller
+context and in an item's own `criterion` field alike: never by path, so the reply to a bad name
+is the same whatever is on the server's disk (and nothing is read). A context with any other field
+(`base_url`, ...) is refused. The endpoint's address never appears in what the caller
 gets back (errors, trace), and the key judgeflow sent never appears anywhere (`redact`).
 Python callers who build a `JudgeContext` themselves keep full control (any endpoint, a criterion
 path, a ready backend).

@@ -89,7 +89,8 @@ def test_a_huge_retry_after_is_capped_and_the_endpoint_is_probed_again(hostile, 
 @pytest.mark.parametrize("hostile", [
     {"x-ratelimit-limit-tokens": "1", "x-ratelimit-remaining-tokens": "0"},
     {"x-ratelimit-limit-requests": "10", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "9999999h"},
-    {"x-ratelimit-limit-requests": "10", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "2999-01-01T00:00:00Z"},
+    {"x-ratelimit-limit-requests": "10", "x-ratelimit-remaining-requests": "0",
+     "x-ratelimit-reset-requests": "2999-01-01T00:00:00Z"},
 ])
 def test_one_hostile_limit_header_is_not_believed_for_the_life_of_the_process(hostile, monkeypatch) -> None:
     monkeypatch.setattr(limits, "MAX_BELIEVED_WAIT", 0.3)
