@@ -161,6 +161,9 @@ class Limiter:
     charged: float = 0.0
     """Tokens the provider's limiter was charged for (what the buckets count)."""
     gave_up: int = 0
+    too_large_at: float = -math.inf
+    """When the provider itself last refused a request as too large (a learned limit refuses
+    requests unsent only for BELIEVE_FOR after that: one reply's header alone never does)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- settings ------------------------------------------------------------------------------
@@ -182,11 +185,15 @@ class Limiter:
     # -- before a request ----------------------------------------------------------------------
     def too_large(self, costs: tuple[float, float, float, float]) -> str | None:
         """Why a request of `costs` can never pass (larger than a whole bucket), else None."""
-        if self.buckets:
-            self._expire(time.monotonic())
+        if not self.buckets:
+            return None
+        now = time.monotonic()
+        self._expire(now)
+        confirmed = now - self.too_large_at <= BELIEVE_FOR
         for dim, cost in zip(DIMS, costs):
             bucket = self.buckets.get(dim)
-            if bucket is not None and dim != "requests" and cost > bucket.limit * _SHARE[0]:
+            if bucket is not None and (bucket.source == "set" or confirmed) and dim != "requests" \
+                    and cost > bucket.limit * _SHARE[0]:
                 what = {"tokens": "tokens", "input": "input tokens", "output": "output tokens"}[dim]
                 return (f"rate limited: request too large for {self.name}: about {cost:,.0f} {what} against a limit "
                         f"of {bucket.limit * _SHARE[0]:,.0f} per window ({bucket.source}); it can never pass: shorten it "

@@ -12,6 +12,7 @@ again, so the SDK (and its retry budget) never sees a 429. When the limiter give
 from __future__ import annotations
 
 import math
+import time
 from functools import lru_cache
 from typing import Any
 
@@ -94,6 +95,7 @@ class Paced:
             text = response.content[:2000].decode("utf-8", "replace")
             await response.aclose()
             if "too large" in text.lower():
+                limiter.too_large_at = time.monotonic()  # the provider's own word: believed for a while
                 raise RateLimited(limiter.too_large(cost) or f"rate limited: request too large for {limiter.name} "
                                   f"({' '.join(text.split())[:200]}); it can never pass: shorten it with "
                                   "--max-source-chars or --max-tokens")
