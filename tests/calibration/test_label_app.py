@@ -435,3 +435,17 @@ def test_serve_pays_for_the_heavy_imports_before_it_prints_the_url(files, monkey
     code = ("import sys; from judgeflow.calibration.label_app.session import ReviewSession as R; "
             "R.warm_up(type('S', (), {'calibration': lambda self: None})()); print('sklearn.metrics' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() == ["True"]
+
+
+def test_a_deeply_nested_body_gets_a_clear_400_not_a_bare_500(files):
+    """Issue 35, item 14: a 100,000-deep JSON body was a bare 500 (RecursionError in the JSON parser)."""
+    s = ReviewSession(files["results"], files["labels"], items=files["items"])
+    c = TestClient(create_app(s, TOKEN), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    before = files["labels"].read_text()
+    for deep in (b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+                 b"[" * 20_000 + b"]" * 20_000):  # under the size limit: the parser's own depth limit
+        r = c.post("/api/items/0/label", content=deep, headers=H)
+        assert r.status_code in (400, 413), (r.status_code, r.text[:200])
+        assert "body" in r.json()["error"], r.text[:200]
+    assert files["labels"].read_text() == before and s.human(0) is None
+    assert save(c, s, 0, 1).status_code == 200  # the app still serves
