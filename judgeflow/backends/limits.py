@@ -19,11 +19,15 @@ What it does per model request (POST .../chat/completions, .../messages, .../res
   one consistent with every reply's (remaining, reset) pair. A request reserves its cost and
   sleeps until its slot: waiters are spread over time by construction, never woken together.
 - **429**: the limiter learns from the reply, waits as told (`retry-after-ms`, `retry-after`,
-  with jitter) and sends the request again itself. The SDK never sees the 429, so it uses none
-  of the retries meant for errors (`--retries`). An item gives up only when its waits on the limit
-  pass `max_wait` (`--max-wait`): `RateLimited` ("rate limited: ..."). A request whose cost is
+  with jitter), never less than a floor doubling from MIN_BACKOFF to MAX_BACKOFF (`retry_wait`),
+  and sends the request again itself. The SDK never sees the 429, so it uses none
+  of the retries meant for errors (`--retries`). A call gives up only when the wall-clock since the
+  limit first held it up passes `max_wait` (`--max-wait`): `RateLimited` ("rate limited: ..."). A request whose cost is
   larger than a whole bucket can never pass: `RateLimited` at once, naming the limit and the
   flags that shrink requests.
+- **Believed only so far**: a wait one reply claims (retry-after, a reset, a pace) is cut to
+  MAX_BELIEVED_WAIT; a learned limit no reply confirms for BELIEVE_FOR is forgotten (`_expire`),
+  and refuses requests unsent only after the provider itself refused one as too large.
 - **Adaptive concurrency** (AIMD): on a 429 the requests in flight are halved (once per round);
   each success adds 1/window, and the window is dropped once it is back above the old peak.
   `--concurrency` stays the ceiling.
