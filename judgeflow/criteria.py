@@ -429,11 +429,32 @@ def _file_key(path: Path) -> tuple[str, int, int]:
     return str(path), st.st_mtime_ns, st.st_size
 
 
+MAX_CRITERION_BYTES = 1_000_000
+"""A criterion file's size cap (the shipped ones are under 10 KB): a bigger file is refused unread."""
+
+
+def _read_capped(path: str, size: int) -> str:
+    """The file's text, read only up to the cap (a /proc file says size 0, so the read is bounded too)."""
+    if size > MAX_CRITERION_BYTES:
+        raise CriterionError(f"{size:,} bytes, over the {MAX_CRITERION_BYTES:,}-byte cap for a criterion file", path=path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_CRITERION_BYTES + 1)
+    except OSError as e:
+        raise CriterionError(f"cannot read: {e.strerror}", path=path) from None
+    if len(raw) > MAX_CRITERION_BYTES:
+        raise CriterionError(f"over the {MAX_CRITERION_BYTES:,}-byte cap for a criterion file", path=path)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CriterionError(f"not UTF-8 text (byte {e.start})", path=path) from None
+
+
 @lru_cache(maxsize=64)
 def _load_file(path: str, mtime_ns: int = 0, size: int = 0) -> Criterion:
     """Parse and validate one file; cached by (path, mtime, size) so an edited file is re-read."""
     try:
-        data: dict[str, Any] = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data: dict[str, Any] = tomllib.loads(_read_capped(path, size))
     except tomllib.TOMLDecodeError as e:
         raise CriterionError(f"not valid TOML: {e}", path=path) from None
     try:

@@ -23,7 +23,7 @@ from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
 from .errors import ConfigError, InvalidItemError
 from .files import read_rows
-from .trace_runs import langsmith_messages, run_trees
+from .trace_runs import cycle_message, langsmith_messages, run_trees
 from .traces import TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages, trace_fields
 
 #: the criterion families, declared once: a criterion's `family`, and the routing override
@@ -240,9 +240,9 @@ def items_from_record(record: Mapping[str, Any], *, path: str | None = None, lin
                                "but no assistant message with text to judge; add the agent's reply, or give "
                                "\"answer\"", path=path, line=line, field="messages",
                                item_id=str(item_id) if item_id is not None else None)
-    out = []
+    out, shared = [], {}  # type: ignore[var-annotated]
     for i in at:
-        fields = trace_fields(messages, i, system=system)
+        fields = trace_fields(messages, i, system=system, shared=shared)
         given = rec.get("source")
         if not _blank(given):
             fields["source"] += [f"[document {n}]\n{d}" for n, d in enumerate(normalize_source(given), 1)]
@@ -563,8 +563,12 @@ def _with_run_trees(rows: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]
     runs = [rec for _, rec in everything if isinstance(rec, Mapping)]
     line_of = {str(rec.get("id")): line for line, rec in everything if isinstance(rec, Mapping)}
     yield from ((line, rec) for line, rec in everything if not isinstance(rec, Mapping))
-    for root in run_trees(runs):
+    cycles: list[list[str]] = []
+    for root in run_trees(runs, cycles=cycles):
         yield line_of.get(str(root.get("id")), 0), root
+    for group in cycles:  # runs that lead to no root: one invalid row per cycle, never dropped
+        line = line_of.get(group[0], 0)
+        yield line, InvalidItemError(cycle_message(group), line=line, field="parent_run_id", item_id=group[0])
 
 
 def load_items(path: str | Path, *, column_map: ColumnMap | None = None) -> list[Item]:

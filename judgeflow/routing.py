@@ -9,6 +9,8 @@ faithfulness, else `spec` -> spec compliance, else `reference` -> factual correc
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .criteria import FAMILY_DEFAULTS, Criterion, load_criterion, routes
 from .errors import CriterionError, InvalidItemError
 from .items import Item
@@ -17,16 +19,20 @@ TRACE_CRITERION = "trace_grounding"
 
 
 def choose_criterion(
-    item: Item, *, criterion: Criterion | None = None, mode: str | None = None
+    item: Item, *, criterion: Criterion | None = None, mode: str | None = None,
+    load: Callable[[str], Criterion] = load_criterion,
 ) -> tuple[Criterion, str]:
-    """Return (criterion, routed_by), or raise InvalidItemError if nothing fits the item."""
+    """Return (criterion, routed_by), or raise InvalidItemError if nothing fits the item.
+
+    `load` reads the item's own `criterion` field (default: a shipped name or a path; a served
+    graph passes `served.served_criterion`, names only)."""
     if criterion is not None:
         chosen, why = criterion, f"criterion {criterion.name} set for the run"
     elif mode is not None and mode != "auto":
         chosen, why = load_criterion(FAMILY_DEFAULTS[mode]), f"mode {mode} set for the run"
     elif item.criterion:
         try:
-            chosen = load_criterion(item.criterion)
+            chosen = load(item.criterion)
         except CriterionError as e:
             raise InvalidItemError(f"item '{item.id}' field criterion: {e}", field="criterion", item_id=item.id) from e
         why = f"item field criterion={item.criterion}"

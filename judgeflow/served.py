@@ -9,9 +9,10 @@ caller may choose only names the operator allows; endpoints and criterion files 
     JUDGEFLOW_BASE_URL        the endpoint of every served model (default: the provider's own)
     JUDGEFLOW_CRITERIA_DIR    the operator's own criterion files (*.toml), chosen by file name
 
-A criterion is chosen by name only (a shipped one, or one in JUDGEFLOW_CRITERIA_DIR): never by
-path, so the reply to a bad name is the same whatever is on the server's disk. A context with any
-other field (`base_url`, ...) is refused. The endpoint's address never appears in what the caller
+A criterion is chosen by name only (a shipped one, or one in JUDGEFLOW_CRITERIA_DIR), in the
+context and in an item's own `criterion` field alike: never by path, so the reply to a bad name
+is the same whatever is on the server's disk (and nothing is read). A context with any other field
+(`base_url`, ...) is refused. The endpoint's address never appears in what the caller
 gets back (errors, trace), and the key judgeflow sent never appears anywhere (`redact`).
 Python callers who build a `JudgeContext` themselves keep full control (any endpoint, a criterion
 path, a ready backend).
@@ -28,8 +29,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .criteria import Criterion, list_criteria, routes, shipped_criterion
-from .errors import JudgeflowError, LLMError
+from .criteria import Criterion, list_criteria, load_criterion, routes, shipped_criterion
+from .errors import CriterionError, JudgeflowError, LLMError
 from .items import Item
 from .redact import redact, redact_data
 from .backends import Backend, make_backend
@@ -57,6 +58,28 @@ def operator_criterion(name: str) -> str | None:
     folder = os.environ.get("JUDGEFLOW_CRITERIA_DIR")
     path = Path(folder) / f"{name}.toml" if folder and _NAME.fullmatch(name) else None
     return str(path) if path is not None and path.is_file() else None
+
+
+def served_criterion_file(name: str) -> str | None:
+    """What a served caller's criterion name stands for: a shipped name (returned as is) or the
+    operator's file; None for anything else (a path, an unknown name)."""
+    if not _NAME.fullmatch(name):
+        return None
+    return name if shipped_criterion(name) else operator_criterion(name)
+
+
+def served_criterion(name: str) -> Criterion:
+    """An item's own `criterion` field in a served graph: a name the operator allows, never a path.
+    The error is the same whatever is on the server's disk (nothing is read for a refused name)."""
+    found = served_criterion_file(name)
+    if found is None:
+        raise CriterionError(not_served(name))
+    return load_criterion(found)
+
+
+def not_served(name: str) -> str:
+    return (f"criterion {name[:80]!r} is not one of the criteria served here: {', '.join(served_names())} "
+            "(a name, never a path)")
 
 
 @lru_cache(maxsize=1)
@@ -92,10 +115,9 @@ class ServedContext(BaseModel):
     @field_validator("criterion")
     @classmethod
     def _named_criterion(cls, v: str | None) -> str | None:
-        if v is None or (_NAME.fullmatch(v) and (shipped_criterion(v) or operator_criterion(v))):
+        if v is None or served_criterion_file(v):
             return v
-        raise ValueError(f"criterion {v[:80]!r} is not one of the criteria served here: {', '.join(served_names())} "
-                         "(a name, never a path)")
+        raise ValueError(not_served(v))
 
     def judge_context(self) -> JudgeContext:
         """The JudgeContext this served context stands for (built once per context and configuration)."""
@@ -108,16 +130,17 @@ def _judge_context(ctx: ServedContext, *config: str | None) -> JudgeContext:
     """`config`: the operator's settings this depends on (a change builds a new context)."""
     criterion = (operator_criterion(ctx.criterion) or ctx.criterion) if ctx.criterion else None
     backend = _served_backend(ctx.model or default_model(), ctx.max_source_chars, *config)
-    return JudgeContext(backend=backend, criterion=criterion, strategy=ctx.strategy, mode=ctx.mode)
+    return JudgeContext(backend=backend, criterion=criterion, strategy=ctx.strategy, mode=ctx.mode,
+                        item_criterion=served_criterion)
 
 
 @lru_cache(maxsize=16)
 def _served_backend(model: str, max_source_chars: int | None, default_model: str | None, base_url: str | None,
                     criteria_dir: str | None) -> Backend:
     """The backend of an allowed model, on the operator's endpoint (`base_url`: JUDGEFLOW_BASE_URL,
-    which make_client reads; None: the provider's own, nothing to hide)."""
+    which make_client reads; None: the provider's own, nothing to hide; CLI advice is still taken out)."""
     backend = make_backend(model, max_source_chars=max_source_chars)
-    return HidingEndpoint(backend, base_url) if base_url else backend
+    return HidingEndpoint(backend, base_url)
 
 
 def build_served_graph() -> Any:
@@ -139,14 +162,24 @@ def build_served_graph() -> Any:
     return graph
 
 
-class HidingEndpoint:
-    """A backend whose errors and trace entries never name its endpoint (served callers get both back)."""
+_CLI_ADVICE = re.compile(r";\s*(?:lower --concurrency|it can never pass)[^;]*")
 
-    def __init__(self, backend: Backend, base_url: str) -> None:
+
+def api_message(text: str) -> str:
+    """A message for a served caller: the advice meant for the command line (flags, `--resume`) taken out."""
+    text = _CLI_ADVICE.sub("", text)
+    return re.sub(r"--max-wait (\S+)", r"the server's max_wait (\1)", text)
+
+
+class HidingEndpoint:
+    """A backend whose errors and trace entries never name its endpoint (served callers get both
+    back), nor give them command-line advice."""
+
+    def __init__(self, backend: Backend, base_url: str | None) -> None:
         self.backend, self.model = backend, backend.model
-        u = urlsplit(base_url)
-        self._hide = sorted({s for s in (base_url, redact(base_url), u.netloc, u.netloc.rpartition("@")[2],
-                                         u.hostname or "") if s}, key=len, reverse=True)
+        u = urlsplit(base_url or "")
+        self._hide = sorted({s for s in (base_url, redact(base_url) if base_url else "", u.netloc,
+                                         u.netloc.rpartition("@")[2], u.hostname or "") if s}, key=len, reverse=True)
 
     @property
     def fingerprint(self) -> str:
@@ -174,7 +207,7 @@ class HidingEndpoint:
     def hide(self, text: str) -> str:
         for s in self._hide:
             text = text.replace(s, _HIDDEN)
-        return text
+        return api_message(text)
 
     async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
         return await self._hiding(trace, self.backend.decompose(item, criterion, usage, trace))  # type: ignore[no-any-return]

@@ -20,9 +20,13 @@ _QUESTION = ("question", "input", "query", "prompt", "user_input")
 _ANSWER = ("answer", "output", "result", "response", "text")
 
 
-def run_trees(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def run_trees(runs: Sequence[Mapping[str, Any]], *, cycles: list[list[str]] | None = None) -> list[dict[str, Any]]:
     """Root runs with their `child_runs` filled in, from a flat list linked by `parent_run_id`
-    (runs already nested are kept as they are), children in `start_time` order."""
+    (runs already nested are kept as they are), children in `start_time` order.
+
+    Runs that lead to no root (their `parent_run_id`s form a cycle, with anything under it) are
+    no tree: each such group's ids, its cycle's first, go to `cycles`; without `cycles`, a
+    TraceError names them."""
     by_id = {str(r.get("id")): {**r, "child_runs": list(r.get("child_runs") or [])} for r in runs}
     roots = []
     for r in by_id.values():
@@ -33,7 +37,50 @@ def run_trees(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             roots.append(r)
     for r in by_id.values():
         r["child_runs"].sort(key=lambda c: str(c.get("start_time") or ""))
+    found = _unrooted(by_id, roots)
+    if found and cycles is None:
+        raise TraceError(cycle_message(found[0]), "parent_run_id")
+    if cycles is not None:
+        cycles.extend(found)
     return roots
+
+
+def cycle_message(group: list[str]) -> str:
+    """Why the runs of `group` (its cycle's ids first) make no conversation, and the fix."""
+    shown = ", ".join(repr(g) for g in group[:4]) + (", ..." if len(group) > 4 else "")
+    return (f"runs {shown} form a parent_run_id cycle: {len(group)} run(s) lead to no root run, so they make "
+            "no conversation; export the whole trace, or set the root run's parent_run_id to null")
+
+
+def _unrooted(by_id: dict[str, dict[str, Any]], roots: list[dict[str, Any]]) -> list[list[str]]:
+    """The runs no root reaches, grouped by the cycle above them (iteratively: a chain may be deep)."""
+    reached: set[int] = set()
+    stack = list(roots)
+    while stack:
+        r = stack.pop()
+        if id(r) not in reached:
+            reached.add(id(r))
+            stack.extend(r["child_runs"])
+    left = {k: r for k, r in by_id.items() if id(r) not in reached}
+    group_of: dict[str, str] = {}
+    groups: dict[str, list[str]] = {}
+    for k in left:
+        path, cur = [], k
+        while cur in left and cur not in group_of and cur not in path:
+            path.append(cur)
+            cur = str(left[cur].get("parent_run_id"))
+        if cur in group_of:
+            key = group_of[cur]
+        else:  # `cur` is on a new cycle: its members, in order
+            ring = path[path.index(cur):]
+            key = min(ring)
+            groups[key] = sorted(ring)
+            group_of.update(dict.fromkeys(ring, key))
+        for p in path:
+            if p not in group_of:
+                group_of[p] = key
+                groups[key].append(p)
+    return list(groups.values())
 
 
 def langsmith_messages(run: Mapping[str, Any]) -> list[TraceMessage]:
@@ -73,23 +120,27 @@ def _start(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"role": "user", "text": question, "calls": []}]
 
 
-def _walk(run: Any, raw: list[dict[str, Any]], where: str) -> None:
-    if not isinstance(run, Mapping):
-        raise TraceError(f"{where} must hold run objects, got {type(run).__name__}", where)
-    kind = run.get("run_type")
-    if kind in ("tool", "retriever"):
-        call, result = _tool(run)
-        if call["calls"][0].id not in {c.id for r in raw for c in r.get("calls", [])}:
-            raw.append(call)  # no model run in the tree made this call: the tool run stands for it
-        raw.append(result)
-        return
-    if kind in ("llm", "chat_model"):
-        reply = _generated(run.get("outputs"))
-        if reply is not None:
-            raw.extend(_raw(reply, f"run {run.get('name')!r} outputs"))
-        return
-    for child in run.get("child_runs") or []:
-        _walk(child, raw, f"{where}[{run.get('name')}].child_runs")
+def _walk(top: Any, raw: list[dict[str, Any]], where: str) -> None:
+    """The messages of a run and everything under it, in order (a stack, not recursion: a chain
+    may be thousands of runs deep)."""
+    stack: list[tuple[Any, str]] = [(top, where)]
+    while stack:
+        run, where = stack.pop()
+        if not isinstance(run, Mapping):
+            raise TraceError(f"{where} must hold run objects, got {type(run).__name__}", where)
+        kind = run.get("run_type")
+        if kind in ("tool", "retriever"):
+            call, result = _tool(run)
+            if call["calls"][0].id not in {c.id for r in raw for c in r.get("calls", [])}:
+                raw.append(call)  # no model run in the tree made this call: the tool run stands for it
+            raw.append(result)
+        elif kind in ("llm", "chat_model"):
+            reply = _generated(run.get("outputs"))
+            if reply is not None:
+                raw.extend(_raw(reply, f"run {run.get('name')!r} outputs"))
+        else:
+            inner = f"{where}[{run.get('name')}].child_runs" if len(where) < 200 else where
+            stack.extend((child, inner) for child in reversed(run.get("child_runs") or []))
 
 
 def _tool(run: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -243,20 +243,30 @@ def _label(raw: list[dict[str, Any]], field: str) -> list[TraceMessage]:
 
 # ----- messages -> the items to judge -------------------------------------------------------------
 
-def evidence(messages: Sequence[TraceMessage], *, system: bool = False) -> list[str]:
+def evidence(messages: Sequence[TraceMessage], *, system: bool = False,
+             shared: dict[Any, str] | None = None) -> list[str]:
     """The evidence documents from these messages: each labelled; tool results with their call's
-    arguments; a call no result answers, as such; the system prompt only when asked."""
+    arguments; a call no result answers, as such; the system prompt only when asked.
+
+    `shared`: documents already made for this conversation (one dict per conversation, filled
+    here), so the items of its turns share each document instead of copying it (`turns="all"`)."""
+    memo: dict[Any, str] = {} if shared is None else shared
     args = {c.id: c.arguments for m in messages for c in m.calls}
     answered = {m.call_id for m in messages if m.role == "tool"}
     docs = []
-    for m in messages:
+    for i, m in enumerate(messages):
         if m.role == "system" and not system:
             continue
         if m.text.strip() or m.role == "tool":
-            docs.append(m.document(args.get(m.call_id or "", "")))
+            arg = args.get(m.call_id or "", "")
+            doc = memo.get((i, arg))
+            docs.append(doc if doc is not None else memo.setdefault((i, arg), m.document(arg)))
         for c in m.calls:
             if c.id not in answered:
-                docs.append(f"[call {c.name}, {c.id}]\ncalled {c.name} with {c.arguments}\nno result in the trace")
+                doc = memo.get(("call", c.id, c.name, c.arguments))
+                docs.append(doc if doc is not None else memo.setdefault(
+                    ("call", c.id, c.name, c.arguments),
+                    f"[call {c.name}, {c.id}]\ncalled {c.name} with {c.arguments}\nno result in the trace"))
     return docs
 
 
@@ -266,11 +276,14 @@ def judged_turns(messages: Sequence[TraceMessage], turns: Turns = "last") -> lis
     return found if turns == "all" else found[-1:]
 
 
-def trace_fields(messages: Sequence[TraceMessage], at: int | None, *, system: bool = False) -> dict[str, Any]:
-    """The item fields for judging message `at` (None: an answer given apart, judged against all)."""
+def trace_fields(messages: Sequence[TraceMessage], at: int | None, *, system: bool = False,
+                 shared: dict[Any, str] | None = None) -> dict[str, Any]:
+    """The item fields for judging message `at` (None: an answer given apart, judged against all).
+    The messages (and, with `shared`, the evidence documents) are the conversation's own objects,
+    shared by the items of its turns, never copied per item."""
     before = list(messages if at is None else messages[:at])
     users = [m for m in before if m.role == "user" and m.text.strip()]
-    fields: dict[str, Any] = {"source": evidence(before, system=system), "messages": [m.model_dump() for m in before]}
+    fields: dict[str, Any] = {"source": evidence(before, system=system, shared=shared), "messages": before}
     if at is not None:
         fields["answer"] = messages[at].text
     if users:

@@ -59,6 +59,9 @@ class JudgeContext:
     """"provider/model" (e.g. "baseline/lexical", "openai/gpt-4o-mini"); None: $JUDGEFLOW_MODEL, else offline."""
     base_url: str | None = None
     max_source_chars: int | None = None
+    item_criterion: SkipJsonSchema[Any] = None
+    """How an item's own `criterion` field is loaded: None: `load_criterion` (a name or a path); a
+    served graph sets `served.served_criterion` (names the operator allows, never a path)."""
 
     def resolved_backend(self) -> Backend:
         """The live backend: the one given, else the per-process one built from the plain fields."""
@@ -150,7 +153,8 @@ async def route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Li
     ctx = _context(runtime)
     try:
         criterion, why = choose_criterion(state.item, criterion=ctx.resolved_criterion(),
-                                          mode=None if ctx.mode == "auto" else ctx.mode)
+                                          mode=None if ctx.mode == "auto" else ctx.mode,
+                                          load=ctx.item_criterion or load_criterion)
     except JudgeflowError as e:  # InvalidItemError or CriterionError: a bad input row
         return _then(state, runtime, {"status": "invalid", "error": str(e)}, after_route)
     return _then(state, runtime, {"criterion": criterion, "routed_by": why}, after_route)

@@ -19,11 +19,15 @@ What it does per model request (POST .../chat/completions, .../messages, .../res
   one consistent with every reply's (remaining, reset) pair. A request reserves its cost and
   sleeps until its slot: waiters are spread over time by construction, never woken together.
 - **429**: the limiter learns from the reply, waits as told (`retry-after-ms`, `retry-after`,
-  with jitter) and sends the request again itself. The SDK never sees the 429, so it uses none
-  of the retries meant for errors (`--retries`). An item gives up only when its waits on the limit
-  pass `max_wait` (`--max-wait`): `RateLimited` ("rate limited: ..."). A request whose cost is
+  with jitter), never less than a floor doubling from MIN_BACKOFF to MAX_BACKOFF (`retry_wait`),
+  and sends the request again itself. The SDK never sees the 429, so it uses none
+  of the retries meant for errors (`--retries`). A call gives up only when the wall-clock since the
+  limit first held it up passes `max_wait` (`--max-wait`): `RateLimited` ("rate limited: ..."). A request whose cost is
   larger than a whole bucket can never pass: `RateLimited` at once, naming the limit and the
   flags that shrink requests.
+- **Believed only so far**: a wait one reply claims (retry-after, a reset, a pace) is cut to
+  MAX_BELIEVED_WAIT; a learned limit no reply confirms for BELIEVE_FOR is forgotten (`_expire`),
+  and refuses requests unsent only after the provider itself refused one as too large.
 - **Adaptive concurrency** (AIMD): on a 429 the requests in flight are halved (once per round);
   each success adds 1/window, and the window is dropped once it is back above the old peak.
   `--concurrency` stays the ceiling.
@@ -52,6 +56,15 @@ from ..redact import redact
 
 #: what a bucket's refill rate is taken to be before the replies tell more: the limit per minute
 MINUTE = 60.0
+#: the shortest wait before re-sending a 429 doubles from this (even when told `retry-after: 0`) ...
+MIN_BACKOFF = 0.5
+#: ... up to this
+MAX_BACKOFF = 30.0
+#: the longest wait one reply is believed for (retry-after, a reset time, a pace): a longer claim is
+#: cut to this, and the endpoint is then asked again
+MAX_BELIEVED_WAIT = 60.0
+#: how long a limit learned from a reply is believed with no later reply confirming it
+BELIEVE_FOR = 60.0
 #: the paths of model requests (everything else, e.g. batch file uploads, passes unpaced)
 MODEL_PATHS = ("/chat/completions", "/messages", "/responses")
 DIMS = ("requests", "tokens", "input", "output")
@@ -74,6 +87,8 @@ class Call:
     account: Any = None
     """An object with a float `rate_wait` (the item's Usage): waits on the limit add up there."""
     waited: float = 0.0
+    limited_since: float | None = None
+    """When this call was first held up by the limit (a 429, or a wait): --max-wait counts wall-clock from here."""
 
 
 #: the call being sent in this task (a ContextVar: concurrent items each see their own)
@@ -92,6 +107,8 @@ class Bucket:
     source: str
     low: float = 0.0
     high: float = math.inf
+    seen: float = 0.0
+    """When a reply last confirmed this bucket (learned ones are believed for BELIEVE_FOR after)."""
 
     def reserve(self, cost: float, now: float) -> float:
         """Take `cost` (at most a whole bucket); the seconds until it is covered."""
@@ -147,6 +164,9 @@ class Limiter:
     charged: float = 0.0
     """Tokens the provider's limiter was charged for (what the buckets count)."""
     gave_up: int = 0
+    too_large_at: float = -math.inf
+    """When the provider itself last refused a request as too large (a learned limit refuses
+    requests unsent only for BELIEVE_FOR after that: one reply's header alone never does)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- settings ------------------------------------------------------------------------------
@@ -170,9 +190,15 @@ class Limiter:
     # -- before a request ----------------------------------------------------------------------
     def too_large(self, costs: tuple[float, float, float, float]) -> str | None:
         """Why a request of `costs` can never pass (larger than a whole bucket), else None."""
+        if not self.buckets:
+            return None
+        now = time.monotonic()
+        self._expire(now)
+        confirmed = now - self.too_large_at <= BELIEVE_FOR
         for dim, cost in zip(DIMS, costs):
             bucket = self.buckets.get(dim)
-            if bucket is not None and dim != "requests" and cost > bucket.limit * _SHARE[0]:
+            if bucket is not None and (bucket.source == "set" or confirmed) and dim != "requests" \
+                    and cost > bucket.limit * _SHARE[0]:
                 what = {"tokens": "tokens", "input": "input tokens", "output": "output tokens"}[dim]
                 return (f"rate limited: request too large for {self.name}: about {cost:,.0f} {what} against a limit "
                         f"of {bucket.limit * _SHARE[0]:,.0f} per window ({bucket.source}); it can never pass: shorten it "
@@ -197,7 +223,8 @@ class Limiter:
             for dim, cost in zip(DIMS, costs):
                 bucket = self.buckets.get(dim)
                 if bucket is not None:
-                    wait = max(wait, bucket.reserve(cost, now))
+                    pace = bucket.reserve(cost, now)
+                    wait = max(wait, pace if bucket.source == "set" else min(pace, MAX_BELIEVED_WAIT))
             self._count(ticket, now)
         if wait > 0:
             try:
@@ -216,8 +243,16 @@ class Limiter:
         self.sent += 1
         self.charged += ticket.costs[1] or ticket.costs[2] + ticket.costs[3]
 
+    def _expire(self, now: float) -> None:
+        """Forget learned limits no reply has confirmed for BELIEVE_FOR (and a hold past the cap):
+        one hostile or stale reply is never believed for the life of the process."""
+        with self._lock:
+            for dim in [d for d, b in self.buckets.items() if b.source == "learned" and now - b.seen > BELIEVE_FOR]:
+                del self.buckets[dim]
+            self.blocked_until = min(self.blocked_until, now + MAX_BELIEVED_WAIT)
+
     async def _sleep(self, wait: float, call: Call | None) -> None:
-        budget = call.max_wait - _waited(call) if call is not None else math.inf
+        budget = call.max_wait - _spent(call, time.monotonic()) if call is not None else math.inf
         if wait > budget:
             self.gave_up += 1
             raise RateLimited(f"rate limited: {self.name} would make this item wait more than --max-wait "
@@ -290,6 +325,7 @@ class Limiter:
                     continue
                 limit, remaining = limit / _SHARE[0], remaining / _SHARE[0]  # this process's part
                 reset, slack = _reset(fields.get("reset"))
+                reset = min(reset, MAX_BELIEVED_WAIT) if reset is not None else None
                 bucket = self.buckets.get(dim)
                 if bucket is None or bucket.source == "set":
                     bucket = self.buckets[dim] = Bucket(limit, limit / MINUTE, remaining, now, "learned")
@@ -300,7 +336,7 @@ class Limiter:
                 # `ticket.sent` and now (an event loop may be late to send): no refill is assumed
                 # since, so the level is never above the provider's
                 bucket.level = min(limit, remaining - later)
-                bucket.at = now
+                bucket.at = bucket.seen = now
 
     def _throttled(self, ticket: Ticket) -> None:
         """A 429: count it and halve the window (once for the requests sent before the last cut)."""
@@ -315,6 +351,7 @@ class Limiter:
         """After a 429 with no buckets to pace by: every request waits `seconds` (with jitter);
         returns the time this request may be sent again."""
         now = time.monotonic()
+        seconds = min(seconds, MAX_BELIEVED_WAIT)
         with self._lock:
             if not self.buckets:
                 self.blocked_until = max(self.blocked_until, now + seconds)
@@ -342,6 +379,27 @@ def _wake(fut: asyncio.Future[None]) -> None:
 def _waited(call: Call) -> float:
     account = call.account
     return account.rate_wait if account is not None else call.waited
+
+
+def _spent(call: Call, now: float) -> float:
+    """What the call has spent of --max-wait: the wall-clock since the limit first held it up (the
+    refused requests' round trips count too), or its waits, whichever is more."""
+    since = now - call.limited_since if call.limited_since is not None else 0.0
+    if call.limited_since is None:
+        call.limited_since = now
+    return max(since, _waited(call))
+
+
+def backoff_floor(tries: int) -> float:
+    """The least wait before the `tries`-th re-send of a 429: doubling from MIN_BACKOFF, capped."""
+    return min(MAX_BACKOFF, MIN_BACKOFF * 2.0 ** min(max(tries - 1, 0), 30))
+
+
+def retry_wait(told: float | None, tries: int) -> float:
+    """The wait before the `tries`-th re-send of a 429: what the provider asked (cut to
+    MAX_BELIEVED_WAIT), never less than the growing floor (`retry-after: 0` is not "at once")."""
+    floor = backoff_floor(tries)
+    return floor if told is None else max(floor, min(told, MAX_BELIEVED_WAIT))
 
 
 def _add_wait(call: Call, seconds: float) -> None:

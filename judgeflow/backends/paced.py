@@ -12,14 +12,11 @@ again, so the SDK (and its retry budget) never sees a 429. When the limiter give
 from __future__ import annotations
 
 import math
-import random
+import time
 from functools import lru_cache
 from typing import Any
 
-from .limits import CALL, MODEL_PATHS, Call, Limiter, RateLimited
-
-#: the longest wait after a 429 without retry-after (doubling from half a second)
-MAX_BACKOFF = 30.0
+from .limits import CALL, MODEL_PATHS, Call, Limiter, RateLimited, retry_wait
 
 
 @lru_cache(maxsize=4)
@@ -106,13 +103,14 @@ class Paced:
             text = response.content[:2000].decode("utf-8", "replace")
             await response.aclose()
             if "too large" in text.lower():
+                limiter.too_large_at = time.monotonic()  # the provider's own word: believed for a while
                 raise RateLimited(limiter.too_large(cost) or f"rate limited: request too large for {limiter.name} "
                                   f"({' '.join(text.split())[:200]}); it can never pass: shorten it with "
                                   "--max-source-chars or --max-tokens")
             tries += 1
-            if retry is None:  # no word from the provider: back off, doubling, with full jitter
-                retry = min(MAX_BACKOFF, 0.5 * 2 ** (tries - 1)) * random.random()
-            not_before = limiter.hold(retry)
+            if call is not None and call.limited_since is None:
+                call.limited_since = ticket.sent  # --max-wait is wall-clock from the first refused request
+            not_before = limiter.hold(retry_wait(retry, tries))  # a growing floor, a cap; jitter in hold
 
     async def aclose(self) -> None:
         await self.inner.aclose()

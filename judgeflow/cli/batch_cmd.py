@@ -34,6 +34,7 @@ from ..redact import MASK, redact
 from ..results import Usage
 from ..runs.batch import ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
 from ..runs.batch.ledger import BatchLedger
+from ..runs.batch.types import failure_text
 from ..runs.cache import cached
 from ..runs.output import file_sha
 from ..runs.pricing import estimate_cost, load_prices
@@ -290,6 +291,9 @@ def _collect_ended(store: RunStore, run: RunInfo, provider: Any, con: Console, *
             con.print(f"run {run.run_id}: batch {job.batch_id} {st.state}: kept {len(ok)} completed lines; "
                       f"{len(failed)} failed or missing" + (f" ({cancelled} cancelled: not sent again)" if cancelled
                                                             else ""), markup=False, soft_wrap=True)
+            lines = {failure_text(v) for v, _ in failed.values() if " line " in failure_text(v)}
+            for line in sorted(lines)[:3]:
+                con.print(f"  {line}", markup=False, soft_wrap=True)
         if not keep_files:
             left = provider.delete(job.batch_id)
             if left:

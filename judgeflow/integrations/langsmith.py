@@ -35,7 +35,7 @@ from ..languages import language_of
 from ..results import Judgment
 from ..items import Item, items_from_record, resolve_fields
 from ..trace_runs import run_trees
-from ..traces import Turns
+from ..traces import TraceError, Turns
 from .runnable import to_item
 
 EvaluatorResult = dict[str, Any]
@@ -155,4 +155,8 @@ def from_langsmith_runs(runs: Iterable[Any], *, turns: Turns = "last", system: b
         InvalidItemError: a run tree that cannot be read (naming the run and field).
     """
     rows = [r.dict() if hasattr(r, "dict") and not isinstance(r, Mapping) else dict(r) for r in runs]
-    return [it for root in run_trees(rows) for it in items_from_record(root, turns=turns, system=system)]
+    try:
+        roots = run_trees(rows)
+    except TraceError as e:
+        raise InvalidItemError(str(e), field=e.field) from None
+    return [it for root in roots for it in items_from_record(root, turns=turns, system=system)]

@@ -4,7 +4,10 @@
     ...
     lock.release()
 
-The lock is flock(2), exclusive, on `<store>.locks/<run id>.lock`. The kernel releases it when its
+The lock is flock(2), exclusive, on `<store>.locks/<run id>.lock`, `<store>` being the store's real
+path (symlinks resolved), and on a second file named by the store file's identity (device and
+inode) in a per-user directory of the temporary folder, so neither a symlink nor a hard link to
+the store gives a second lock. The kernel releases it when its
 process ends in any way (exit, crash, kill -9, a power loss), so it never outlives its holder: a
 lock file left behind means nothing, the next writer takes it. Two opens of the file conflict
 even within one process. The holder writes its pid, host and start time into the file, for the
@@ -24,6 +27,7 @@ import hashlib
 import os
 import re
 import socket
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,27 +43,54 @@ class RunBusy(StoreError):
     """Another process is writing the run."""
 
 
-def lock_path(store: Path, run_id: str) -> Path:
-    """The lock file of `run_id` in the run store `store`."""
-    name = run_id if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", run_id) and not run_id.startswith(".") else \
+def _lock_name(run_id: str) -> str:
+    return run_id if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", run_id) and not run_id.startswith(".") else \
         hashlib.sha256(run_id.encode()).hexdigest()[:32]
-    return store.with_name(store.name + ".locks") / f"{name}.lock"
+
+
+def lock_path(store: Path, run_id: str) -> Path:
+    """The lock file of `run_id` in the run store `store` (beside its real path: symlinks resolved)."""
+    real = store.resolve()
+    return real.with_name(real.name + ".locks") / f"{_lock_name(run_id)}.lock"
+
+
+def identity_lock_path(store: Path, run_id: str) -> Path | None:
+    """The lock file of `run_id` named by the store file's identity (device, inode): every name of
+    the file (a hard link anywhere on the machine) finds the same one. None if the store is not a file."""
+    try:
+        st = os.stat(store)
+    except OSError:
+        return None
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"judgeflow-{uid}-locks" / f"{st.st_dev:x}-{st.st_ino:x}" / f"{_lock_name(run_id)}.lock"
 
 
 class RunLock:
     """A held run lock (see the module docstring)."""
 
-    def __init__(self, path: Path, fd: int | None) -> None:
-        self.path, self._fd = path, fd
+    def __init__(self, path: Path, fd: int | None, also: RunLock | None = None) -> None:
+        self.path, self._fd, self._also = path, fd, also
 
     @classmethod
     def acquire(cls, store: Path, run_id: str) -> RunLock:
-        """Take the run's lock, or raise RunBusy naming the process that holds it."""
-        path = lock_path(store, run_id)
+        """Take the run's locks (by the store's real path, and by its identity), or raise RunBusy
+        naming the process that holds them."""
+        lock = cls._take(lock_path(store, run_id), run_id)
+        ident = identity_lock_path(store, run_id) if lock._fd is not None else None
+        if ident is not None:
+            try:
+                lock._also = cls._take(ident, run_id, mode=0o700)
+            except BaseException:
+                lock.release()
+                raise
+        return lock
+
+    @classmethod
+    def _take(cls, path: Path, run_id: str, *, mode: int = 0o777) -> RunLock:
         if fcntl is None:
             return cls(path, None)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=mode, parents=True, exist_ok=True)
         except OSError as e:
             raise StoreError(f"{path.parent}: cannot create the run locks directory ({e.strerror}); "
                              "pass --store PATH in a writable directory") from None
@@ -82,7 +113,10 @@ class RunLock:
         return cls(path, fd)
 
     def release(self) -> None:
-        """Remove the file and drop the lock (idempotent)."""
+        """Remove the files and drop the locks (idempotent)."""
+        if self._also is not None:
+            self._also.release()
+            self._also = None
         if self._fd is None:
             return
         with contextlib.suppress(OSError):

@@ -452,3 +452,17 @@ def test_answer_spans_come_from_the_claims_quote_checked_in_code(tmp_path):
     assert item["answer"][slice(*by_id["c1"]["answer_span"])] == "It opened in 1890"
     assert by_id["c1"]["placed"] is True
     assert by_id["c2"]["answer_span"] is None and by_id["c2"]["placed"] is False
+
+
+def test_a_deeply_nested_body_gets_a_clear_400_not_a_bare_500(files):
+    """Issue 35, item 14: a 100,000-deep JSON body was a bare 500 (RecursionError in the JSON parser)."""
+    s = ReviewSession(files["results"], files["labels"], items=files["items"])
+    c = TestClient(create_app(s, TOKEN), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    before = files["labels"].read_text()
+    for deep in (b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+                 b"[" * 20_000 + b"]" * 20_000):  # under the size limit: the parser's own depth limit
+        r = c.post("/api/items/0/label", content=deep, headers=H)
+        assert r.status_code in (400, 413), (r.status_code, r.text[:200])
+        assert "body" in r.json()["error"], r.text[:200]
+    assert files["labels"].read_text() == before and s.human(0) is None
+    assert save(c, s, 0, 1).status_code == 200  # the app still serves

@@ -69,3 +69,51 @@ def test_the_cli_reads_a_flat_langsmith_export_and_judges_every_turn(tmp_path: P
     with RunStore(store) as s:
         run = s.latest_run(output_path=str(out_all))
     assert run is not None and run.settings["turns"] == "all" and "--turns all" in (run.command or "")
+
+
+def _flat_export(tmp_path: Path, runs: list[dict]) -> Path:
+    export = tmp_path / "export.jsonl"
+    export.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    return export
+
+
+def test_a_parent_run_id_cycle_in_a_langsmith_export_gives_an_invalid_row(tmp_path: Path, capsys) -> None:
+    """Issue 35, item 12: runs whose parent_run_id forms a cycle were dropped with no row."""
+    runs = [{"id": "r1", "name": "agent", "run_type": "chain", "parent_run_id": None,
+             "inputs": {"question": "Weather in Paris?"}, "outputs": {"output": "It is 18 C."}},
+            {"id": "a", "name": "loop-a", "run_type": "chain", "parent_run_id": "b",
+             "inputs": {"question": "Q?"}, "outputs": {"output": "A."}},
+            {"id": "b", "name": "loop-b", "run_type": "chain", "parent_run_id": "a",
+             "inputs": {"question": "Q?"}, "outputs": {"output": "A."}},
+            {"id": "c", "name": "under-the-loop", "run_type": "tool", "parent_run_id": "b",
+             "inputs": {"input": "x"}, "outputs": {"output": "y"}}]
+    out = tmp_path / "out.jsonl"
+    code = main(["run", str(_flat_export(tmp_path, runs)), "-o", str(out), "--store", str(tmp_path / "s.sqlite"),
+                 "--no-progress"])
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["status"] for r in rows] == ["judged", "invalid"], rows
+    bad = rows[1]
+    assert "parent_run_id" in bad["error"] and "cycle" in bad["error"] and "'a'" in bad["error"], bad["error"]
+    assert "line 2" in bad["error"] or bad.get("line") == 2 or ":2" in bad["error"], bad["error"]
+    assert code == 0 and "invalid: 1" in capsys.readouterr().err  # invalid rows are reported, as for any input
+    from judgeflow.errors import InvalidItemError
+    from judgeflow.integrations.langsmith import from_langsmith_runs
+
+    with pytest.raises(InvalidItemError, match="cycle"):
+        from_langsmith_runs(runs)
+
+
+def test_a_3000_deep_langsmith_chain_is_read_without_recursion_error(tmp_path: Path) -> None:
+    """Issue 35, item 12: a 3,000-deep chain crashed with RecursionError."""
+    runs = [{"id": "r0", "name": "agent", "run_type": "chain", "parent_run_id": None,
+             "inputs": {"question": "Weather in Paris?"}, "outputs": {"output": "It is 18 C."}}]
+    runs += [{"id": f"r{k}", "name": f"step{k}", "run_type": "chain", "parent_run_id": f"r{k - 1}",
+              "start_time": f"2025-01-01T00:00:{k % 60:02d}", "inputs": {}, "outputs": {}} for k in range(1, 3000)]
+    runs.append({"id": "t1", "name": "get_weather", "run_type": "tool", "parent_run_id": "r2999",
+                 "inputs": {"input": "Paris"}, "outputs": {"output": "18 C, rain"}})
+    out = tmp_path / "out.jsonl"
+    code = main(["run", str(_flat_export(tmp_path, runs)), "-o", str(out), "--store", str(tmp_path / "s.sqlite"),
+                 "--no-progress"])
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert code == 0 and [(r["id"], r["status"]) for r in rows] == [("r0", "judged")], rows
+    assert rows[0]["claims"][0]["cited"] == "tool get_weather, t1"

@@ -173,3 +173,27 @@ def test_the_offline_judge_gives_a_floor_on_the_hand_written_set() -> None:
     assert all(r.criterion == "trace_grounding" and r.label is not None for r in results)
     agree = sum(r.label == i.label for r, i in zip(results, rows, strict=True))
     assert agree >= 0.75 * len(rows)  # a floor, not a target: the LLM judge is what gets calibrated
+
+
+def test_turns_all_shares_the_conversations_evidence_instead_of_copying_it() -> None:
+    """Issue 35, item 8: `--turns all` made a copy of every earlier message per turn: a 100 KB,
+    2,000-message conversation became 1.26 GB before any call. Each document is now made once."""
+    import tracemalloc
+
+    from judgeflow.items import items_from_record
+
+    msgs = [m for k in range(300) for m in ({"role": "user", "content": f"question {k} " + "u" * 38},
+                                             {"role": "assistant", "content": f"answer {k} " + "a" * 40})]
+    tracemalloc.start()
+    try:
+        items = items_from_record({"id": "c1", "messages": msgs}, turns="all")
+        grown = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(items) == 300
+    first, last = items[1], items[-1]
+    assert all(a is b for a, b in zip(first.source, last.source))  # the same document objects, not copies
+    assert all(a is b for a, b in zip(first.messages, last.messages))
+    assert last.source[0] == "[user turn 1]\nquestion 0 " + "u" * 38 or last.source[0].endswith("question 0 " + "u" * 38)
+    # the evidence alone, copied per item, is 300*299/2 documents of ~60 characters (~2.7 M characters)
+    assert grown < 8 * 2**20, grown

@@ -121,6 +121,9 @@ class FakeBatches:
         """When set to an Event: a batch create waits for it, then fails without creating anything (a
         client killed meanwhile leaves its uploaded input file behind)."""
         self.create_calls = 0
+        self.damage: Any = None
+        """When set: a function applied once to the lines of the next batch output served (a torn or
+        malformed line, as a provider's file can hold); later outputs are served as they are."""
 
     def _reply(self, body: dict[str, Any], make: Any) -> dict[str, Any]:
         reply = make(body)
@@ -161,7 +164,7 @@ class FakeBatches:
         if method == "GET" and path.startswith("/v1/batches/"):
             return 200, self._openai_batch(path.rsplit("/", 1)[1], poll=True)
         if method == "GET" and path.startswith("/v1/files/") and path.endswith("/content"):
-            return 200, self.files[path.split("/")[3]]
+            return 200, self._damaged(self.files[path.split("/")[3]])
         if method == "POST" and path == "/v1/messages/batches":
             reqs = json.loads(raw)["requests"]
             results = [{"custom_id": r["custom_id"], "result": {"type": "succeeded",
@@ -171,7 +174,7 @@ class FakeBatches:
             return 200, self._anthropic_batch(f"msgbatch_{n}")
         if method == "GET" and path.startswith("/v1/messages/batches/") and path.endswith("/results"):
             results = self.batches[path.split("/")[4]]["results"]
-            return 200, "".join(json.dumps(r) + "\n" for r in results).encode()
+            return 200, self._damaged("".join(json.dumps(r) + "\n" for r in results).encode())
         if method == "GET" and path.startswith("/v1/messages/batches/"):
             return 200, self._anthropic_batch(path.rsplit("/", 1)[1], poll=True)
         if method == "DELETE" and path.startswith("/v1/files/"):
@@ -181,6 +184,12 @@ class FakeBatches:
             self.deleted.append(path.rsplit("/", 1)[1])
             return 200, {"id": path.rsplit("/", 1)[1], "type": "message_batch_deleted"}
         return 404, {"error": {"message": f"fake provider: no route {method} {path}"}}
+
+    def _damaged(self, raw: bytes) -> bytes:
+        if self.damage is None:
+            return raw
+        lines, self.damage = self.damage(raw.decode().splitlines()), None
+        return "\n".join(lines).encode()
 
     def _file(self, fid: str) -> dict[str, Any]:
         return {"id": fid, "object": "file", "bytes": len(self.files[fid]), "created_at": int(time.time()),

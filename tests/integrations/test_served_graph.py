@@ -113,3 +113,40 @@ def test_a_run_without_a_context_gets_the_operators_defaults_and_hides_the_endpo
         assert len(endpoint.requests) == 1
     assert out["status"] == "unscored" and "127.0.0.1" not in out["error"] + json.dumps(
         [t.model_dump() for t in out["trace"]]), out["error"]
+
+
+def test_an_items_own_criterion_field_is_a_name_too_and_tells_nothing_about_the_disk(graph, tmp_path, monkeypatch) -> None:
+    """Issue 35, item 1: the item's `criterion` field (not only the context's) names a criterion."""
+    planted = tmp_path / "planted.toml"  # a valid criterion file on the server's disk, not the operator's
+    planted.write_text((ROOT / "criteria" / "factual_correctness.toml").read_text())
+    (tmp_path / "broken.toml").write_text("name = \n")
+    errors = []
+    for name in (str(planted), str(tmp_path / "broken.toml"), str(tmp_path / "missing.toml"), "/etc/passwd",
+                 "/proc/self/environ", "../../criteria/factual_correctness", str(ROOT / "criteria" / "factual_correctness.toml")):
+        out = asyncio.run(graph.ainvoke({"item": {**ITEM, "criterion": name}}, context={"model": "baseline/lexical"}))
+        assert out["status"] == "invalid" and out.get("criterion") is None, (name, out.get("error"))
+        errors.append(out["error"].replace(repr(name[:80]), "NAME"))
+    assert len(set(errors)) == 1 and "a name, never a path" in errors[0], errors
+    assert "/proc" not in errors[0] and str(tmp_path) not in errors[0]
+    out = asyncio.run(graph.ainvoke({"item": {**ITEM, "criterion": "reference_faithfulness"}}, context={}))
+    assert out["criterion"].name == "reference_faithfulness"  # a shipped name in the item is fine
+    mine = tmp_path / "house"
+    mine.mkdir()
+    (mine / "house_rules.toml").write_text(planted.read_text().replace('name = "factual_correctness"', 'name = "house_rules"'))
+    monkeypatch.setenv("JUDGEFLOW_CRITERIA_DIR", str(mine))
+    out = asyncio.run(graph.ainvoke({"item": {**ITEM, "criterion": "house_rules"}}, context={}))
+    assert out["criterion"].name == "house_rules"  # and so is the operator's own
+
+
+def test_a_criterion_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path) -> None:
+    """Issue 35, item 1: a criterion file is size-capped (a 300 MB file took 10 s and +600 MB)."""
+    from judgeflow.criteria import MAX_CRITERION_BYTES, load_criterion
+    from judgeflow.errors import CriterionError
+
+    big = tmp_path / "big.toml"
+    text = (ROOT / "criteria" / "factual_correctness.toml").read_text()
+    big.write_text(text + "# " + "x" * MAX_CRITERION_BYTES + "\n")
+    with pytest.raises(CriterionError, match="over the .* cap"):
+        load_criterion(str(big))
+    (tmp_path / "ok.toml").write_text(text)
+    assert load_criterion(str(tmp_path / "ok.toml")).name == "factual_correctness"

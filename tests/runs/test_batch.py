@@ -175,3 +175,39 @@ def test_batch_with_no_cache_submits_instead_of_serving_the_cache(tmp_path: Path
     assert main(["batch", "collect", run_id, "--store", str(tmp_path / "runs.sqlite"), "--wait", "0.01"]) == 0
     assert [len(b) for b in fake.batch.submitted] == [3, 3]  # round 2 too: the check calls
     assert len(fake.requests) == online  # nothing was served online either
+
+
+def _torn_last(lines: list[str]) -> list[str]:
+    return [*lines[:-1], lines[-1][: len(lines[-1]) // 2]]
+
+
+def _an_array(lines: list[str]) -> list[str]:
+    return [lines[0], "[1, 2, 3]", *lines[2:]]
+
+
+def _bad_status(lines: list[str]) -> list[str]:
+    row = json.loads(lines[1])
+    if "response" in row:
+        row["response"]["status_code"] = "abc"
+    else:
+        row["result"] = "abc"
+    return [lines[0], json.dumps(row), *lines[2:]]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("damage", [_torn_last, _an_array, _bad_status])
+def test_one_bad_line_in_a_batch_output_fails_that_line_only(tmp_path: Path, fake: FakeProvider, provider: str,
+                                                             damage, capsys) -> None:
+    """Issue 35, item 2: a torn, non-object or mistyped line fails that line only; the good replies
+    are kept, the message names the file and line, and only that line is sent again."""
+    write_items(tmp_path / "in.jsonl", 4)
+    assert main(run_args(tmp_path, fake, provider, "--batch", "--strategy", "single")) == 0
+    capsys.readouterr()
+    fake.batch.damage = damage
+    store = ["--store", str(tmp_path / "runs.sqlite")]
+    assert main(["batch", "collect", the_run(tmp_path), *store, "--wait", "0.01"]) == 0
+    err = capsys.readouterr().err
+    assert "kept 3 completed lines; 1 failed or missing" in err, err
+    assert " line " in err and ("file-out-1" in err or "msgbatch_1" in err), err
+    assert [len(b) for b in fake.batch.submitted] == [4, 1]  # only the bad line went out again
+    assert [r["label"] for r in rows(tmp_path)] == [1, 1, 1, 1]

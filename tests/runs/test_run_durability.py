@@ -342,3 +342,32 @@ def test_an_upload_left_by_a_kill_is_deleted_by_the_next_command(tmp_path: Path,
         assert upload in fake.batch.deleted
         if then != "status":  # the round was submitted again, from a new upload: one batch, no orphan
             assert len(fake.batch.submitted) == 1
+
+
+@pytest.mark.parametrize("link", ["hard", "symbolic"])
+def test_a_link_to_the_store_cannot_give_a_second_lock(tmp_path: Path, link: str, capsys) -> None:
+    """Issue 35, item 7: the lock is keyed on the store file's identity, not its name. Before, a hard
+    link or a symlink to the store gave a second lock: two `--resume` both ran and both paid."""
+    from judgeflow.runs.lock import RunBusy
+
+    write_items(tmp_path / "in.jsonl", 4)
+    assert main(offline(tmp_path, tmp_path / "in.jsonl")) == 0
+    run_id = the_run(tmp_path)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    alias = other / "alias.sqlite"
+    if link == "hard":
+        alias.hardlink_to(tmp_path / "runs.sqlite")
+    else:
+        alias.symlink_to(tmp_path / "runs.sqlite")
+    with RunStore(tmp_path / "runs.sqlite") as holder:
+        holder.claim(run_id)
+        with RunStore(alias) as second, pytest.raises(RunBusy, match="being written by another"):
+            second.claim(run_id)
+        args = offline(tmp_path, tmp_path / "in.jsonl", "--resume")
+        args[args.index("--store") + 1] = str(alias)
+        capsys.readouterr()
+        assert main(args) == 2  # the real CLI, through the link: refused
+        assert "is being written by another judgeflow process" in capsys.readouterr().err
+    with RunStore(alias) as later:  # released with its holder: free again through either name
+        later.claim(run_id)

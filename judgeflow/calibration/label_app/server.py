@@ -58,6 +58,21 @@ def parse_label_body(body: Any) -> tuple[int | None, str | None, str]:
     return (None if value in ("skip", None) else value), note, item_id
 
 
+#: a save's body is a few hundred bytes; anything far larger is refused before it is parsed
+MAX_BODY_BYTES = 64 * 1024
+
+
+def read_label_json(raw: bytes) -> Any:
+    """A save's JSON body; ValueError (a 400) naming the fix for one that is not JSON, too large or
+    nested too deep for the parser (a RecursionError was a bare 500)."""
+    if len(raw) > MAX_BODY_BYTES:
+        raise ValueError(f"the body is {len(raw):,} bytes, over the {MAX_BODY_BYTES:,}-byte limit of a save: {LABEL_BODY}")
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ValueError(f"the body must be JSON: {LABEL_BODY}") from None
+
+
 def create_app(session: ReviewSession, token: str, *, allow_any_host: bool = False) -> Starlette:
     """The app over `session`; `token` guards every /api route."""
 
@@ -78,10 +93,7 @@ def create_app(session: ReviewSession, token: str, *, allow_any_host: bool = Fal
         return await run_in_threadpool(session.calibration)
 
     async def label(request: Request) -> dict[str, Any]:
-        try:
-            body = await request.json()
-        except ValueError:
-            raise ValueError(f"the body must be JSON: {LABEL_BODY}") from None
+        body = read_label_json(await request.body())
         value, note, item_id = parse_label_body(body)
         return await run_in_threadpool(lambda: session.label(int(request.path_params["index"]), value, note,
                                                              item_id=item_id))

@@ -7,8 +7,10 @@ import os
 from typing import Any
 
 import anthropic
+from anthropic.types.messages import MessageBatchIndividualResponse
+from pydantic import ValidationError
 
-from .types import BatchStatus, encode_reply, failure
+from .types import BatchStatus, encode_reply, failure, output_rows, unreadable
 from ...errors import ConfigError
 
 
@@ -63,7 +65,15 @@ class AnthropicBatches:
     def results(self, batch_id: str, keys: set[str]) -> tuple[dict[str, str], dict[str, tuple[str, bool]]]:
         ok: dict[str, str] = {}
         failed: dict[str, tuple[str, bool]] = {}
-        for entry in self.client.messages.batches.results(batch_id):
+        problems: list[str] = []
+        text = self.client.messages.batches.with_raw_response.results(batch_id).text()  # read line by line below
+        for row, at in output_rows(text, f"the results of batch {batch_id}"):
+            entry = _entry(row, at, problems)
+            if entry is None:
+                key = row.get("custom_id") if row is not None else None
+                if isinstance(key, str) and key in keys:  # known request, unreadable result: that one fails alone
+                    failed[key] = (failure(problems[-1]), False)
+                continue
             if keys and entry.custom_id not in keys:
                 continue
             result = entry.result
@@ -74,7 +84,7 @@ class AnthropicBatches:
             message = f"batch request {result.type}" + (f": {detail.model_dump(mode='json')}" if detail else "")
             failed[entry.custom_id] = (failure(f"{message} (batch {batch_id})"), result.type == "canceled")
         for key in keys - ok.keys() - failed.keys():
-            failed[key] = (failure(f"no result for this request in batch {batch_id}"), False)
+            failed[key] = (failure(f"no result for this request in batch {batch_id}{unreadable(problems)}"), False)
         return ok, failed
 
     def delete(self, batch_id: str) -> list[str]:
@@ -85,3 +95,16 @@ class AnthropicBatches:
         except anthropic.AnthropicError:
             return [batch_id]
         return []
+
+
+def _entry(row: dict[str, Any] | None, at: str, problems: list[str]) -> MessageBatchIndividualResponse | None:
+    """One results line as the SDK's type; a line that is not one is added to `problems`."""
+    if row is None:
+        problems.append(at)
+        return None
+    try:
+        return MessageBatchIndividualResponse.model_validate(row)
+    except ValidationError as e:
+        err = e.errors()[0]
+        problems.append(f"{at}: {'.'.join(str(x) for x in err['loc'])}: {err['msg']}")
+        return None

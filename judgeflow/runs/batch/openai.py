@@ -8,7 +8,7 @@ from typing import Any
 
 import openai
 
-from .types import BatchStatus, encode_reply, failure
+from .types import output_rows, unreadable, BatchStatus, encode_reply, failure
 from ...errors import ConfigError
 
 ENDPOINT = "/v1/chat/completions"
@@ -75,30 +75,41 @@ class OpenAIBatches:
         b = self.client.batches.retrieve(batch_id)
         ok: dict[str, str] = {}
         failed: dict[str, tuple[str, bool]] = {}
+        problems: list[str] = []
         for file_id in (b.output_file_id, b.error_file_id):
-            if not file_id:
-                continue
-            for line in self.client.files.content(file_id).text.splitlines():
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                key = row.get("custom_id")
-                if keys and key not in keys:
-                    continue
-                response = row.get("response") or {}
-                status = int(response.get("status_code") or 0)
-                if not row.get("error") and 200 <= status < 300:
-                    ok[key] = encode_reply(status, response.get("body"))
-                    continue
-                error = row.get("error") or (response.get("body") or {}).get("error") or {"message": f"HTTP {status}"}
-                code = error.get("code") if isinstance(error, dict) else None
-                failed[key] = (failure(f"batch request failed ({b.status} batch {batch_id}): {error}"),
-                               code == "batch_cancelled")
+            if file_id:
+                text = self.client.files.content(file_id).text
+                self._read_output(text, f"{file_id} (batch {batch_id})", keys, b.status, ok, failed, problems)
         whole = f"; {b.errors.model_dump(mode='json')}" if getattr(b, "errors", None) else ""
         for key in keys - ok.keys() - failed.keys():
-            failed[key] = (failure(f"no result for this request in {b.status} batch {batch_id}{whole}"),
-                           b.status == "cancelled")
+            failed[key] = (failure(f"no result for this request in {b.status} batch {batch_id}{whole}"
+                                   f"{unreadable(problems)}"), b.status == "cancelled")
         return ok, failed
+
+    @staticmethod
+    def _read_output(text: str, where: str, keys: set[str], state: str, ok: dict[str, str],
+                     failed: dict[str, tuple[str, bool]], problems: list[str]) -> None:
+        """One output or error file into `ok` / `failed`; a line that cannot be read goes to `problems`
+        (its request, if known, fails alone and is sent again)."""
+        for row, at in output_rows(text, where):
+            key = row.get("custom_id") if row is not None else None
+            if row is None or not isinstance(key, str):
+                problems.append(at if row is None else f"{at}: no custom_id")
+                continue
+            if keys and key not in keys:
+                continue
+            response = row.get("response") if isinstance(row.get("response"), dict) else {}
+            status = response.get("status_code")
+            if not row.get("error") and (not isinstance(status, int) or isinstance(status, bool)):
+                failed[key] = (failure(f"{at}: status_code {status!r} is not a number"), False)
+                continue
+            if not row.get("error") and 200 <= status < 300:
+                ok[key] = encode_reply(status, response.get("body"))
+                continue
+            body = response.get("body")
+            error = row.get("error") or (body.get("error") if isinstance(body, dict) else None) or {"message": f"HTTP {status}"}
+            code = error.get("code") if isinstance(error, dict) else None
+            failed[key] = (failure(f"batch request failed ({state} {where}): {error}"), code == "batch_cancelled")
 
     def delete(self, batch_id: str) -> list[str]:
         b = self.client.batches.retrieve(batch_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -31,3 +32,37 @@ class BatchStatus:
 def failure(message: str) -> str:
     """A failed line as the transport replays it once the failure is final (a 500 error body)."""
     return encode_reply(500, {"type": "error", "error": {"type": "api_error", "message": message}})
+
+
+def output_rows(text: str, where: str) -> Iterator[tuple[dict[str, Any] | None, str]]:
+    """The lines of a provider's batch output file, each as (row, where) or (None, problem): a torn
+    line, or one that is not a JSON object, fails that line only; `where` names the file and line."""
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        at = f"{where} line {n}"
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            yield None, f"{at}: not valid JSON ({getattr(e, 'msg', e)}, column {getattr(e, 'colno', '?')})"
+            continue
+        if not isinstance(row, dict):
+            yield None, f"{at}: a JSON {type(row).__name__}, not an object"
+            continue
+        yield row, at
+
+
+def unreadable(problems: list[str]) -> str:
+    """What the message of a request with no result adds when some lines could not be read."""
+    if not problems:
+        return ""
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return f"; unreadable lines: {'; '.join(problems[:3])}{more}"
+
+
+def failure_text(reply: str) -> str:
+    """The message of a failure reply (`failure`)."""
+    try:
+        return str(json.loads(reply)["body"]["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return reply
