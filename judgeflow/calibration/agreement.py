@@ -27,7 +27,9 @@ from . import DEFAULT_BOOT
 from ..ensembles.cascade import wilson
 from ..errors import InvalidItemError
 from ..items import Item, read_records
-from .labels import HumanLabels, Label, join_labels, read_labels, read_results
+from .prevalence import PrevalenceFigures, prevalence_figures
+from .annotators import Annotations, HumanCeiling, human_ceiling, labels_for_calibration
+from .labels import HumanLabels, Label, join_labels, read_results
 from ..results import ClaimResult, JudgeVote, Judgment
 
 if TYPE_CHECKING:
@@ -66,8 +68,9 @@ class Confusion(BaseModel):
         return [[self.tn, self.fp], [self.fn, self.tp]]
 
 
-class Agreement(BaseModel):
-    """Agreement statistics on one set of items that have a judge label and a human label."""
+class Agreement(PrevalenceFigures):
+    """Agreement statistics on one set of items that have a judge label and a human label (with the
+    base rate and the prevalence-adjusted figures beside kappa: `prevalence.py`)."""
 
     n: int
     """Items in the statistics (scored by the judge and labelled by a person)."""
@@ -186,6 +189,10 @@ class CalibrationReport(Agreement):
     retest: Retest | None = None
     """The judge's test-retest stability beside its agreement with people (rows with repeats, or
     `calibrate --retest RUN`)."""
+    labellers: list[str] = Field(default_factory=list)
+    """Several labellers: their names, the first being the one the judge is calibrated against."""
+    humans: list[HumanCeiling] = Field(default_factory=list)
+    """Each pair of labellers: kappa on the items both labelled (the human ceiling), beside the judge's."""
 
 
 # -- statistics ---------------------------------------------------------------------------
@@ -288,6 +295,7 @@ def agreement(
         accuracy=_ratio(conf.tp + conf.tn, n),
         precision=_ratio(conf.tp, conf.tp + conf.fp), recall=_ratio(conf.tp, conf.tp + conf.fn),
         false_alarm_share=_ratio(conf.fp, dis), miss_share=_ratio(conf.fn, dis),
+        **prevalence_figures(conf.tn, conf.fp, conf.fn, conf.tp).model_dump(),
     )
     if out.precision is not None and out.recall is not None:
         out.f1 = _ratio(2 * conf.tp, 2 * conf.tp + conf.fp + conf.fn)
@@ -420,7 +428,7 @@ def _scored(joined: Any, rows: list[Judgment], where: str) -> list[tuple[Judgmen
 
 def calibrate(
     results: Iterable[Judgment] | str | Path,
-    labels: HumanLabels | Mapping[str, Label] | str | Path | None = None,
+    labels: HumanLabels | Mapping[str, Label] | str | Path | Sequence[str | Path] | None = None,
     by: str | None = None,
     *,
     seed: int = 0,
@@ -433,7 +441,9 @@ def calibrate(
     Args:
         results: Judgments, or the path of a results file from `judgeflow run`.
         labels: human labels by id (a labels file path, `read_labels()` output, or a dict);
-            default: each result's `human_label` (the input's `label`).
+            default: each result's `human_label` (the input's `label`). Several labels files (or
+            one with several `labelled_by` values): the judge against the first labeller, and
+            each pair of labellers' kappa on their overlap as the human ceiling (`humans`).
         by: a field to group by (`dataset`, `criterion`, `meta.category`, ...).
         seed: bootstrap seed (the same seed gives the same interval).
         n_boot: bootstrap resamples.
@@ -448,9 +458,11 @@ def calibrate(
     """
     where = str(results) if isinstance(results, (str, Path)) else "results"
     rows = read_results(results) if isinstance(results, (str, Path)) else list(results)
-    if isinstance(labels, (str, Path)):
-        items = labels if items is None else items
-        labels = read_labels(labels)
+    ann: Annotations | None = None
+    if isinstance(labels, (str, Path)) or (isinstance(labels, Sequence) and not isinstance(labels, Mapping)):
+        first = labels if isinstance(labels, (str, Path)) else labels[0]
+        items = first if items is None else items
+        labels, ann = labels_for_calibration(labels)
     joined = join_labels(rows, labels)
     scored = _scored(joined, rows, where)
     criteria = Counter(j.criterion or "(none)" for j, _ in scored)
@@ -469,6 +481,9 @@ def calibrate(
     _group(report, joined.pairs, rows, by, seed=seed, n_boot=n_boot)
     _disagreements(report, scored, by, items)
     report.retest = retest_beside(report, retest) if retest is not None else None
+    if ann is not None:
+        report.labellers = ann.labellers
+        report.humans = human_ceiling(ann, rows, agreement=agreement, kappa_text=kappa_text, seed=seed, n_boot=n_boot)
     return report
 
 
