@@ -27,6 +27,7 @@ from . import DEFAULT_BOOT
 from ..ensembles.cascade import wilson
 from ..errors import InvalidItemError
 from ..items import Item, read_records
+from .answer_rate import AnswerRate, answer_rate
 from .prevalence import PrevalenceFigures, prevalence_figures
 from .annotators import Annotations, HumanCeiling, human_ceiling, labels_for_calibration
 from .labels import HumanLabels, Label, join_labels, read_results
@@ -191,6 +192,8 @@ class CalibrationReport(Agreement):
     `calibrate --retest RUN`)."""
     labellers: list[str] = Field(default_factory=list)
     """Several labellers: their names, the first being the one the judge is calibrated against."""
+    answers: AnswerRate | None = None
+    """The judge's rows' answer rate (answers with something checkable) and reference coverage."""
     humans: list[HumanCeiling] = Field(default_factory=list)
     """Each pair of labellers: kappa on the items both labelled (the human ceiling), beside the judge's."""
 
@@ -475,7 +478,7 @@ def calibrate(
         invalid=sum(1 for j, _ in joined.pairs if j.status == "invalid"),
         unlabelled=len(joined.unlabelled), only_in_labels=joined.only_in_labels,
         criteria=dict(criteria), models=dict(Counter(j.model or "(none)" for j, _ in scored)),
-        by=by, seed=seed, n_boot=n_boot,
+        by=by, seed=seed, n_boot=n_boot, answers=answer_rate(rows),
     )
     _warn(report, joined.only_in_labels, criteria)
     _group(report, joined.pairs, rows, by, seed=seed, n_boot=n_boot)

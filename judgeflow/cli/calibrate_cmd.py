@@ -155,6 +155,10 @@ def render(report: CalibrationReport, con: Console) -> None:
               f"human labels from {escape(str(report.label_source))}")
     con.print(f"used {report.n}; unscored {report.unscored} and invalid {report.invalid} (labelled, excluded); "
               f"unlabelled {report.unlabelled}")
+    if report.answers is not None:
+        from ..calibration.answer_rate import answer_text
+
+        con.print(f"{escape(answer_text(report.answers))}: a refusal is a 0 that says nothing", soft_wrap=True)
     table = metrics_table(report)
     for h in report.humans:
         table.add_row(f"kappa {escape(h.a)} vs {escape(h.b)}", kappa_text(h),  # type: ignore[arg-type]

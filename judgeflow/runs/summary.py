@@ -44,6 +44,8 @@ class Tally:
     rate_limited: int = 0
     """Unscored rows given up on the provider's rate limit (their error says "rate limited")."""
     cached: int = 0
+    answered: int = 0
+    """Judged rows whose answer had something checkable (a claim or requirement): the answer rate's count."""
     usage: Usage = field(default_factory=Usage)
     invalid_reasons: Counter[str] = field(default_factory=Counter)
     """Why rows were invalid (reason -> rows; at most MAX_REASONS reasons)."""
@@ -56,6 +58,7 @@ class Tally:
             self.judged += 1
             self.label_1 += j.label == 1
             self.label_0 += j.label == 0
+            self.answered += bool(j.claims or j.requirements)
         self.unscored += j.status == "unscored"
         self.rate_limited += j.status == "unscored" and RATE_LIMITED in (j.error or "")
         if j.status == "invalid":
@@ -112,6 +115,9 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
     lines = [
         f"{t.rows} rows: {labels or 'no 1/0 labels'}; unscored: {t.unscored}; invalid: {t.invalid}"
         + (f"; served from cache: {t.cached}" if t.cached else ""),
+        *([f"answer rate: {t.answered} of {t.judged} judged answers had something checkable"
+           + (f" ({t.judged - t.answered} refused or stated nothing: each a 0 that says nothing)"
+              if t.answered < t.judged else "")] if t.judged else []),
         *([f"most common invalid reason ({n} of {t.invalid} invalid rows): {reason}"
            for reason, n in t.invalid_reasons.most_common(1)]),
         f"tokens in {total.input_tokens:,}, out {total.output_tokens:,} in {total.calls:,} calls"
