@@ -90,6 +90,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--threshold", type=float,
                    help="offline judges only: baseline/lexical content-overlap or baseline/rouge-l F-measure threshold")
     p.add_argument("--trace", action="store_true", help="write prompts and raw replies into each row")
+    p.add_argument("--with-inputs", action="store_true",
+                   help="write each item's question, answer, reference, source and spec into its result row "
+                        "(calibrate shows disagreements with them; the answer rate measures reference coverage)")
     p.add_argument("--store", type=Path, default=DEFAULT_STORE,
                    help=f"the run store, a SQLite file (default {DEFAULT_STORE})")
     p.add_argument("--resume", action="store_true",

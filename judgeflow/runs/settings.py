@@ -34,7 +34,7 @@ RESULT_SETTINGS = ("model", "mode", "column_map", "criterion", "strategy", "temp
                    "coverage", "max_source_chars", "ensemble", "structured", "max_tokens", "max_input_chars",
                    "threshold", "repeats", "turns", "system_prompt")
 #: also recorded with the run (not compared on resume)
-RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format")
+RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format", "with_inputs")
 #: the recorded setting a resume may change (the run's record is updated to the new value)
 ENDPOINT = "base_url"
 
@@ -55,6 +55,8 @@ class RunSettings(BaseModel):
     temperature: float | None = None
     limit: int | None = None
     trace: bool = False
+    with_inputs: bool = False
+    """Result rows carry the item's question, answer, reference, source and spec (`--with-inputs`)."""
     coverage: bool = False
     """Requirement coverage (spec criteria): on with --mode spec unless --no-coverage."""
     max_source_chars: int | None = None
@@ -102,6 +104,7 @@ class RunSettings(BaseModel):
             model=model or args.model or default_model(), base_url=args.base_url, mode=args.mode,
             criterion=f"{crit.name}@{crit.fingerprint}" if crit else None, criterion_arg=args.criterion,
             strategy=args.strategy, temperature=args.temperature, limit=args.limit, trace=args.trace,
+            with_inputs=bool(getattr(args, "with_inputs", False)),
             coverage=bool(flag) if flag is not None else args.mode == "spec",
             max_source_chars=getattr(args, "max_source_chars", None), structured=getattr(args, "structured", "auto"),
             max_tokens=getattr(args, "max_tokens", None),
@@ -200,7 +203,8 @@ class RunSettings(BaseModel):
                 parts += [flag, str(value)]
         for field, column in (self.column_map or {}).items():
             parts += ["--map", f"{field}={column}"]
-        for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache), ("--system-prompt", self.system_prompt)):
+        for flag, on in (("--trace", self.trace), ("--no-cache", self.no_cache), ("--system-prompt", self.system_prompt),
+                         ("--with-inputs", self.with_inputs)):
             if on:
                 parts.append(flag)
         if self.coverage != (self.mode == "spec"):  # not the default for the mode: say it
