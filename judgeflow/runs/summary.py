@@ -115,9 +115,6 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
     lines = [
         f"{t.rows} rows: {labels or 'no 1/0 labels'}; unscored: {t.unscored}; invalid: {t.invalid}"
         + (f"; served from cache: {t.cached}" if t.cached else ""),
-        *([f"answer rate: {t.answered} of {t.judged} judged answers had something checkable"
-           + (f" ({t.judged - t.answered} refused or stated nothing: each a 0 that says nothing)"
-              if t.answered < t.judged else "")] if t.judged else []),
         *([f"most common invalid reason ({n} of {t.invalid} invalid rows): {reason}"
            for reason, n in t.invalid_reasons.most_common(1)]),
         f"tokens in {total.input_tokens:,}, out {total.output_tokens:,} in {total.calls:,} calls"
@@ -127,7 +124,7 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
     if t.votes:  # a panel or cascade: each member at its own price
         from .panel_summary import summary_lines
 
-        return lines + summary_lines(t.votes, prices)
+        return lines + summary_lines(t.votes, prices) + answer_line(t)
     cost = estimate_cost(model, total, prices=prices)
     if model.startswith("baseline/"):
         lines.append("cost: none (offline judge, no model calls)")
@@ -136,4 +133,13 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
     else:
         source = price.source if (price := price_for(model, prices)) else "?"
         lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model} (prices: {source})")
-    return lines
+    return lines + answer_line(t)
+
+
+def answer_line(t: Tally) -> list[str]:
+    """The answer rate beside the labels: a refusal is a 0 that says nothing (`calibration/answer_rate.py`)."""
+    if not t.judged:
+        return []
+    silent = t.judged - t.answered
+    return [f"answer rate: {t.answered} of {t.judged} judged answers had something checkable"
+            + (f" ({silent} refused or stated nothing: each a 0 that says nothing)" if silent else "")]
