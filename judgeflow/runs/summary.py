@@ -124,7 +124,7 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
     if t.votes:  # a panel or cascade: each member at its own price
         from .panel_summary import summary_lines
 
-        return lines + summary_lines(t.votes, prices) + answer_line(t)
+        return lines + summary_lines(t.votes, prices)
     cost = estimate_cost(model, total, prices=prices)
     if model.startswith("baseline/"):
         lines.append("cost: none (offline judge, no model calls)")
@@ -133,7 +133,7 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
     else:
         source = price.source if (price := price_for(model, prices)) else "?"
         lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model} (prices: {source})")
-    return lines + answer_line(t)
+    return lines
 
 
 def answer_line(t: Tally) -> list[str]:

@@ -10,7 +10,8 @@ import pytest
 from judgeflow import Judge, read_items
 from judgeflow.calibration.labels import read_results
 from judgeflow.cli import main
-from judgeflow.results import Judgment, results_to_dataframe
+from judgeflow.frames import results_to_dataframe
+from judgeflow.results import Judgment
 
 pd = pytest.importorskip("pandas")
 SAMPLE = Path(__file__).parents[2] / "examples" / "data" / "factual_qa_sample.jsonl"
