@@ -30,7 +30,7 @@ _LAZY = {
     "Panel": "ensembles", "Cascade": "ensembles", "Repeats": "ensembles",
     "areview": "spec_review", "review": "spec_review",
     "ClaimResult": "results", "JudgeVote": "results", "Judgment": "results", "RequirementResult": "results",
-    "TraceEntry": "results", "Usage": "results", "results_to_dataframe": "results",
+    "TraceEntry": "results", "Usage": "results", "results_to_dataframe": "frames",
     "RunStore": "runs.store",
     "CalibrationReport": "calibration.agreement", "calibrate": "calibration.agreement",
     "ComparisonReport": "calibration.comparison", "compare": "calibration.comparison",
@@ -57,8 +57,8 @@ if _TYPE_CHECKING:
     from .judge import Judge, judge
     from .ensembles import Cascade, Panel, Repeats
     from .judging import Judging, judge_many, judge_stream
-    from .results import (ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage,
-                          results_to_dataframe)
+    from .frames import results_to_dataframe
+    from .results import ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage
     from .runs.store import RunStore
     from .schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
     from .spec_review import areview, review

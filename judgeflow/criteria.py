@@ -8,6 +8,8 @@ name (`factual_correctness`) or a path to a user's own file.
 
 from __future__ import annotations
 
+import difflib
+
 import hashlib
 import os
 import string
@@ -18,6 +20,7 @@ except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -450,6 +453,30 @@ def _read_capped(path: str, size: int) -> str:
         raise CriterionError(f"not UTF-8 text (byte {e.start})", path=path) from None
 
 
+def _keys_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys a criterion file may use where `loc` points (the fields of the table it is in)."""
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part))
+        sub = getattr(field.annotation, "model_fields", None) if field is not None else None
+        if sub is None:
+            inner = [a for a in getattr(field.annotation, "__args__", ()) if hasattr(a, "model_fields")] if field else []
+            if not inner:
+                return []
+            model = inner[0]
+        else:
+            model = field.annotation  # type: ignore[assignment]
+    return [k for k in model.model_fields if k != "path"]
+
+
+def unknown_key_message(err: Mapping[str, Any]) -> str:
+    """An unknown key in a criterion file, with the nearest known one ("did you mean 'verdicts'?")."""
+    loc = tuple(err.get("loc") or ())
+    known = _keys_at(Criterion, loc)
+    close = difflib.get_close_matches(str(loc[-1]) if loc else "", known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown key; {hint}the keys here are: {', '.join(known)}" if known else "unknown key"
+
+
 @lru_cache(maxsize=64)
 def _load_file(path: str, mtime_ns: int = 0, size: int = 0) -> Criterion:
     """Parse and validate one file; cached by (path, mtime, size) so an edited file is re-read."""
@@ -459,13 +486,15 @@ def _load_file(path: str, mtime_ns: int = 0, size: int = 0) -> Criterion:
         raise CriterionError(f"not valid TOML: {e}", path=path) from None
     try:
         criterion = Criterion(**data, path=path)
-    except ValidationError as e:
-        err = e.errors()[0]
+    except ValidationError as e:  # a misspelt key also leaves its right name missing: the misspelling is the news
+        err = next((x for x in e.errors() if x["type"] == "extra_forbidden"), e.errors()[0])
         key = (err.get("ctx") or {}).get("key") or ".".join(str(x) for x in err["loc"]) or None
         bad = err.get("input")
         got = f" (got {bad!r})" if isinstance(bad, (str, int, float, bool)) and err["type"] != "criterion" else ""
+        msg = unknown_key_message(err) if err["type"] == "extra_forbidden" else err["msg"]
         raise CriterionError(
-            f"{key + ': ' if key else ''}{err['msg']}{got} ({len(e.errors())} problem(s) in all)",
+            f"{key + ': ' if key else ''}{msg}{got if err['type'] != 'extra_forbidden' else ''} "
+            f"({len(e.errors())} problem(s) in all)",
             path=path, key=key,
         ) from None
     register_tags(criterion.prompts.model_dump().values())

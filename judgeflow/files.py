@@ -288,6 +288,23 @@ def _json_array(text: str, path: str) -> Iterator[Row]:
                                                           field=key)
 
 
+def _check_delimiter(header: list[str], path: str, line: int) -> None:
+    """A one-column header holding ';' or a tab is another delimiter's file read as comma-separated.
+
+    Raises:
+        InvalidItemError: naming the delimiter it saw and how to fix the file.
+    """
+    if len(header) != 1:
+        return
+    for sep, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "pipes")):
+        if header[0].count(sep) >= 1:
+            cols = [c.strip() for c in header[0].split(sep)]
+            raise InvalidItemError(f"the header is one column {header[0]!r}: this file looks separated by {name} "
+                                   f"({', '.join(repr(c) for c in cols[:4])}), not commas; save it as comma-separated "
+                                   "CSV (a spreadsheet's 'CSV UTF-8 (comma delimited)') or as JSONL",
+                                   path=path, line=line)
+
+
 def _csv_rows(text: str, path: str) -> Iterator[Row]:
     """CSV rows as dicts keyed by the header. A quote left open, a stray quote, or more cells
     than the header has make that row invalid (naming its line); reading resumes on the next line,
@@ -313,6 +330,7 @@ def _csv_rows(text: str, path: str) -> Iterator[Row]:
                         yield n, bad
                     elif header is None:
                         header = [c.strip() for c in cells]
+                        _check_delimiter(header, path, n)
                         twice = next((c for i, c in enumerate(header) if c and c in header[:i]), None)
                         if twice is not None:
                             raise InvalidItemError(f"the column {twice!r} appears twice in the header (which one "

@@ -160,6 +160,7 @@ class Item(BaseModel):
             )
         _refuse_surrogates(record, path, line)
         values, aliases, rec = resolve_fields(record, column_map)
+        typo = mapped_column_missing(record, values, column_map)
         item_id = values.get("id")
         item_id = str(item_id) if item_id is not None else (f"line-{line}" if line else None)
 
@@ -169,6 +170,8 @@ class Item(BaseModel):
             err.record = dict(record)
             return err
 
+        if typo is not None:
+            raise bad(typo[1], typo[0])
         if item_id is None:
             raise bad("has no 'id'; add an \"id\" field (any unique string)", "id")
         values["id"] = item_id
@@ -268,6 +271,22 @@ def _refuse_surrogates(record: Mapping[str, Any], path: str | None, line: int | 
     err.record = scrub_surrogates(dict(record))
     err.item_id = str(err.record.get("id") or "") or None
     raise err
+
+
+def mapped_column_missing(record: Mapping[str, Any], values: Mapping[str, Any], column_map: ColumnMap | None
+                          ) -> tuple[str, str] | None:
+    """(field, message) for a `--map FIELD=COLUMN` whose column this row does not have, when that looks like a
+    misspelling (a close column name exists) or leaves a required field (id, answer) without a value."""
+    for field, column in (column_map or {}).items():
+        if column in record:
+            continue
+        columns = [str(k) for k in record]
+        close = difflib.get_close_matches(column, columns, n=1, cutoff=0.75)
+        if close or (field in ("id", "answer") and field not in values):
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            return field, (f"--map {field}={column}: the row has no column {column!r}; {hint}its columns are: "
+                           f"{', '.join(columns[:12])}{' ...' if len(columns) > 12 else ''}")
+    return None
 
 
 def _normalise(values: dict[str, Any], bad: Callable[[str, str], InvalidItemError]) -> None:

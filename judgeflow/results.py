@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, SerializerFunctionWrapHandler, model_serializer
@@ -229,23 +227,3 @@ def flat_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: json.dumps(v, ensure_ascii=False, default=str)
             if isinstance(v, (list, dict)) or (k in JSON_FIELDS and v is not None) else v
             for k, v in row.items()}
-
-
-def results_to_dataframe(results: Iterable[Judgment] | str | Path) -> Any:
-    """Results as a pandas DataFrame: one row per result, the output file's columns (claims, usage
-    and requirements stay Python objects). `results`: Judgments, or a results .jsonl path.
-
-    Raises:
-        ImportError: pandas is not installed (`pip install pandas`).
-    """
-    try:
-        import pandas as pd
-    except ImportError:
-        raise ImportError("results_to_dataframe needs pandas: pip install pandas") from None
-    if isinstance(results, (str, Path)):
-        from .files import read_rows
-
-        rows = [r if isinstance(r, dict) else {"error": str(r)} for _, r in read_rows(results)]
-    else:
-        rows = [j.to_row() for j in results]
-    return pd.DataFrame(rows)

@@ -133,6 +133,14 @@ class JudgeState(BaseModel):
         return v
 
 
+class JudgeInput(BaseModel):
+    """What a caller sets (a served graph's input schema): the item; the rest of JudgeState is the graph's own."""
+
+    item: Item
+
+    _record = field_validator("item", mode="before")(JudgeState._record.__func__)  # type: ignore[attr-defined]
+
+
 def _fresh() -> tuple[Usage, list[TraceEntry]]:
     """What one node spends: filled by the backend's step, returned as the node's update."""
     return Usage(), []
@@ -257,7 +265,7 @@ def build_graph(context_schema: type[Any] = JudgeContext) -> Any:
 
     context_schema: what a JSON context is read as; `served.build_served_graph` passes its
     `ServedContext` (names the operator allows, nothing more)."""
-    g = StateGraph(JudgeState, context_schema=context_schema)
+    g = StateGraph(JudgeState, context_schema=context_schema, input_schema=JudgeInput)
     for node in (route, decompose, check, single, cover, aggregate):
         g.add_node(node)
     g.add_edge(START, "route")  # route, decompose, check and single name their next node (Command)

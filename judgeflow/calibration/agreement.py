@@ -27,7 +27,10 @@ from . import DEFAULT_BOOT
 from ..ensembles.cascade import wilson
 from ..errors import InvalidItemError
 from ..items import Item, read_records
-from .labels import HumanLabels, Label, join_labels, read_labels, read_results
+from .answer_rate import AnswerRate, answer_rate
+from .prevalence import PrevalenceFigures, prevalence_figures
+from .annotators import Annotations, HumanCeiling, human_ceiling, labels_for_calibration
+from .labels import HumanLabels, Label, join_labels, read_results
 from ..results import ClaimResult, JudgeVote, Judgment
 from .span_metrics import SpanMetrics, read_human_spans, spans_beside, spans_of_results
 
@@ -81,8 +84,9 @@ class Confusion(BaseModel):
         return [[self.tn, self.fp], [self.fn, self.tp]]
 
 
-class Agreement(BaseModel):
-    """Agreement statistics on one set of items that have a judge label and a human label."""
+class Agreement(PrevalenceFigures):
+    """Agreement statistics on one set of items that have a judge label and a human label (with the
+    base rate and the prevalence-adjusted figures beside kappa: `prevalence.py`)."""
 
     n: int
     """Items in the statistics (scored by the judge and labelled by a person)."""
@@ -203,6 +207,12 @@ class CalibrationReport(Agreement):
     retest: Retest | None = None
     """The judge's test-retest stability beside its agreement with people (rows with repeats, or
     `calibrate --retest RUN`)."""
+    labellers: list[str] = Field(default_factory=list)
+    """Several labellers: their names, the first being the one the judge is calibrated against."""
+    answers: AnswerRate | None = None
+    """The judge's rows' answer rate (answers with something checkable) and reference coverage."""
+    humans: list[HumanCeiling] = Field(default_factory=list)
+    """Each pair of labellers: kappa on the items both labelled (the human ceiling), beside the judge's."""
 
 
 # -- statistics ---------------------------------------------------------------------------
@@ -305,6 +315,7 @@ def agreement(
         accuracy=_ratio(conf.tp + conf.tn, n),
         precision=_ratio(conf.tp, conf.tp + conf.fp), recall=_ratio(conf.tp, conf.tp + conf.fn),
         false_alarm_share=_ratio(conf.fp, dis), miss_share=_ratio(conf.fn, dis),
+        **prevalence_figures(conf.tn, conf.fp, conf.fn, conf.tp).model_dump(),
     )
     if out.precision is not None and out.recall is not None:
         out.f1 = _ratio(2 * conf.tp, 2 * conf.tp + conf.fp + conf.fn)
@@ -437,7 +448,7 @@ def _scored(joined: Any, rows: list[Judgment], where: str) -> list[tuple[Judgmen
 
 def calibrate(
     results: Iterable[Judgment] | str | Path,
-    labels: HumanLabels | Mapping[str, Label] | str | Path | None = None,
+    labels: HumanLabels | Mapping[str, Label] | str | Path | Sequence[str | Path] | None = None,
     by: str | None = None,
     *,
     seed: int = 0,
@@ -450,7 +461,9 @@ def calibrate(
     Args:
         results: Judgments, or the path of a results file from `judgeflow run`.
         labels: human labels by id (a labels file path, `read_labels()` output, or a dict);
-            default: each result's `human_label` (the input's `label`).
+            default: each result's `human_label` (the input's `label`). Several labels files (or
+            one with several `labelled_by` values): the judge against the first labeller, and
+            each pair of labellers' kappa on their overlap as the human ceiling (`humans`).
         by: a field to group by (`dataset`, `criterion`, `meta.category`, ...).
         seed: bootstrap seed (the same seed gives the same interval).
         n_boot: bootstrap resamples.
@@ -465,10 +478,9 @@ def calibrate(
     """
     where = str(results) if isinstance(results, (str, Path)) else "results"
     rows = read_results(results) if isinstance(results, (str, Path)) else list(results)
-    span_file = labels if isinstance(labels, (str, Path)) else None
-    if isinstance(labels, (str, Path)):
-        items = labels if items is None else items
-        labels = read_labels(labels)
+    labels, ann, first = _read_label_sets(labels)
+    span_file = first if isinstance(first, (str, Path)) else None
+    items = span_file if items is None else items
     joined = join_labels(rows, labels)
     scored = _scored(joined, rows, where)
     criteria = Counter(j.criterion or "(none)" for j, _ in scored)
@@ -481,7 +493,7 @@ def calibrate(
         invalid=sum(1 for j, _ in joined.pairs if j.status == "invalid"),
         unlabelled=len(joined.unlabelled), only_in_labels=joined.only_in_labels,
         criteria=dict(criteria), models=dict(Counter(j.model or "(none)" for j, _ in scored)),
-        by=by, seed=seed, n_boot=n_boot,
+        by=by, seed=seed, n_boot=n_boot, answers=answer_rate(rows),
     )
     _warn(report, joined.only_in_labels, criteria)
     _group(report, joined.pairs, rows, by, seed=seed, n_boot=n_boot)
@@ -489,7 +501,20 @@ def calibrate(
     human = {**spans_of_results(rows), **(read_human_spans(span_file) if span_file else {})}
     report.spans = spans_beside(rows, human, seed=seed, n_boot=n_boot) if human else None
     report.retest = retest_beside(report, retest) if retest is not None else None
+    if ann is not None:
+        report.labellers = ann.labellers
+        report.humans = human_ceiling(ann, rows, agreement=agreement, kappa_text=kappa_text, seed=seed, n_boot=n_boot)
     return report
+
+
+def _read_label_sets(labels: Any) -> tuple[Any, Annotations | None, Any]:
+    """Labels given as a file, several files (several labellers) or rows: (labels, the labellers' annotations
+    or None, the first file or row set: the default items file and the human spans' file)."""
+    if isinstance(labels, (str, Path)) or (isinstance(labels, Sequence) and not isinstance(labels, Mapping)):
+        first = labels if isinstance(labels, (str, Path)) else labels[0]
+        read, ann = labels_for_calibration(labels)
+        return read, ann, first
+    return labels, None, None
 
 
 def _disagreements(report: CalibrationReport, scored: list[tuple[Judgment, Label]], by: str | None,

@@ -13,7 +13,6 @@ point of the command.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -93,12 +92,13 @@ class ComparisonReport(BaseModel):
 
 
 def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p for discordant counts b and c: 2 * P(X <= min(b, c)), X ~ Bin(b + c, 1/2)."""
-    n = b + c
-    if n == 0:
+    """Two-sided exact McNemar p for discordant counts b and c: 2 * P(X <= min(b, c)), X ~ Bin(b + c, 1/2)
+    (scipy's exact binomial test, which comes with scikit-learn)."""
+    if b + c == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
-    return min(1.0, 2 * tail / 2**n)
+    from scipy.stats import binomtest
+
+    return float(binomtest(min(b, c), b + c, 0.5).pvalue)
 
 
 def _load(run: Iterable[Judgment] | str | Path) -> tuple[list[Judgment], str | None]:

@@ -20,7 +20,7 @@ repeats as unstable. The intervals are at level 1 - alpha.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -29,13 +29,14 @@ from pydantic import BaseModel, Field
 from ..errors import ConfigError
 from ..results import ClaimResult, Judgment
 from .agreement import deciding_claim
+from .answer_rate import AnswerDrop, AnswerRate, answer_drop, answer_rate
 from .comparison import mcnemar_exact
+from .gate_stability import judge_unstable, set_aside, stability_note
 from .labels import Label, read_run
 from .pairing import paired
 from .rates import RunRate, pct, rate_text, run_rate
-from .stability import verdicts_of
 
-Rule = Literal["max_unscored", "paired", "max_rate"]
+Rule = Literal["max_unscored", "paired", "max_rate", "answer_rate"]
 #: the default share of unscored and invalid rows a run may have before the gate fails
 DEFAULT_MAX_UNSCORED = 0.05
 
@@ -88,6 +89,13 @@ class GateResult(BaseModel):
     repeats: bool = False
     """Whether either run carried repeats (so instability could be seen at all)."""
     verdict: str = ""
+    baseline_answers: AnswerRate | None = None
+    """The baseline's answer rate (answers with checkable content) and reference coverage."""
+    candidate_answers: AnswerRate | None = None
+    unstable_flips: list[Flip] = Field(default_factory=list)
+    """Flips on unstable items: set aside, not counted as regressions or improvements (`gate_stability.py`)."""
+    answers: AnswerDrop | None = None
+    """The answer-rate rule's paired counts: a bot that starts refusing must not pass."""
 
     @property
     def exit_code(self) -> int:
@@ -101,15 +109,6 @@ def _flip(b: Judgment, c: Judgment, unstable: set[str]) -> Flip:
                 reason=says_one.reason, unstable=c.id in unstable)
 
 
-def _unstable(rows: Iterable[Judgment]) -> set[str]:
-    out = set()
-    for j in rows:
-        labels = {v.label for v in verdicts_of(j) if v.label is not None}
-        if len(labels) > 1:
-            out.add(j.id)
-    return out
-
-
 def gate(
     candidate: Iterable[Judgment] | str | Path,
     baseline: Iterable[Judgment] | str | Path,
@@ -118,6 +117,8 @@ def gate(
     max_rate: float | None = None,
     max_unscored: float = DEFAULT_MAX_UNSCORED,
     store: str | Path | None = None,
+    stability: Sequence[Iterable[Judgment] | str | Path] | None = None,
+    repeats: int | None = None,
 ) -> GateResult:
     """Decide whether the candidate run is worse than the baseline run.
 
@@ -129,6 +130,9 @@ def gate(
             bound is above it); None: no ceiling.
         max_unscored: the largest share of a run's rows that may be unscored or invalid.
         store: the run store that run ids are looked up in.
+        stability: the candidate's answers judged again (results, files or run ids): items whose
+            label differs are unstable, and flips on them are set aside (`gate_stability.py`).
+        repeats: check that every scored row carries at least this many repeats (`run --repeats K`).
 
     Raises:
         RunsDiffer: the runs cannot be compared (other items, criterion or judge model).
@@ -145,7 +149,8 @@ def gate(
                         candidate=run_rate(rows_c, name=name_c, level=level),
                         alpha=alpha, max_rate=max_rate, max_unscored=max_unscored,
                         repeats=any(j.repeats for j in (*rows_b, *rows_c)))
-    unstable = _unstable(rows_b) | _unstable(rows_c)
+    unstable = judge_unstable(rows_b, rows_c, (name_b, name_c), stability=stability, repeats=repeats, store=store)
+    result.repeats = result.repeats or bool(stability)
     result.unstable = sorted(unstable)
     for b, c in pairs:
         if b.label is None or c.label is None:
@@ -154,8 +159,10 @@ def gate(
         result.paired += 1
         if b.label != c.label:
             (result.got_worse if c.label == 1 else result.got_better).append(_flip(b, c, unstable))
+    set_aside(result)
     result.mcnemar_p = mcnemar_exact(len(result.got_worse), len(result.got_better))
-    result.rules = [_unscored_rule(result), _paired_rule(result), _rate_rule(result)]
+    result.rules = [_unscored_rule(result), _paired_rule(result), _rate_rule(result),
+                    _answer_rule(result, rows_b, rows_c, pairs, level)]
     failed = [r for r in result.rules if r.failed]
     result.passed = not failed
     result.rule = failed[0].rule if failed else None
@@ -213,6 +220,14 @@ def _rate_rule(r: GateResult) -> RuleOutcome:
     return RuleOutcome(rule="max_rate", failed=False, text=f"rate {rate_text(c)} within --max-rate {pct(r.max_rate)}")
 
 
+def _answer_rule(r: GateResult, rows_b: list[Judgment], rows_c: list[Judgment],
+                 pairs: list[tuple[Judgment, Judgment]], level: float) -> RuleOutcome:
+    """Fails when the candidate answers (or covers) significantly less than the baseline (`answer_rate.py`)."""
+    r.baseline_answers, r.candidate_answers = answer_rate(rows_b, level=level), answer_rate(rows_c, level=level)
+    r.answers = answer_drop(pairs, alpha=r.alpha)
+    return RuleOutcome(rule="answer_rate", failed=r.answers.failed, text=r.answers.text)
+
+
 def verdict(r: GateResult) -> str:
     """The decision in one or two sentences, naming the rule that decided it."""
     if r.passed:
@@ -221,8 +236,4 @@ def verdict(r: GateResult) -> str:
     else:
         deciding = next(x for x in r.rules if x.failed)
         head = f"FAIL ({deciding.rule}): {deciding.text}."
-    flaky = [f for f in r.got_worse if f.unstable]
-    if flaky:
-        head += (f" {len(flaky)} of the {len(r.got_worse)} items that went 0 -> 1 flip between the judge's own repeats: "
-                 "the judge's noise, not necessarily the bot.")
-    return head
+    return head + stability_note(r)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import re
 
+from .answer_rate import AnswerRate, answer_cell
 from .gate import Flip, GateResult
 from .rates import RunRate, rate_text
 
@@ -31,9 +32,9 @@ def cell(text: str | None, limit: int = MAX_CELL) -> str:
     return s.replace("[", "\\[").replace("]", "\\]")
 
 
-def _run_row(role: str, r: RunRate) -> str:
+def _run_row(role: str, r: RunRate, a: AnswerRate | None = None) -> str:
     calls = f"{r.calls:,}" + (f" ({r.cached} rows from cache)" if r.cached else "")
-    return (f"| {role} | {cell(r.name, 60)} | {rate_text(r)} | {r.unscored} | {r.invalid} | {r.rows} | "
+    return (f"| {role} | {cell(r.name, 60)} | {rate_text(r)} | {answer_cell(a)} | {r.unscored} | {r.invalid} | {r.rows} | "
             f"{cell(', '.join(r.models), 60)} | {calls} |")
 
 
@@ -57,20 +58,24 @@ def gate_markdown(r: GateResult) -> str:
     lines = [
         f"### judgeflow gate: {mark}", "",
         cell(r.verdict, 600), "",
-        f"| run | results | hallucination rate [{level} Wilson] | unscored | invalid | rows | judge | model calls |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-        _run_row("baseline", r.baseline), _run_row("candidate", r.candidate), "",
+        f"| run | results | hallucination rate [{level} Wilson] | answer rate | unscored | invalid | rows | judge "
+        "| model calls |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        _run_row("baseline", r.baseline, r.baseline_answers), _run_row("candidate", r.candidate, r.candidate_answers), "",
         (f"Paired on {r.paired} items scored in both runs ({r.not_paired} left out: unscored or invalid in a run): "
          f"**{len(r.got_worse)}** went 0 → 1, **{len(r.got_better)}** went 1 → 0; McNemar exact p = {r.mcnemar_p:.3g} "
          f"(alpha {r.alpha:g})."), "",
     ]
     lines += [f"- {'**failed**' if o.failed else 'ok'} `{o.rule}`: {cell(o.text, 400)}" for o in r.rules]
     if r.repeats:
-        lines.append(f"- judge stability: {len(r.unstable)} item(s) flip between the judge's own repeats"
-                     + (f" ({sum(f.unstable for f in r.got_worse)} of them among the 0 → 1)" if r.unstable else ""))
+        lines.append(f"- judge stability: {len(r.unstable)} item(s) flip between the judge's own verdicts; "
+                     f"{len(r.unstable_flips)} flip(s) on them set aside, not counted as regressions")
     lines += _flips("Went 0 → 1 (a hallucination found only in the candidate)", r.got_worse)
     lines += _flips("Went 1 → 0", r.got_better)
-    lines += ["", ("<sub>Rate: the share of scored rows labelled 1 (a hallucination found). The gate makes no "
+    lines += _flips("Flipped on unstable items (set aside)", r.unstable_flips)
+    lines += ["", ("<sub>Rate: the share of scored rows labelled 1 (a hallucination found); answer rate: the share "
+                   "of scored answers with something checkable (a refusal states nothing, so it cannot hallucinate). "
+                   "The gate makes no "
                    "model calls; the calls above are what judging each run cost (answers unchanged since an earlier "
                    "run are served from the response cache).</sub>"), ""]
     return "\n".join(lines)

@@ -22,9 +22,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
-from ..errors import InvalidItemError
+from ..errors import ConfigError, InvalidItemError
 from ..files import file_lock, json_line, write_jsonl_atomic
 from ..items import Item, read_records
+from .annotators import LABELLER_FIELD
 from .labels import ID_FIELDS, LABEL_FIELDS
 
 HELP = "1 = hallucination/error · 0 = no error · s = skip · b = back · q = quit (progress is saved)"
@@ -50,6 +51,8 @@ class LabelSummary(BaseModel):
     """Labelled items whose judge verdict matches the person's (when the sample carries one)."""
     false_alarms: int = 0
     misses: int = 0
+    invalid: int = 0
+    """Items whose input row the judge found invalid: not asked (there is no verdict to calibrate)."""
 
 
 def truncate(text: str, limit: int) -> str:
@@ -71,8 +74,10 @@ class Labeller:
     """The labelling session over one JSONL file."""
 
     def __init__(self, path: str | Path, *, input_fn: Callable[[str], str] | None = None,
-                 console: Console | None = None, max_chars: int = 1500) -> None:
+                 console: Console | None = None, max_chars: int = 1500, name: str | None = None) -> None:
         self.path = Path(path)
+        self.name = name.strip() if name and name.strip() else None
+        """Who labels (`--as NAME`): written into each label as `labelled_by`."""
         if self.path.suffix.lower() != ".jsonl":
             raise InvalidItemError("the labeller works on .jsonl files; make one with `judgeflow sample INPUT -o "
                                    "TO_LABEL.jsonl`", path=str(path))
@@ -94,12 +99,19 @@ class Labeller:
         if not self.rows:
             raise InvalidItemError("no items to label", path=str(self.path))
         self._lines = [None] * len(self.rows)
+        if self.name:
+            check_labeller(self.path, self.rows, self.name)
 
     def label_of(self, i: int) -> int | None:
         return self.items[i].label
 
     def done(self, i: int) -> bool:
-        return self.label_of(i) is not None or bool(self.rows[i].get(SKIPPED))
+        return self.label_of(i) is not None or bool(self.rows[i].get(SKIPPED)) or self.invalid(i)
+
+    def invalid(self, i: int) -> bool:
+        """The judge found item i's input row invalid: there is nothing judged to label (never asked)."""
+        judge = self.rows[i].get("judge")
+        return isinstance(judge, dict) and judge.get("status") == "invalid" and self.label_of(i) is None
 
     def next_open(self, after: int = -1) -> int | None:
         """The next item neither labelled nor skipped after `after`, wrapping round; None if none."""
@@ -116,6 +128,8 @@ class Labeller:
         else:
             row.pop(SKIPPED, None)
             row["label"] = label
+            if self.name:
+                row[LABELLER_FIELD] = self.name
             row["labelled_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self.write_row(i, row)
 
@@ -209,7 +223,8 @@ class Labeller:
         s = LabelSummary(path=str(self.path), total=len(labels), labelled=sum(x is not None for x in labels),
                          ones=labels.count(1), zeros=labels.count(0),
                          skipped=sum(1 for i, x in enumerate(labels) if x is None and self.rows[i].get(SKIPPED)),
-                         remaining=sum(1 for i in range(len(labels)) if not self.done(i)))
+                         remaining=sum(1 for i in range(len(labels)) if not self.done(i)),
+                         invalid=sum(1 for i in range(len(labels)) if self.invalid(i)))
         for i, mine in enumerate(labels):
             judge = self.rows[i].get("judge")
             theirs = judge.get("label") if isinstance(judge, dict) else None
@@ -263,6 +278,9 @@ class Labeller:
         s = self.summary()
         self.con.print(f"{s.labelled} of {s.total} labelled ({s.ones} × 1, {s.zeros} × 0), {s.skipped} skipped, "
                        f"{s.remaining} to go -> {self.path}")
+        if s.invalid:
+            self.con.print(f"{s.invalid} item(s) not asked: the judge found their input invalid (no verdict to "
+                           "compare a label with; fix the rows and run again)", markup=False)
         if s.agree + s.false_alarms + s.misses:
             self.con.print(f"the judge agrees on {s.agree}; {s.false_alarms} false alarm(s), {s.misses} miss(es). "
                            f"Full report: judgeflow calibrate RESULTS.jsonl --labels {self.path}")
@@ -270,7 +288,22 @@ class Labeller:
 
 
 def label_file(path: str | Path, *, input_fn: Callable[[str], str] | None = None, console: Console | None = None,
-               start: int | None = None, max_chars: int = 1500) -> LabelSummary:
-    """Label the items in `path` interactively (see the module docstring); returns where it stands."""
-    return Labeller(path, input_fn=input_fn, console=console, max_chars=max_chars).run(start=start)
+               start: int | None = None, max_chars: int = 1500, name: str | None = None) -> LabelSummary:
+    """Label the items in `path` interactively (see the module docstring); returns where it stands.
+    `name`: who labels (written as `labelled_by`; a file someone else labelled is refused)."""
+    return Labeller(path, input_fn=input_fn, console=console, max_chars=max_chars, name=name).run(start=start)
+
+
+def check_labeller(path: Path, rows: list[dict[str, Any]], name: str) -> None:
+    """Refuse to relabel a file another person labelled: each labeller labels their own copy.
+
+    Raises:
+        ConfigError: a row of `path` is labelled by someone other than `name`.
+    """
+    others = sorted({str(r[LABELLER_FIELD]) for r in rows if r.get(LABELLER_FIELD) not in (None, "", name)
+                     and any(r.get(f) not in (None, "") for f in LABEL_FIELDS)})
+    if others:
+        raise ConfigError(f"{path} holds labels by {', '.join(others)}; label your own copy so both sets are kept: "
+                          f"judgeflow sample {path} --overlap -n 20 -o {path.stem}.{name}.jsonl, then "
+                          f"judgeflow label {path.stem}.{name}.jsonl --as {name}")
 

@@ -14,20 +14,24 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from statistics import NormalDist
 
 from pydantic import BaseModel, Field
 
-from ..ensembles.cascade import wilson
 from ..results import Judgment
 
 
 def wilson_interval(ones: int, n: int, level: float = 0.95) -> tuple[float, float] | None:
     """Wilson's score interval for `ones` successes in `n` trials at `level` (two-sided); None if n is 0.
-    The formula is the cascade's (`ensembles.cascade.wilson`, its audit's miss rate), at this level's z."""
+    scipy's (`binomtest(...).proportion_ci(method="wilson")`); the cascade's `ensembles.cascade.wilson`
+    gives the same numbers at this level's z without importing scipy."""
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")
-    return wilson(ones, n, NormalDist().inv_cdf(1 - (1 - level) / 2))
+    if n == 0:
+        return None
+    from scipy.stats import binomtest  # comes with scikit-learn
+
+    ci = binomtest(ones, n).proportion_ci(confidence_level=level, method="wilson")
+    return float(ci.low), float(ci.high)
 
 
 class RunRate(BaseModel):

@@ -22,7 +22,7 @@ from ..errors import JudgeflowError
 
 #: modules under judgeflow.cli that define a subcommand, in help order
 COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "tune_cmd", "gate_cmd", "stability_cmd", "sample_cmd",
-            "label_cmd", "batch_cmd", "label_app_cmd")
+            "label_cmd", "batch_cmd", "label_app_cmd", "runs_cmd")
 #: subcommand (its first word on the command line) -> the module that registers it
 COMMAND_NAMES = {module.removesuffix("_cmd"): module for module in COMMANDS if module != "label_app_cmd"}
 COMMAND_NAMES["review"] = "label_app_cmd"  # `judgeflow review` opens the labelling app (not spec_review.review)
@@ -34,6 +34,8 @@ SUMMARIES = {
     "calibrate": "agreement of a results file with human labels (kappa, false alarms, misses)",
     "compare": "two runs on the same items (two criteria, models or strategies) against human labels: "
                "kappa difference, McNemar",
+    "tune": "propose edits to a criterion from your labels; keep one only if held-out agreement (k-fold) rises "
+            "beyond noise",
     "gate": "CI gate: is a bot's new run worse than its baseline? (paired McNemar, rate intervals; exit 1 "
             "when worse)",
     "stability": "test-retest: how often the same judge flips its verdict on the same item (flip rate, kappa "
@@ -42,6 +44,7 @@ SUMMARIES = {
     "label": "label a sample by hand: 1 / 0 / s(kip) / b(ack) / q(uit); saves every label and resumes where it "
              "stopped",
     "batch": "follow runs submitted with `judgeflow run --batch`",
+    "runs": "the run history in the store: list the runs, show one, diff two (settings, rates, flipped items)",
     "review": "label items and inspect the judge's verdicts in a local browser app "
               "(needs `pip install judgeflow[review]`)",
 }

@@ -37,15 +37,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="another results file of the same items by the same judge (judged with --no-cache): puts the "
                         "judge's test-retest kappa beside its kappa with people (repeat for more; rows made with "
                         "`run --repeats K` need none)")
-    add_report_args(p)
+    add_report_args(p, several=True)
     p.set_defaults(func=cmd_calibrate)
 
 
-def add_report_args(p: argparse.ArgumentParser) -> None:
-    """--labels, --json, --html, --seed, --n-boot: shared by calibrate and compare."""
-    p.add_argument("--labels", type=Path,
+def add_report_args(p: argparse.ArgumentParser, *, several: bool = False) -> None:
+    """--labels, --json, --html, --seed, --n-boot: shared by calibrate and compare (`several`: --labels repeats)."""
+    more = ("; repeat it for a second labeller's file (or give one file whose rows name labelled_by): the judge "
+            "is calibrated against the first labeller, and the people's kappa on the items both labelled is "
+            "printed as the ceiling") if several else ""
+    p.add_argument("--labels", type=Path, action="append" if several else "store",
                    help="human labels (.jsonl/.csv with id and label: 1/0, true/false, yes/no); "
-                        "default: each row's human_label")
+                        f"default: each row's human_label{more}")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--html", type=Path, metavar="REPORT.html", help="also write a self-contained HTML report")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -129,6 +132,10 @@ def metrics_table(a: Agreement) -> Table:
               title_justify="left")
     t.add_row("n", str(a.n), "items with a judge label and a human label")
     t.add_row("Cohen's kappa [95% CI]", kappa_text(a), "agreement beyond chance (1 = perfect, 0 = chance)")
+    t.add_row("base rate", f"{fmt(a.prevalence, True)} (judge {fmt(a.judge_rate, True)})",
+              "share people labelled 1 (the judge's share): kappa reads differently at 5% and 50%")
+    t.add_row("PABAK", fmt(a.pabak), "prevalence- and bias-adjusted kappa (2 x accuracy - 1)")
+    t.add_row("balanced accuracy", fmt(a.balanced_accuracy), "mean of recall on 1s and on 0s (a constant judge: 0.50)")
     t.add_row("accuracy", fmt(a.accuracy), "share of items where judge and person agree")
     t.add_row("precision", fmt(a.precision), f"of {c.tp + c.fp} items the judge flagged, share people flagged")
     t.add_row("recall", fmt(a.recall), f"of {c.tp + c.fn} items people flagged, share the judge flagged")
@@ -148,7 +155,15 @@ def render(report: CalibrationReport, con: Console) -> None:
               f"human labels from {escape(str(report.label_source))}")
     con.print(f"used {report.n}; unscored {report.unscored} and invalid {report.invalid} (labelled, excluded); "
               f"unlabelled {report.unlabelled}")
-    con.print(fit(metrics_table(report)))
+    if report.answers is not None:
+        from ..calibration.answer_rate import answer_text
+
+        con.print(f"{escape(answer_text(report.answers))}: a refusal is a 0 that says nothing", soft_wrap=True)
+    table = metrics_table(report)
+    for h in report.humans:
+        table.add_row(f"kappa {escape(h.a)} vs {escape(h.b)}", kappa_text(h),  # type: ignore[arg-type]
+                      f"the people with each other on {h.overlap} items both labelled: the ceiling")
+    con.print(fit(table))
     con.print(fit(confusion_table(report)))
     if report.groups:
         t = Table(escape(report.by or "group"), "n", "excl.", "kappa [95% CI]", "acc", "F1", "false al.",
@@ -168,6 +183,8 @@ def render(report: CalibrationReport, con: Console) -> None:
         from ..calibration.span_metrics import span_text
 
         con.print(escape(span_text(report.spans)))
+    for h in report.humans:
+        con.print(f"[bold]human ceiling:[/bold] {escape(h.text)}", soft_wrap=True)
     if report.kappa_note:
         con.print(f"[yellow]note:[/yellow] {escape(report.kappa_note)}")
     con.print(f"[bold]diagnosis:[/bold] {escape(report.diagnosis)}")

@@ -43,15 +43,19 @@ def _why(d: Decision) -> str:
 def render(r: ComparisonReport, con: Console) -> None:
     con.print(f"[bold]compare[/bold]: A = {escape(r.a.name)}, B = {escape(r.b.name)}; {r.n} paired items of "
               f"{r.total} (labelled and scored by both); human labels from {escape(str(r.label_source))}")
-    t = Table("run", "kappa [95% CI]", "accuracy", "F1", "false alarms", "misses", "unscored",
+    t = Table("run", "kappa [95% CI]", "PABAK", "bal. acc.", "accuracy", "F1", "false alarms", "misses", "unscored",
               title="each run on the paired items", title_justify="left")
     for side, s in (("A", r.a), ("B", r.b)):
         a = s.agreement
-        t.add_row(escape(f"{side} {s.name}"), kappa_text(a), fmt(a.accuracy), fmt(a.f1),
+        t.add_row(escape(f"{side} {s.name}"), kappa_text(a), fmt(a.pabak), fmt(a.balanced_accuracy), fmt(a.accuracy),
+                  fmt(a.f1),
                   f"{a.false_alarms} ({fmt(a.false_alarm_share, True)})", f"{a.misses} ({fmt(a.miss_share, True)})",
                   str(s.unscored))
     t.columns[0].no_wrap = t.columns[1].no_wrap = True
     con.print(fit(t))
+    if r.a.agreement.prevalence is not None:
+        con.print(f"base rate on the paired items: {r.a.agreement.prevalence:.0%} labelled 1 by people "
+                  f"(judge A {fmt(r.a.agreement.judge_rate, True)}, B {fmt(r.b.agreement.judge_rate, True)})")
     diff = "undefined"
     if r.kappa_diff is not None:
         ci = f" [{r.kappa_diff_ci[0]:+.2f}, {r.kappa_diff_ci[1]:+.2f}]" if r.kappa_diff_ci else ""

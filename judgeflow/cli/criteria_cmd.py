@@ -59,7 +59,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             err.print(f"[red]invalid:[/red] {escape(str(e))}", soft_wrap=True)
             bad += 1
             continue
-        con.print(f"ok: {f}: criterion {c.name!r} ({c.family}), requires answer, {', '.join(c.requires) or '-'}; "
+        con.print(f"ok: {f}: criterion {c.name!r} ({c.family}), requires {', '.join(['answer', *c.requires])}; "
                   f"verdicts {', '.join(c.verdicts)} (errors: {', '.join(c.error_verdicts)}); offline roles "
                   f"{', '.join(f'{k}={v}' for k, v in c.verdict_roles().items())}; "
                   f"fingerprint {c.fingerprint}", soft_wrap=True, markup=False)
@@ -73,7 +73,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     con = console()
     con.print(f"[bold]{escape(c.name)}[/bold] ({escape(c.family)}) — {escape(c.description)}")
-    con.print(f"requires: answer, {', '.join(c.requires) or '-'}; optional: {', '.join(c.optional) or '-'}", markup=False)
+    con.print(f"requires: {', '.join(['answer', *c.requires])}; optional: {', '.join(c.optional) or 'none'}", markup=False)
     con.print(f"bases: {', '.join(c.bases)}; fact kinds: {', '.join(c.fact_kinds)}", markup=False)
     con.print("verdicts:")
     con.print(c.verdict_guide(), markup=False)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..calibration.gate import Flip, GateResult
 
 EXIT_CODES = """exit codes: 0 the candidate is not worse; 1 it is worse (the paired test, --max-rate or --max-unscored
-decided: the output names which); 2 the runs cannot be compared (other items, criterion or judge model:
+or the answer rate decided: the output names which); 2 the runs cannot be compared (other items, criterion or judge model:
 the message says what differs) or bad input"""
 #: GitHub Actions sets this to a file whose Markdown is shown on the run's page
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -40,6 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="fail when more than this share of a run's rows is unscored or invalid (default 0.05)")
     p.add_argument("--markdown", type=Path, metavar="FILE",
                    help=f"write the Markdown summary here (it is appended to ${STEP_SUMMARY_ENV} when that is set)")
+    p.add_argument("--stability", nargs="+", metavar="RUN",
+                   help="the candidate's answers judged again by the same judge (--no-cache): items whose label "
+                        "differs are unstable, and their flips are reported apart, not counted as regressions")
+    p.add_argument("--repeats", type=int, metavar="K",
+                   help="the runs were judged with `run --repeats K`: check every scored row carries K verdicts "
+                        "(items whose repeats differ are unstable either way)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_gate)
 
@@ -49,7 +55,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from ..calibration.gate_report import gate_markdown
 
     result = gate(args.candidate, args.baseline, alpha=args.alpha, max_rate=args.max_rate, store=args.store,
-                  max_unscored=DEFAULT_MAX_UNSCORED if args.max_unscored is None else args.max_unscored)
+                  max_unscored=DEFAULT_MAX_UNSCORED if args.max_unscored is None else args.max_unscored,
+                  stability=args.stability, repeats=args.repeats)
     text = gate_markdown(result)
     written = write_markdown(text, args.markdown)
     show(result, render, as_json=args.json)
@@ -78,12 +85,14 @@ def _why(f: Flip) -> str:
 
 
 def render(r: GateResult, con: Console) -> None:
+    from ..calibration.answer_rate import answer_cell
     from ..calibration.rates import rate_text
 
-    t = Table("run", "results", f"rate [{r.candidate.level:.0%} Wilson]", "unscored", "invalid", "rows", "model calls",
-              title="hallucination rate (share of scored rows labelled 1)", title_justify="left")
-    for role, s in (("baseline", r.baseline), ("candidate", r.candidate)):
-        t.add_row(role, escape(s.name), rate_text(s), str(s.unscored), str(s.invalid), str(s.rows),
+    t = Table("run", "results", f"rate [{r.candidate.level:.0%} Wilson]", "answer rate", "unscored", "invalid", "rows",
+              "model calls", title="hallucination rate (share of scored rows labelled 1) beside the answer rate (share "
+              "of scored answers with something checkable)", title_justify="left")
+    for role, s, a in (("baseline", r.baseline, r.baseline_answers), ("candidate", r.candidate, r.candidate_answers)):
+        t.add_row(role, escape(s.name), rate_text(s), answer_cell(a), str(s.unscored), str(s.invalid), str(s.rows),
                   f"{s.calls}" + (f" ({s.cached} cached rows)" if s.cached else ""))
     con.print(fit(t))
     con.print(f"paired on {r.paired} items ({r.not_paired} unscored or invalid in a run): {len(r.got_worse)} went 0 -> 1, "
@@ -91,8 +100,10 @@ def render(r: GateResult, con: Console) -> None:
     for o in r.rules:
         con.print(f"  {'[red]FAIL[/red]' if o.failed else '[green]ok[/green]'}  {o.rule}: {escape(o.text)}", soft_wrap=True)
     if r.repeats:
-        con.print(f"  judge stability: {len(r.unstable)} item(s) flip between the judge's own repeats")
-    for title, flips in (("went 0 -> 1", r.got_worse), ("went 1 -> 0", r.got_better)):
+        con.print(f"  judge stability: {len(r.unstable)} item(s) flip between the judge's own verdicts; "
+                  f"{len(r.unstable_flips)} flip(s) on them set aside (not regressions)")
+    for title, flips in (("went 0 -> 1", r.got_worse), ("went 1 -> 0", r.got_better),
+                         ("flipped on unstable items (set aside)", r.unstable_flips)):
         if flips:
             t = Table("id", "deciding claim (of the run that says 1)", "unstable", title=f"{len(flips)} item(s) {title}",
                       title_justify="left")

@@ -31,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--seed", type=int, default=0, help="seed of the stratified order of a new labels file")
     p.add_argument("--keep-labels", action="store_true", help="a new labels file keeps the items' own labels "
                                                              "(default: dropped, so you label blind)")
+    p.add_argument("--as", dest="labeller", metavar="NAME",
+                   help="who labels: each label is saved with labelled_by NAME (see `judgeflow label --as`)")
     p.set_defaults(func=cmd_review)
 
 
@@ -51,7 +53,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         if items is not None:
             print(f"items: {items} (the file the run read, unchanged since; from the run store)", flush=True)
     s = ReviewSession(args.results, labels, items=items, other=args.compare, reveal=args.reveal,
-                      seed=args.seed, keep_labels=args.keep_labels)
+                      seed=args.seed, keep_labels=args.keep_labels, name=args.labeller)
     made = f"made {len(s)} items to label (stratified by the judge's label)" if s.created else f"{len(s)} items"
     print(f"labels: {labels} ({made}; `judgeflow label {labels}` resumes the same file)", flush=True)
     if s.dropped_labels:

@@ -15,10 +15,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("file", type=Path, help="a .jsonl sample from `judgeflow sample` (labels are written into it)")
     p.add_argument("--start", type=int, metavar="N", help="start at item N (1-based) instead of the first open one")
     p.add_argument("--max-chars", type=int, default=1500, help="truncate long texts to about this many characters")
+    p.add_argument("--as", dest="labeller", metavar="NAME",
+                   help="who labels: each label is saved with labelled_by NAME, so `calibrate --labels A --labels B` "
+                        "can put two people's agreement beside the judge's (a second person labels their own copy: "
+                        "`judgeflow sample FILE --overlap -n 20 -o FILE2`)")
     p.set_defaults(func=cmd_label)
 
 
 def cmd_label(args: argparse.Namespace) -> int:
     label_file(args.file, start=args.start - 1 if args.start else None, max_chars=args.max_chars,
-               console=console())  # never wrapped when written to a file or a pipe
+               console=console(), name=args.labeller)  # never wrapped when written to a file or a pipe
     return 0

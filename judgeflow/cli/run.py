@@ -39,7 +39,7 @@ from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..runs.run import Run
 from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
-from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, run_failure, summarize
+from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, answer_line, run_failure, summarize
 from . import ensemble, ray_cmd
 from .argtypes import non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
 from .render import console
@@ -89,6 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--threshold", type=float,
                    help="offline judges only: baseline/lexical content-overlap or baseline/rouge-l F-measure threshold")
     p.add_argument("--trace", action="store_true", help="write prompts and raw replies into each row")
+    _row_flags(p)
     p.add_argument("--store", type=Path, default=DEFAULT_STORE,
                    help=f"the run store, a SQLite file (default {DEFAULT_STORE})")
     p.add_argument("--resume", action="store_true",
@@ -110,6 +111,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ray_cmd.add_arguments(p)
     ensemble.add_args(p)
     p.set_defaults(func=cmd_run)
+
+
+def _row_flags(p: argparse.ArgumentParser) -> None:
+    """What each result row carries besides the verdict."""
+    p.add_argument("--with-inputs", action="store_true",
+                   help="write each item's question, answer, reference, source and spec into its result row "
+                        "(calibrate shows disagreements with them; the answer rate measures reference coverage)")
 
 
 def _provider_flags(p: argparse.ArgumentParser) -> None:
@@ -295,7 +303,7 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
     unreadable = run.store.unreadable_note()
     for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
         con.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
-    for line in lines + limit_report(session.elapsed, session.items):
+    for line in lines + answer_line(tally) + limit_report(session.elapsed, session.items):
         con.print("  " + line, markup=False, soft_wrap=True)
     if failed:
         again = (f"; re-judge the unscored rows with: {run.command}" if tally.unscored

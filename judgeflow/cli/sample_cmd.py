@@ -30,10 +30,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="disagreement: only items where a panel's members (or samples, or a cascade's judges) "
                         "disagree; unstable: only items whose verdict flips between the judge's own repeats "
                         "(run --repeats K); to find criterion problems fast; NOT for kappa (needs --results)")
+    p.add_argument("--overlap", action="store_true",
+                   help="INPUT is a file one person labelled: draw -n of its labelled items (stratified by their "
+                        "label) into a fresh copy, without their labels, for a second labeller (`judgeflow label "
+                        "OUT --as NAME`); `calibrate --labels INPUT --labels OUT` then prints the people's kappa")
     p.set_defaults(func=cmd_sample)
 
 
+def cmd_overlap(args: argparse.Namespace) -> int:
+    from ..calibration.overlap import overlap_file
+
+    s = overlap_file(args.input, args.n, args.output, seed=args.seed)
+    shares = ", ".join(f"{n} labelled {k}" for k, n in s.by_label.items())
+    console().print(f"overlap: {s.n} of the {s.pool} labelled rows ({shares}; seed {args.seed}), without their "
+                    f"labels -> {s.output}\nnext: judgeflow label {s.output} --as NAME", markup=False)
+    return 0
+
+
 def cmd_sample(args: argparse.Namespace) -> int:
+    if args.overlap:
+        return cmd_overlap(args)
     s = sample_file(args.input, args.n, args.output, stratify_by=args.stratify_by, results=args.results,
                     seed=args.seed, equal=args.equal, keep_labels=args.keep_labels, focus=args.focus)
     con = console()

@@ -17,14 +17,14 @@ from ..backends.llm_judge import DEFAULT_MODEL_ENV
 from ..runs.store import DEFAULT_STORE
 from .argtypes import positive_int, positive_seconds
 from .render import console, fit
+from . import SUMMARIES
 
 EXIT_CODES = """exit codes: 0 done (an edit accepted or not); 1 stopped at --budget (the same command with a larger
 budget resumes from the caches); 2 bad input or configuration; 130 interrupted (the same command resumes)"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("tune", help="propose edits to a criterion from your labels; keep one only if held-out "
-                                    "agreement (k-fold) rises beyond noise", epilog=EXIT_CODES)
+    p = sub.add_parser("tune", help=SUMMARIES["tune"], epilog=EXIT_CODES)
     p.add_argument("items", type=Path, help="labelled items (.jsonl/.csv with a label per row, or see --labels)")
     p.add_argument("--criterion", required=True, help="the criterion to tune: a shipped name or a .toml path")
     p.add_argument("--model", help=f"the judge, provider/model (default ${DEFAULT_MODEL_ENV})")

@@ -231,8 +231,8 @@ class Panel(EnsembleBase):
 
     @property
     def model(self) -> str:
-        times = f"x{self.samples}" if self.samples > 1 else ""
-        return f"panel/{self.rule}:" + ",".join(m.model + times for m in self.judges)
+        times = (f" ({self.samples} samples" + (" each)" if len(self.judges) > 1 else ")")) if self.samples > 1 else ""
+        return f"panel/{self.rule}:" + ",".join(m.model for m in self.judges) + times
 
     def fingerprint(self, item: Item) -> str | None:
         keys = [m.fingerprint(item) for m in self._members]

@@ -14,15 +14,16 @@ import hashlib
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
 from ..files import STDIO, OutputError, read_bytes, same_file, write_jsonl_atomic
-from ..results import flat_row
+from ..results import Judgment, flat_row
 from .store import RunStore
 from .summary import Tally
+from .with_inputs import with_inputs
 
 __all__ = ["FORMATS", "OutputError", "check_output", "check_output_writable", "file_sha", "output_format", "spool",
            "write_output"]
@@ -128,24 +129,28 @@ def check_output_writable(path: Path) -> None:
 
 
 def write_output(store: RunStore, run_id: str, path: Path, *, trace: bool, tally: Tally | None = None,
-                 fmt: str = "jsonl") -> int:
+                 fmt: str = "jsonl", inputs: Mapping[str, Mapping[str, Any]] | None = None) -> int:
     """(Re)write OUTPUT from the store: a temporary file, fsync, then an atomic rename ("-": stdout).
 
     The results stream from the store to the file; each is added to `tally` on the way (the summary's
-    running totals, without reading the results again). `fmt` "csv" and "parquet" write flat rows."""
+    running totals, without reading the results again). `fmt` "csv" and "parquet" write flat rows.
+    `inputs` (id -> texts, `with_inputs.input_texts`): each row gets its item's texts (`--with-inputs`)."""
+
+    def row_of(j: Judgment) -> dict[str, Any]:
+        return with_inputs(j.to_row(trace=trace), inputs.get(j.id)) if inputs else j.to_row(trace=trace)
 
     def rows() -> Iterator[dict[str, Any]]:
         for j in store.results(run_id):
             if tally is not None:
                 tally.add(j)
-            yield j.to_row(trace=trace) if fmt == "jsonl" else flat_row(j.to_row(trace=trace))
+            yield row_of(j) if fmt == "jsonl" else flat_row(row_of(j))
 
     try:
         if fmt == "jsonl":
             return write_jsonl_atomic(path, rows())
         columns: dict[str, None] = {}  # the union of the rows' columns, in first-seen order
         for j in store.results(run_id):
-            columns.update(dict.fromkeys(j.to_row(trace=trace)))
+            columns.update(dict.fromkeys(row_of(j)))
         return write_table_atomic(path, rows(), list(columns), fmt)
     except OutputError as e:
         raise OutputError(f"{e}; every finished result is saved in the store {store.path}: fix this and run "

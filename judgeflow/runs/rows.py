@@ -38,8 +38,10 @@ def _guarded(rows: Iterable[Any], limit: int, path: Path) -> Iterator[Any]:
                                         *(row.source or [])))
             if size > limit:
                 err = InvalidItemError(
-                    f"the item's texts are {size:,} characters, more than --max-input-chars {limit:,}; cut the "
-                    "source (--max-source-chars keeps only the relevant passages) or raise --max-input-chars",
+                    f"the item's texts are {size:,} characters, more than --max-input-chars {limit:,}; shorten the "
+                    "item (split a long source into the passages that matter, or the answer into several items), "
+                    "or raise --max-input-chars if you mean to send that much (--max-source-chars cuts sources "
+                    "later, so it does not lift this limit)",
                     path=str(path), field="answer/source", item_id=row.id)
                 err.record = {"id": row.id, "label": row.label, **row.extra}
                 row = err

@@ -45,6 +45,7 @@ from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, as_item, judge_str
 from ..results import Judgment
 from .cache import cached
 from .output import file_sha, output_format, write_output
+from .with_inputs import input_texts
 from .inputs import check_input, raise_if_all_invalid
 from .rows import input_rows
 from .settings import DEFAULT_MAX_INPUT_CHARS, ENDPOINT, RunSettings
@@ -252,8 +253,9 @@ class Run:
         if path is None:
             return 0
         settings = self.info.settings
+        inputs = input_texts(self.rows()) if settings.get("with_inputs") and self.source is not None else None
         return write_output(self.store, self.run_id, path, trace=bool(settings.get("trace")), tally=tally,
-                            fmt=output_format(path, settings.get("format")))
+                            fmt=output_format(path, settings.get("format")), inputs=inputs)
 
 
 def _rows(source: Path, name: Path, settings: RunSettings) -> Iterator[Item | InvalidItemError]:

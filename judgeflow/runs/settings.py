@@ -95,6 +95,8 @@ class RunSettings(BaseModel):
     system_prompt: bool = setting(False, "--system-prompt")
     """Conversations: the system prompt counts as evidence."""
     batch: bool = setting(False, "--batch", resume=False)
+    with_inputs: bool = setting(False, "--with-inputs")
+    """Result rows carry the item's question, answer, reference, source and spec (`--with-inputs`)."""
     coverage: bool = False
     """Requirement coverage (spec criteria): on with --mode spec unless --no-coverage."""
     ensemble: dict[str, Any] | None = None
@@ -263,4 +265,4 @@ FLAGS = _flags()
 RESULT_SETTINGS = ("model", "mode", "criterion", "strategy", "coverage", "ensemble", "repeats",
                    *(name for name, (_, _, client, _) in FLAGS.items() if client and affects_results(ClientConfig, client)),
                    *(name for name in RunSpec.model_fields if name != "judging" and affects_results(RunSpec, name)))
-RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format", "judging")
+RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format", "with_inputs", "judging")

@@ -44,6 +44,8 @@ class Tally:
     rate_limited: int = 0
     """Unscored rows given up on the provider's rate limit (their error says "rate limited")."""
     cached: int = 0
+    answered: int = 0
+    """Judged rows whose answer had something checkable (a claim or requirement): the answer rate's count."""
     usage: Usage = field(default_factory=Usage)
     invalid_reasons: Counter[str] = field(default_factory=Counter)
     """Why rows were invalid (reason -> rows; at most MAX_REASONS reasons)."""
@@ -56,6 +58,7 @@ class Tally:
             self.judged += 1
             self.label_1 += j.label == 1
             self.label_0 += j.label == 0
+            self.answered += bool(j.claims or j.requirements)
         self.unscored += j.status == "unscored"
         self.rate_limited += j.status == "unscored" and RATE_LIMITED in (j.error or "")
         if j.status == "invalid":
@@ -131,3 +134,12 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
         source = price.source if (price := price_for(model, prices)) else "?"
         lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model} (prices: {source})")
     return lines
+
+
+def answer_line(t: Tally) -> list[str]:
+    """The answer rate beside the labels: a refusal is a 0 that says nothing (`calibration/answer_rate.py`)."""
+    if not t.judged:
+        return []
+    silent = t.judged - t.answered
+    return [f"answer rate: {t.answered} of {t.judged} judged answers had something checkable"
+            + (f" ({silent} refused or stated nothing: each a 0 that says nothing)" if silent else "")]

@@ -14,7 +14,7 @@ import pytest
 from judgeflow.calibration.gate import gate
 from judgeflow.calibration.gate_report import MAX_ROWS, gate_markdown
 from judgeflow.cli import main
-from judgeflow.errors import RunsDiffer
+from judgeflow.errors import ConfigError, RunsDiffer
 from judgeflow.results import ClaimResult, JudgeVote, Judgment
 from judgeflow.testing import assert_rate_below
 
@@ -185,9 +185,26 @@ def test_unstable_items_are_marked_when_rows_carry_repeats(tmp_path: Path) -> No
     cand = [row(i, 1 if i < 3 else 0, repeats=[1, 0] if i < 2 else ([1, 1] if i == 2 else [0, 0])) for i in range(100)]
     r = gate(cand, base)
     assert r.repeats and r.unstable == ["q000", "q001"]
-    assert [(f.id, f.unstable) for f in r.got_worse] == [("q000", True), ("q001", True), ("q002", False)]
-    assert "2 of the 3 items that went 0 -> 1 flip between the judge's own repeats" in r.verdict
-    assert "judge stability: 2 item(s)" in gate_markdown(r)
+    assert [f.id for f in r.got_worse] == ["q002"] and [f.id for f in r.unstable_flips] == ["q000", "q001"]
+    assert "2 flip(s) on items the judge itself flips on (2 0 -> 1, 0 1 -> 0) were set aside as unstable" in r.verdict
+    assert "judge stability: 2 item(s)" in gate_markdown(r) and "2 flip(s) on them set aside" in gate_markdown(r)
+
+
+def test_unstable_flips_are_not_regressions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """12 items went 0 -> 1, but the judge, given the candidate's answers again, flips on 10 of them."""
+    base = labels(100, set())
+    cand_labels = labels(100, set(range(12)))
+    again_labels = labels(100, {10, 11})
+    c, b = runs(tmp_path, base, cand_labels)
+    again = write(tmp_path / "again.jsonl", [row(i, x) for i, x in enumerate(again_labels)])
+    assert not gate(c, b).passed  # without the retest the 12 look like a regression
+    r = gate(c, b, stability=[again])
+    assert r.passed and len(r.got_worse) == 2 and len(r.unstable_flips) == 10 and len(r.unstable) == 10
+    assert "10 flip(s) on items the judge itself flips on" in r.verdict
+    assert main(["gate", str(c), "--baseline", str(b), "--stability", str(again)]) == 0
+    assert "set aside" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match="fewer than 3 repeats"):
+        gate(c, b, repeats=3)
 
 
 def test_gate_by_run_id_in_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

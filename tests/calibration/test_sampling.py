@@ -102,7 +102,7 @@ def test_cli_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sample", str(items), "-n", "5", "-o", str(out), "--stratify-by", "judge_label"]) == 2
 
 
-def test_invalid_rows_get_their_own_stratum_and_the_labeller_never_prints_none(tmp_path: Path) -> None:
+def test_invalid_rows_get_their_own_stratum_and_the_labeller_does_not_ask_about_them(tmp_path: Path) -> None:
     import io
 
     from rich.console import Console
@@ -117,6 +117,7 @@ def test_invalid_rows_get_their_own_stratum_and_the_labeller_never_prints_none(t
     assert {st.key: st.size for st in s.strata} == {"invalid": 4, "0": 4, "1": 4}
     buf = io.StringIO()
     keys = iter(["1"] * 12 + ["q"])
-    label_file(tmp_path / "s.jsonl", input_fn=lambda p: next(keys), console=Console(file=buf, width=200))
+    summary = label_file(tmp_path / "s.jsonl", input_fn=lambda p: next(keys), console=Console(file=buf, width=200))
     out = buf.getvalue()
-    assert "judge said nothing (invalid input)" in out and "None" not in out
+    assert summary.labelled == 8 and summary.invalid == 4 and summary.remaining == 0  # the 4 invalid never asked
+    assert "4 item(s) not asked: the judge found their input invalid" in out and "None" not in out

@@ -77,7 +77,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     pytest.param(lambda s: s.replace('family = "factual"', 'mode = "factual"'), "mode",
                  'called `family` since judgeflow 0.2: write family = \'factual\'', id="old-key-mode"),
     pytest.param(lambda s: s.replace('family = "factual"', 'family = "factual"\ncolour = "red"'),
-                 "colour", "Extra inputs", id="unknown-key"),
+                 "colour", "unknown key; the keys here are: name", id="unknown-key"),
     pytest.param(lambda s: s.replace('bases = ["reference", "knowledge", "none"]', 'bases = ["web"]'),
                  "bases.0", "web", id="unknown-basis"),
 ])

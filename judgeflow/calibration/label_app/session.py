@@ -67,6 +67,7 @@ class ReviewSession:
         reveal: show the judge's verdict before an item is labelled (default: blind).
         seed: the stratified order's seed.
         keep_labels: a new labels file keeps the items' own labels (default: dropped, for a blind relabel).
+        name: who labels (`review --as NAME`): each label is saved with `labelled_by`.
 
     Raises:
         ConfigError: no labels file and no items to make one from.
@@ -75,7 +76,7 @@ class ReviewSession:
 
     def __init__(self, results: str | Path, labels: str | Path, *, items: str | Path | None = None,
                  other: str | Path | None = None, reveal: bool = False, seed: int = 0,
-                 keep_labels: bool = False) -> None:
+                 keep_labels: bool = False, name: str | None = None) -> None:
         self.results_path, self.labels_path = Path(results), Path(labels)
         self.results = read_results(results)
         self.by_id = {j.id: j for j in self.results}
@@ -97,7 +98,7 @@ class ReviewSession:
                                   "file you gave `judgeflow run`; or --store STORE, the run's --store) to start "
                                   "labelling, or --labels FILE made by `judgeflow sample` / `judgeflow label`")
             self._create(Path(items), seed, keep_labels)
-        self.labeller = Labeller(self.labels_path)
+        self.labeller = Labeller(self.labels_path, name=name)
         self.lock = threading.Lock()
         self.not_in_results = [it.id for it in self.labeller.items if it.id not in self.by_id]
 
