@@ -156,6 +156,7 @@ class Judge(SyncFacade):
             reason=state.reason,
             claims=state.results,
             requirements=state.requirements,
+            dropped=state.dropped,
             error=state.error,
             usage=state.usage,
             model=self.model,

@@ -126,7 +126,7 @@ class JudgeVote(BaseModel):
 
 
 #: result fields written only when set, so a single judge's rows keep their old shape
-OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade", "repeats")
+OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade", "repeats", "dropped")
 
 
 class Judgment(BaseModel):
@@ -167,6 +167,10 @@ class Judgment(BaseModel):
     repeats: list[JudgeVote] | None = None
     """Test-retest (`judgeflow run --repeats K`): the same judge's K verdicts on this item, the first
     being the row's own label; an item whose repeats differ is unstable. None without repeats."""
+    dropped: list[str] | None = None
+    """Numbers, dates and names of the answer that no claim of the decomposition carried, found in
+    code (graph strategy: checked as added claims; single: not checked); the reason says which.
+    None when every one was carried."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """The input's other fields, carried through untouched."""
     trace: list[TraceEntry] = Field(default_factory=list)
