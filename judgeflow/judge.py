@@ -45,6 +45,7 @@ class Judge(SyncFacade):
         keep_trace: bool = True,
         coverage: bool = False,
         column_map: ColumnMap | None = None,
+        check_dropped: bool = False,
         **client_kwargs: Any,
     ) -> None:
         """
@@ -62,6 +63,9 @@ class Judge(SyncFacade):
                 an unmet requirement makes the label 1 (`Judgment.requirements`).
             column_map: item field -> the column of a dict item holding it, for your own names
                 (`{"reference": "gold_text"}`); a misspelt field is refused with the nearest one.
+            check_dropped: check the numbers, dates and names of an answer that no claim of the
+                decomposition carries, as added claims (graph strategy); off, they are named in the
+                row as not checked (`Judgment.dropped`).
             **client_kwargs: passed to `llm.make_client` (base_url, api_key, temperature, ...).
         """
         if mode not in (None, "auto", *FAMILIES):
@@ -78,6 +82,7 @@ class Judge(SyncFacade):
         self.keep_trace = keep_trace
         self.coverage = Coverage(requirement_checker(self.backend)) if coverage else None
         self.column_map = check_column_map(column_map)
+        self.check_dropped = check_dropped
         self._compiled: Any = None
 
     @property
@@ -98,7 +103,7 @@ class Judge(SyncFacade):
         from .workflow import JudgeContext
 
         return JudgeContext(backend=self.backend, strategy=self.strategy, criterion=self.criterion, mode=self.mode,
-                            coverage=self.coverage)
+                            coverage=self.coverage, check_dropped=self.check_dropped)
 
     async def aclose(self) -> None:
         """Close the provider's HTTP connections before the event loop that judged ends (they
@@ -125,6 +130,8 @@ class Judge(SyncFacade):
             "run_criterion": self.criterion.fingerprint if self.criterion else None,
             "item": item.model_dump(include=set(JUDGED_FIELDS)),
         }
+        if self.check_dropped:
+            data["check_dropped"] = True
         # surrogatepass: a lone surrogate in an Item built in code must not crash the key
         text = json.dumps(data, sort_keys=True, ensure_ascii=False)
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -60,6 +60,9 @@ class JudgeContext:
     """"provider/model" (e.g. "baseline/lexical", "openai/gpt-4o-mini"); None: $JUDGEFLOW_MODEL, else offline."""
     base_url: str | None = None
     max_source_chars: int | None = None
+    check_dropped: bool = False
+    """Check an answer's numbers, dates and names that no claim carries as added claims (graph
+    strategy); off, the row names them as not checked (`details`)."""
 
     def resolved_backend(self) -> Backend:
         """The live backend: the one given, else the per-process one built from the plain fields."""
@@ -176,8 +179,12 @@ async def decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Comman
     except LLMError as e:
         return _then(state, runtime, {"status": "unscored", "error": f"decompose: {e}", "usage": usage, "trace": trace},
                      after_decompose)
-    claims, dropped = with_dropped(state.item.answer, claims) if claims else (claims, [])
-    return _then(state, runtime, {"claims": claims, "dropped": dropped or None, "dropped_checked": True,
+    checked = _context(runtime).check_dropped
+    if checked and claims:
+        claims, dropped = with_dropped(state.item.answer, claims)
+    else:
+        dropped = uncarried(state.item.answer, claims) if claims else []
+    return _then(state, runtime, {"claims": claims, "dropped": dropped or None, "dropped_checked": checked,
                                   "usage": usage, "trace": trace},
                  after_decompose)
 

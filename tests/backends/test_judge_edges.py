@@ -76,7 +76,7 @@ def test_a_year_the_decomposer_dropped_is_checked_and_can_make_the_answer_1(prov
     # the scripted decomposer keeps only the founder: the (wrong) year 1247 is in no claim
     llm = FakeLLM(provider, [Claims(claims=[Claim(id="c1", text=MOSCOW_FOUNDER, kind="name")]),
                              verdicts({"1247": "contradicted"})])
-    result = Judge(backend=llm.backend()).judge(MOSCOW_1247)
+    result = Judge(backend=llm.backend(), check_dropped=True).judge(MOSCOW_1247)
     check_prompt = user_text(llm.requests[1])
     assert "1247" in check_prompt, "the dropped year reaches the check step"
     assert result.label == 1 and result.dropped == ["1247"]
@@ -85,11 +85,19 @@ def test_a_year_the_decomposer_dropped_is_checked_and_can_make_the_answer_1(prov
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_dropping_the_year_1147_is_recorded_in_the_row(provider: str) -> None:
+def test_dropping_the_year_1147_is_checked_and_recorded_in_the_row(provider: str) -> None:
     llm = FakeLLM(provider, [Claims(claims=[Claim(id="c1", text=MOSCOW_FOUNDER, kind="name")]), verdicts({})])
-    result = Judge(backend=llm.backend()).judge(MOSCOW_1147)
+    result = Judge(backend=llm.backend(), check_dropped=True).judge(MOSCOW_1147)
     assert result.label == 0 and result.dropped == ["1147"] and result.to_row()["dropped"] == ["1147"]
     assert len(result.claims) == 2 and "1147" in result.claims[1].text
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_by_default_a_dropped_year_is_named_in_the_row_as_not_checked(provider: str) -> None:
+    llm = FakeLLM(provider, [Claims(claims=[Claim(id="c1", text=MOSCOW_FOUNDER, kind="name")]), verdicts({})])
+    result = Judge(backend=llm.backend()).judge(MOSCOW_1247)
+    assert len(llm.requests) == 2 and "1247" not in user_text(llm.requests[1])
+    assert result.dropped == ["1247"] and "not checked (no claim carried them): 1247" in (result.reason or "")
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
