@@ -77,7 +77,8 @@ class RunSettings(BaseModel):
     # how the run calls the provider and where it writes; not what its results are
     retries: int = 4
     reasks: int = 2
-    timeout: float = 120.0
+    timeout: float | None = None
+    """None: the endpoint's default (`providers.DEFAULT_TIMEOUT`, or `LOCAL_TIMEOUT` for a local one)."""
     http_transport: str = "auto"
     rpm: float | None = None
     tpm: float | None = None
@@ -184,7 +185,7 @@ class RunSettings(BaseModel):
             ("--strategy", self.strategy, "graph"), ("--limit", self.limit, None),
             ("--concurrency", self.concurrency, DEFAULT_CONCURRENCY), ("--temperature", self.temperature, 0.0),
             ("--store", self.store, str(DEFAULT_STORE)), ("--retries", self.retries, 4),
-            ("--reasks", self.reasks, 2), ("--timeout", self.timeout, 120.0), ("--prices", self.prices, None),
+            ("--reasks", self.reasks, 2), ("--timeout", self.timeout, None), ("--prices", self.prices, None),
             ("--http-transport", self.http_transport, "auto"), ("--rpm", self.rpm, None), ("--tpm", self.tpm, None),
             ("--max-wait", self.max_wait, DEFAULT_MAX_WAIT),
             ("--structured", self.structured, "auto"), ("--max-tokens", self.max_tokens, None),

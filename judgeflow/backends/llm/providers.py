@@ -27,6 +27,23 @@ from .wire import WIRES, instructor_mode, wire_of
 
 PROVIDERS = ("openai", "anthropic", "ollama", "azure", "google", "bedrock", "mistral")
 DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
+#: seconds per request to a provider's API (the default --timeout)
+DEFAULT_TIMEOUT = 120.0
+#: seconds per request to a local endpoint (ollama/, a --base-url on localhost): a 7B model on a
+#: laptop CPU takes 90-170 s a call, and a single-slot server queues the rest behind it
+LOCAL_TIMEOUT = 900.0
+_LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0")
+
+
+def is_local(provider: str, base_url: str | None) -> bool:
+    """ollama/, or a base URL on this machine: an endpoint that computes each request itself (a
+    request that timed out is likely still being computed, so it is not sent again)."""
+    if provider == "ollama" and not base_url:
+        return True
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "") if base_url else ""
+    return host in _LOOPBACK or host.endswith(".localhost")
 #: optional SDKs for the providers reached through Instructor's from_provider: (module, pip extra)
 _FROM_PROVIDER = {"google": ("google.genai", "google"), "bedrock": ("boto3", "bedrock"),
                   "mistral": ("mistralai", "mistral")}
@@ -59,6 +76,14 @@ def check_base_url(base_url: str) -> str:
     return base_url
 
 
+def deadline(provider: str, base_url: str | None, timeout: float | None) -> tuple[bool, float]:
+    """(local, seconds per request): DEFAULT_TIMEOUT, or LOCAL_TIMEOUT for a local endpoint
+    (`is_local`), whose SDK also gets no retries: a timed-out request is never sent again while the
+    server may still be computing it (the client retries other transient errors itself)."""
+    local = is_local(provider, base_url)
+    return local, timeout if timeout is not None else LOCAL_TIMEOUT if local else DEFAULT_TIMEOUT
+
+
 def make_client(
     model: str,
     *,
@@ -67,7 +92,7 @@ def make_client(
     temperature: float | None = 0.0,
     max_retries: int = 2,
     provider_retries: int = 4,
-    timeout: float = 120.0,
+    timeout: float | None = None,
     http_client: Any = None,
     structured: str = "auto",
     max_tokens: int | None = None,
@@ -91,11 +116,10 @@ def make_client(
             parameters for current models); pass None to never send it.
         max_retries: Instructor re-asks after an invalid structured reply.
         provider_retries: SDK retries on 429/5xx/timeouts (backoff with jitter, honours retry-after).
-        timeout: seconds per HTTP request.
+        timeout: seconds per HTTP request; None: the endpoint's default (`deadline`).
         http_client: an httpx2 client for the SDK (tests use a MockTransport).
         structured: auto | tools | tools_strict | json_schema | json (see the module docstring).
-        max_tokens, max_tokens_cap: a fixed max_tokens for every call (None: sized to each step), and
-            the largest a sized call asks for.
+        max_tokens, max_tokens_cap: a fixed max_tokens for every call (None: sized), and the largest.
         api_version: Azure OpenAI API version (else $OPENAI_API_VERSION, else a recent GA one).
         http_transport: auto | aiohttp | httpx: the SDK's HTTP stack (see `connections`); auto
             takes aiohttp when installed (less client CPU per request). Ignored with http_client.
@@ -105,7 +129,7 @@ def make_client(
     provider, name = parse_model(model)
     base_url = _checked(structured, base_url or os.environ.get("JUDGEFLOW_BASE_URL") or None, max_tokens)
     common: dict[str, Any] = {"model": model, "provider": provider, "max_retries": max_retries,
-                              "provider_retries": provider_retries,
+                              "provider_retries": provider_retries, "local": is_local(provider, base_url),
                               "max_tokens": max_tokens, "max_tokens_cap": max(max_tokens_cap, 16)}
     if provider in _FROM_PROVIDER:
         if base_url:  # from_provider would hand it to the create call, not the SDK client (STYLE.md)
@@ -113,7 +137,8 @@ def make_client(
                               f"through the {provider} SDK's own settings), or use openai/<model> with --base-url "
                               "for an OpenAI-compatible gateway")
         return _from_provider(name, structured=structured, api_key=api_key, temperature=temperature, **common)
-    sdk_kwargs: dict[str, Any] = {"max_retries": provider_retries, "timeout": timeout,
+    local, common["timeout"] = deadline(provider, base_url, timeout)
+    sdk_kwargs: dict[str, Any] = {"max_retries": 0 if local else provider_retries, "timeout": common["timeout"],
                                   "transport": check_transport(http_transport)}
     if http_client is not None:
         sdk_kwargs["http_client"] = http_client
