@@ -404,6 +404,11 @@ def _seams(model: str | None, backend: Any, editor: Any, editor_model: str | Non
             Editor(editor, cache_dir=Path(proposals_dir) if proposals_dir else None, owned=owned))
 
 
+#: (input, output) tokens a judge or editor call is taken to cost before one has been made: a
+#: decompose or check call of a short item (the cap is checked again on real costs once known)
+FIRST_CALL_TOKENS = (800, 120)
+
+
 def _check_priced(budget: Budget, models: list[str], prices: Any) -> None:
     from ..runs.pricing import price_for
 
@@ -411,6 +416,11 @@ def _check_priced(budget: Budget, models: list[str], prices: Any) -> None:
     if budget.cost is not None and unknown:
         raise ConfigError(f"--budget {budget.cost} caps the cost, but no price is known for {', '.join(unknown)}; "
                           "pass --prices FILE, or cap the calls instead (--budget 500)")
+    if budget.cost is not None:  # checked from the first step on: a call's cost before any is known
+        from ..runs.pricing import estimate_cost
+
+        one = Usage(calls=1, input_tokens=FIRST_CALL_TOKENS[0], output_tokens=FIRST_CALL_TOKENS[1])
+        budget.first_call = max(estimate_cost(m, one, prices=prices) or 0.0 for m in models)
 
 
 async def _close(judging: StoreJudging, editor: Editor) -> None:

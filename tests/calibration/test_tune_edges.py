@@ -1,0 +1,52 @@
+"""`tune` at its edges (#35 items 9 and 10): a cost budget holds from the first call and refuses
+non-finite amounts; an editor that never answered makes the command exit non-zero."""
+
+from __future__ import annotations
+
+import json
+
+import httpx2
+import pytest
+from fakes.tuning import ReadingFake, capital_items
+from test_tune import PRICES, STRICT
+
+from judgeflow.calibration.tune import tune
+from judgeflow.cli.tune_cmd import editor_failed
+from judgeflow.errors import ConfigError
+
+
+@pytest.mark.parametrize("budget", ["$nan", "$inf", "nanusd", "$-1", "-5"])
+def test_a_budget_that_caps_nothing_is_refused(budget: str) -> None:
+    with pytest.raises(ConfigError, match="finite amount"):
+        tune(capital_items(), STRICT, backend=ReadingFake().backend(), budget=budget, prices=PRICES)
+
+
+def test_a_cost_budget_is_checked_before_the_first_call() -> None:
+    fake = ReadingFake()
+    result = tune(capital_items(), STRICT, backend=fake.backend(), folds=2, candidates=1, budget="$0.0001",
+                  prices=PRICES)
+    assert result.report.status == "budget" and result.criterion is None
+    assert fake.requests == [], "no call is made once the first step is known to pass the cap"
+
+
+class DeadEditor(ReadingFake):
+    """Judges by rule; every editor request is answered 500."""
+
+    def handler(self, request: httpx2.Request) -> httpx2.Response:
+        if json.loads(request.content)["tools"][0]["function"]["name"] == "CriterionEdits":
+            self.requests.append({})
+            return httpx2.Response(500, json={"error": {"message": "editor down", "type": "server_error"}})
+        return super().handler(request)
+
+
+def test_an_editor_that_never_answered_is_a_failure_not_no_edit_improved() -> None:
+    fake = DeadEditor()
+    result = tune(capital_items(), STRICT, backend=fake.backend(), folds=2, candidates=1)
+    assert result.criterion is None
+    why = editor_failed(result.report)
+    assert why is not None and "never gave a usable reply" in why and "editor down" in why
+
+
+def test_an_editor_that_answered_is_not_a_failure() -> None:
+    result = tune(capital_items(), STRICT, backend=ReadingFake().backend(), folds=2, candidates=1)
+    assert editor_failed(result.report) is None
