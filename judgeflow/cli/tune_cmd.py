@@ -20,7 +20,8 @@ from .argtypes import positive_int, positive_seconds
 from .render import console, fit
 
 EXIT_CODES = """exit codes: 0 done (an edit accepted or not); 1 stopped at --budget (the same command with a larger
-budget resumes from the caches), or the editor model never gave a usable reply (nothing was tuned); 2 bad input or configuration; 130 interrupted (the same command resumes)"""
+budget resumes from the caches), or the editor model never gave a usable reply (nothing was tuned);
+2 bad input or configuration; 130 interrupted (the same command resumes)"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
