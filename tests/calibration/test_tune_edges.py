@@ -71,3 +71,16 @@ def test_a_300_kb_edit_is_never_accepted_by_tune() -> None:
     huge = {"field": "not_errors", "action": "add", "new": "correct extra details " * 15_000, "addresses": [], "why": "x"}
     result = tune(capital_items(), STRICT, backend=ReadingFake(edits=[huge]).backend(), folds=2, candidates=1)
     assert result.criterion is None
+
+
+def test_a_tuned_criterion_that_does_not_load_back_is_removed_and_refused(tmp_path, monkeypatch) -> None:
+    from judgeflow.calibration import tune_report
+    from judgeflow.errors import CriterionError
+
+    result = tune(capital_items(), STRICT, backend=ReadingFake().backend(), folds=2, candidates=2)
+    assert result.criterion is not None  # the planted fix is accepted
+    monkeypatch.setattr(tune_report, "criterion_files",
+                        lambda r: ("mine.toml", 'name = "mine"\nnot_errors = ["a \x7f b"]\n', "diff"))
+    with pytest.raises(CriterionError, match="does not load back"):
+        tune_report.write_tune(result, tmp_path / "out")
+    assert not (tmp_path / "out" / "mine.toml").exists()
