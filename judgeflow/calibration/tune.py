@@ -40,6 +40,7 @@ from .agreement import Agreement, Disagreement, agreement, deciding_claim
 from .comparison import ComparisonReport, compare
 from .edits import CriterionEdit, EditError, apply_edit
 from .tune_prompt import editor_messages
+from .tune_own import own_gain
 from .tune_seams import Budget, BudgetReached, Editor, StoreJudging
 
 ALPHA = 0.05
@@ -233,6 +234,7 @@ class _Tuner:
             train = [i for i in range(n) if i not in held_set]
             proposals.append(await self._propose(f, train, baseline))
             self.report.fold_info[-1].held_out = len(held)
+        held_results: dict[tuple[int, int], dict[int, Judgment]] = {}
         for rank in range(self.c):
             cands = [c for p in proposals for c in p if c.rank == rank]
             if not cands:
@@ -243,10 +245,13 @@ class _Tuner:
                     held = folds[c.fold]
                     got = await self._judge(apply_edit(self.criterion, c.edit), held,
                                             f"judging fold {c.fold + 1}'s held-out items with edit {rank + 1}")
+                    held_results[(rank, c.fold)] = got
                     for i in held:
                         pooled[i] = got[i]
             self.report.ranks.append(_score(rank, cands, baseline, pooled, self.items))
         _decide(self.report)
+        # the written edit must show the gain on its own folds' held-out items
+        own_gain(self.report, baseline, folds, held_results, self.items, alpha=ALPHA, nothing=NOTHING)
         return self.report
 
 

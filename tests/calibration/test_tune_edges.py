@@ -84,3 +84,37 @@ def test_a_tuned_criterion_that_does_not_load_back_is_removed_and_refused(tmp_pa
     with pytest.raises(CriterionError, match="does not load back"):
         tune_report.write_tune(result, tmp_path / "out")
     assert not (tmp_path / "out" / "mine.toml").exists()
+
+
+class FoldEditor(ReadingFake):
+    """Judges by rule; the editor's n-th request (fold n) proposes `per_fold[n]` as its only edit."""
+
+    def __init__(self, per_fold: list[dict]) -> None:
+        super().__init__()
+        self.per_fold, self.asked = per_fold, 0
+
+    def reply(self, tool: str, prompt: str) -> dict:
+        if tool == "CriterionEdits":
+            self.asked += 1
+            return {"edits": [self.per_fold[(self.asked - 1) % len(self.per_fold)]]}
+        return super().reply(tool, prompt)
+
+
+def test_a_decoy_named_by_as_many_folds_as_the_fix_is_not_written() -> None:
+    from fakes.tuning import EDITS
+
+    decoy, fix = EDITS[0], EDITS[1]  # a no-op entry, and the entry that ends the false alarms
+    fake = FoldEditor([decoy, fix, decoy, fix])  # 2 folds each: the pooled rank gain is the fix's
+    result = tune(capital_items(), STRICT, backend=fake.backend(), folds=4, candidates=1)
+    accepted = result.report.accepted
+    assert accepted is not None and accepted.new == fix["new"], result.report.verdict  # was: the decoy, kappa +0.28
+    assert "on its own folds' held-out items" in result.report.verdict
+    assert result.criterion is not None and fix["new"] in result.criterion.not_errors
+
+
+def test_a_decoy_alone_with_one_real_fold_is_never_written() -> None:
+    from fakes.tuning import EDITS
+
+    fake = FoldEditor([EDITS[0], EDITS[0], EDITS[1], EDITS[0]])
+    result = tune(capital_items(), STRICT, backend=fake.backend(), folds=4, candidates=1)
+    assert result.report.accepted is None or result.report.accepted.new == EDITS[1]["new"], result.report.verdict
