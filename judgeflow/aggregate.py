@@ -1,7 +1,8 @@
 """Pure aggregation: claim verdicts (and requirement statuses) -> 1 / 0 by rule, in code, not by the model.
 
 The rule: label 1 iff any claim's verdict is one of the criterion's error verdicts, or (with
-requirement coverage) any requirement is not met. An answer with no checkable claims is 0.
+requirement coverage) any requirement is not met. An answer with no checkable claims (a refusal,
+a hedge) is 0; no claims for an answer that states something checkable is unscored, never a 0.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from .details import empty_reason
 from .quotes import CITATION, ELLIPSIS, QUOTES, quote_in
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion
@@ -39,9 +41,14 @@ def merge(claims: Sequence[Claim], checks: Sequence[ClaimCheck], criterion: Crit
     return out
 
 
-def aggregate(claims: Sequence[ClaimResult], criterion: Criterion) -> tuple[Literal[0, 1] | None, str]:
-    """Return (label, reason). None if any claim is left without a verdict."""
+def aggregate(claims: Sequence[ClaimResult], criterion: Criterion, *,
+              answer: str | None = None) -> tuple[Literal[0, 1] | None, str]:
+    """Return (label, reason). None if any claim is left without a verdict, or if there are no
+    claims for an `answer` that states something checkable (an empty decomposition is not a pass)."""
     if not claims:
+        empty = empty_reason(answer) if answer is not None else None
+        if empty is not None:
+            return None, empty
         return 0, "no checkable claims in the answer (e.g. a refusal or a hedge)"
     unchecked = [c.id for c in claims if c.verdict is None]
     if unchecked:

@@ -51,13 +51,15 @@ class JudgeSpec(Spec):
     keep_trace: bool = option(True, "Keep rendered prompts and raw replies on each Judgment.", flag="--trace",
                               results=False)
     concurrency: int = option(16, "Items judged at once by the sync facade.", flag="--concurrency", results=False)
+    check_dropped: bool = option(False, "Check the answer's numbers, dates and names no claim carries, as added "
+                                 "claims (else named in the row as not checked).", flag=None, results=True)
     client: ClientConfig = Field(default_factory=ClientConfig, description="How the client talks to the model.")
 
     def build(self, **client: Any) -> Judge:
         """The Judge; `client` replaces client options (batch replay: `http_client`, no retries)."""
         return Judge(self.model, mode=self.mode, criterion=self.criterion, strategy=self.strategy,
                      coverage=self.coverage, keep_trace=self.keep_trace, concurrency=self.concurrency,
-                     config=ClientConfig.of(self.client, client))
+                     check_dropped=self.check_dropped, config=ClientConfig.of(self.client, client))
 
     def judges(self) -> list[JudgeSpec]:
         return [self]
@@ -79,6 +81,7 @@ class Judge(SyncFacade):
         coverage: bool = False,
         column_map: ColumnMap | None = None,
         config: ClientConfig | None = None,
+        check_dropped: bool = False,
         **client_kwargs: Any,
     ) -> None:
         """
@@ -98,6 +101,9 @@ class Judge(SyncFacade):
                 (`{"reference": "gold_text"}`); a misspelt field is refused with the nearest one.
             config: every client option as one object (`judgeflow.config.ClientConfig`).
             **client_kwargs: fields of `config` as keywords (base_url, api_key, temperature, ...).
+            check_dropped: check the numbers, dates and names of an answer that no claim of the
+                decomposition carries, as added claims (graph strategy); off, they are named in the
+                row as not checked (`Judgment.dropped`).
         """
         if mode not in (None, "auto", *FAMILIES):
             raise ConfigError(f"mode {mode!r} is not one of: auto, {', '.join(FAMILIES)}")
@@ -116,6 +122,7 @@ class Judge(SyncFacade):
         self.keep_trace = keep_trace
         self.coverage = Coverage(requirement_checker(self.backend)) if coverage else None
         self.column_map = check_column_map(column_map)
+        self.check_dropped = check_dropped
         self._compiled: Any = None
 
     @property
@@ -137,13 +144,13 @@ class Judge(SyncFacade):
         `backend` is recorded by its model name and client options)."""
         return JudgeSpec(model=self.model, mode=self.mode, criterion=self._criterion_ref, strategy=self.strategy,
                          coverage=self.coverage is not None, keep_trace=self.keep_trace,
-                         concurrency=self.concurrency, client=self.config)
+                         concurrency=self.concurrency, check_dropped=self.check_dropped, client=self.config)
 
     def context(self) -> JudgeContext:
         from .workflow import JudgeContext
 
         return JudgeContext(backend=self.backend, strategy=self.strategy, criterion=self.criterion, mode=self.mode,
-                            coverage=self.coverage)
+                            coverage=self.coverage, check_dropped=self.check_dropped)
 
     async def aclose(self) -> None:
         """Close the provider's HTTP connections before the event loop that judged ends (they
@@ -172,6 +179,8 @@ class Judge(SyncFacade):
         }
         if isinstance(self.backend, Offline):  # the offline judges name their verdicts by the criterion's roles
             data["roles"] = criterion.verdict_roles()
+        if self.check_dropped:
+            data["check_dropped"] = True
         # surrogatepass: a lone surrogate in an Item built in code must not crash the key
         text = json.dumps(data, sort_keys=True, ensure_ascii=False)
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -203,6 +212,7 @@ class Judge(SyncFacade):
             reason=state.reason,
             claims=state.results,
             requirements=state.requirements,
+            dropped=state.dropped,
             error=state.error,
             usage=state.usage,
             model=self.model,

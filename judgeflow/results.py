@@ -133,7 +133,7 @@ class JudgeVote(BaseModel):
 
 
 #: result fields written only when set, so a single judge's rows keep their old shape
-OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade", "repeats", "spans")
+OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade", "repeats", "spans", "dropped")
 
 
 class Judgment(BaseModel):
@@ -178,6 +178,10 @@ class Judgment(BaseModel):
     """The answer spans of the error claims, in answer order: [{"start", "end", "claim", "text"}]
     ([start, end) character offsets into the answer; see `judgeflow.spans`). [] for a judged row
     with no placed error claim; None (not written) for other rows."""
+    dropped: list[str] | None = None
+    """Numbers, dates and names of the answer that no claim of the decomposition carried, found in
+    code (graph strategy: checked as added claims; single: not checked); the reason says which.
+    None when every one was carried."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """The input's other fields, carried through untouched."""
     trace: list[TraceEntry] = Field(default_factory=list)

@@ -27,6 +27,7 @@ from .aggregate import cover_label, merge, verify_evidence
 from .backends import Backend, make_backend
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion, load_criterion
+from .details import uncarried, with_dropped
 from .errors import JudgeflowError, LLMError
 from .items import Item
 from .results import ClaimResult, JudgmentStatus, RequirementResult, TraceEntry, Usage
@@ -62,6 +63,9 @@ class JudgeContext:
     item_criterion: SkipJsonSchema[Any] = None
     """How an item's own `criterion` field is loaded: None: `load_criterion` (a name or a path); a
     served graph sets `served.served_criterion` (names the operator allows, never a path)."""
+    check_dropped: bool = False
+    """Check an answer's numbers, dates and names that no claim carries as added claims (graph
+    strategy); off, the row names them as not checked (`details`)."""
 
     def resolved_backend(self) -> Backend:
         """The live backend: the one given, else the per-process one built from the plain fields."""
@@ -119,6 +123,10 @@ class JudgeState(BaseModel):
     error: str | None = None
     requirements: list[RequirementResult] | None = None
     coverage_error: str | None = None
+    dropped: list[str] | None = None
+    """Numbers, dates and names of the answer no claim of the decomposition carried (`details`)."""
+    dropped_checked: bool = False
+    """True when those details were added as claims for the check step (graph strategy)."""
     usage: Annotated[Usage, add_usage] = Field(default_factory=Usage)
     """Calls and tokens: each node returns what it spent, the reducer adds it up."""
     trace: Annotated[list[TraceEntry], operator.add] = Field(default_factory=list)
@@ -183,7 +191,14 @@ async def decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Comman
     except LLMError as e:
         return _then(state, runtime, {"status": "unscored", "error": f"decompose: {e}", "usage": usage, "trace": trace},
                      after_decompose)
-    return _then(state, runtime, {"claims": claims, "usage": usage, "trace": trace}, after_decompose)
+    checked = _context(runtime).check_dropped
+    if checked and claims:
+        claims, dropped = with_dropped(state.item.answer, claims)
+    else:
+        dropped = uncarried(state.item.answer, claims) if claims else []
+    return _then(state, runtime, {"claims": claims, "dropped": dropped or None, "dropped_checked": checked,
+                                  "usage": usage, "trace": trace},
+                 after_decompose)
 
 
 def after_decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["check", "cover", "aggregate"]:
@@ -218,7 +233,9 @@ async def single(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[L
     except LLMError as e:
         return _then(state, runtime, {"status": "unscored", "error": f"single: {e}", "usage": usage, "trace": trace},
                      after_claims)
-    return _then(state, runtime, {"claims": claims, "checks": checks, "usage": usage, "trace": trace}, after_claims)
+    dropped = uncarried(state.item.answer, claims) if claims else []  # one call: not checked, only named
+    return _then(state, runtime, {"claims": claims, "checks": checks, "dropped": dropped or None, "usage": usage,
+                                  "trace": trace}, after_claims)
 
 
 async def cover(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
@@ -244,7 +261,7 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
         results = verify_evidence(merge(state.claims, state.checks, state.criterion), evidence)
         if item.messages is not None and item.source:  # a trace: each quote against its own message
             results = attribute(results, item.source)
-        label, reason = aggregate_claims(results, state.criterion)
+        label, reason = aggregate_claims(results, state.criterion, answer=item.answer)
         update = {"label": label, "reason": reason, "results": results}
         if label is None:
             update |= {"status": "unscored", "error": reason}
@@ -254,10 +271,20 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
     elif state.requirements is not None:
         update["label"], update["reason"] = cover_label(update["label"], update.get("reason", state.reason),
                                                         state.requirements)
+    if state.dropped:
+        update["reason"] = f"{update.get('reason') or state.reason or ''}; {dropped_note(state)}".lstrip("; ")
     if state.usage.over_bound:  # the backend cut a reply's list to its schema's bound (maxItems)
         update["reason"] = (f"{update.get('reason') or state.reason or ''}; {state.usage.over_bound} more listed "
                             "beyond the reply's bound were cut, not checked").lstrip("; ")
     return update
+
+
+def dropped_note(state: JudgeState) -> str:
+    """What the row says of details no claim carried: checked as added claims, or (single) not checked."""
+    named = ", ".join(state.dropped or [])
+    if state.dropped_checked:
+        return f"details no claim carried, checked as added claims: {named}"
+    return f"not checked (no claim carried them): {named}"
 
 
 def build_graph(context_schema: type[Any] = JudgeContext) -> Any:

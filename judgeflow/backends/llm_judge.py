@@ -25,6 +25,7 @@ from ..schemas import (
 )
 from ..coverage import STATUSES, Requirement, RequirementCheck, RequirementChecks, Requirements, requirements_block
 from ..criteria import Criterion
+from ..details import checkable, details
 from ..prompts import documents, inline, tag
 from ..items import Item
 from ..results import TraceEntry, Usage
@@ -90,6 +91,16 @@ def within_bound(listed: list[T], bound: int, usage: Usage) -> list[T]:
     if len(listed) > bound:
         usage.over_bound += len(listed) - bound
     return listed[:bound]
+
+
+def empty_reask(messages: list[dict[str, Any]], answer: str) -> list[dict[str, Any]]:
+    """The decompose (or single) messages again, told that the empty list it gave is not an answer:
+    the answer states something checkable (its numbers, dates and names named, found in code)."""
+    found = details(answer)
+    named = f" (it names {', '.join(found[:5])})" if found else ""
+    note = (f"\n\nYour previous reply listed no claims, but the answer makes checkable statements{named}. "
+            "List every claim the answer makes.")
+    return messages[:-1] + [{**messages[-1], "content": messages[-1]["content"] + note}]
 
 
 class LLMJudge:
@@ -172,12 +183,18 @@ class LLMJudge:
     async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
         kinds, _, _ = criterion_vocab(criterion)
         n = max_claims(item.answer)
-        result = await self.client.ask(
-            claims_reply(kinds, n), self._messages(criterion, "decompose", prompt_fields(item)),
-            context=self._context(criterion), usage=usage, trace=trace, step="decompose",
-            max_tokens=claims_budget(item.answer, n),
-        )
-        return within_bound(list(result.to_claims()), n, usage)
+        messages = self._messages(criterion, "decompose", prompt_fields(item))
+        for attempt in range(2):  # an empty list for an answer that states something is asked once more
+            result = await self.client.ask(
+                claims_reply(kinds, n), messages if attempt == 0 else empty_reask(messages, item.answer),
+                context=self._context(criterion), usage=usage, trace=trace, step="decompose",
+                max_tokens=claims_budget(item.answer, n),
+            )
+            claims = within_bound(list(result.to_claims()), n, usage)
+            if claims or not checkable(item.answer):
+                return claims
+            usage.reasks += attempt == 0
+        return claims
 
     async def check(
         self, item: Item, criterion: Criterion, claims: list[Claim], usage: Usage, trace: list[TraceEntry]
@@ -206,13 +223,17 @@ class LLMJudge:
         n = max_claims(item.answer)
         fields = prompt_fields(item)
         messages = self._messages(criterion, "single", fields)
-        result = await self.client.ask(
-            single_reply(kinds, bases, verdicts, n), messages,
-            context=self._context(criterion), usage=usage, trace=trace, step="single",
-            max_tokens=claims_budget(item.answer, n) + expected_claims(item.answer, n) * TOKENS_PER_VERDICT,
-            **self._cache_hint(item, criterion, messages, fields),
-        )
-        claims, checks = result.split()
+        for attempt in range(2):  # an empty list for an answer that states something is asked once more
+            result = await self.client.ask(
+                single_reply(kinds, bases, verdicts, n), messages if attempt == 0 else empty_reask(messages, item.answer),
+                context=self._context(criterion), usage=usage, trace=trace, step="single",
+                max_tokens=claims_budget(item.answer, n) + expected_claims(item.answer, n) * TOKENS_PER_VERDICT,
+                **self._cache_hint(item, criterion, messages, fields),
+            )
+            claims, checks = result.split()
+            if claims or not checkable(item.answer):
+                break
+            usage.reasks += attempt == 0
         return within_bound(claims, n, usage), checks[:n]
 
 

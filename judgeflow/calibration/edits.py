@@ -107,6 +107,27 @@ def read_edits(reply: BaseModel, max_edits: int) -> list[CriterionEdit]:
     return out
 
 
+#: the longest text an edit may write (a not_errors entry or a verdict's meaning is one short line;
+#: every later check request carries it, in every run that uses the tuned file)
+MAX_EDIT_CHARS = 300
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def checked_text(new: str) -> str:
+    """Model-written criterion text, refused unless it is one short plain line (no control
+    characters, no line breaks, no tags the prompts would have to neutralise)."""
+    from ..prompts import neutralize
+
+    if len(new) > MAX_EDIT_CHARS:
+        raise EditError(f"the new text is {len(new):,} characters; an edit writes one short line "
+                        f"(at most {MAX_EDIT_CHARS})")
+    if _CONTROL.search(new):
+        raise EditError("the new text holds a line break or a control character; an edit writes one plain line")
+    if neutralize(new) != new:
+        raise EditError("the new text holds a tag the prompts would neutralise; an edit writes plain text")
+    return new
+
+
 def apply_edit(criterion: Criterion, edit: CriterionEdit) -> Criterion:
     """The criterion with `edit` applied, validated like a loaded file.
 
@@ -118,6 +139,7 @@ def apply_edit(criterion: Criterion, edit: CriterionEdit) -> Criterion:
     new, old = edit.new.strip(), edit.old.strip()
     if edit.action != "remove" and not new:
         raise EditError(f"{edit.action} needs new text")
+    checked_text(new)
     data = criterion.model_dump()
     if edit.field in LIST_FIELDS:
         data[edit.field] = _edited_list(list(data[edit.field]), edit.action, old, new, edit.field)

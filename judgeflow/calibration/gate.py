@@ -9,13 +9,15 @@ test is McNemar's exact test on the items whose label changed (`comparison.mcnem
 fails (exit 1) when
 
 - `max_unscored`: a run has more unscored and invalid rows than this share (its rate stands on too little),
-- `paired`: the candidate went 0 -> 1 on more items than 1 -> 0 and McNemar's p is below `alpha`, or
+- `paired`: the candidate went 0 -> 1 on more items than 1 -> 0 and the one-sided exact McNemar p
+  for "worse" is below `alpha` (`gate_power.worse_p`), or
 - `max_rate`: the candidate's rate is above `max_rate` and so is its interval's lower bound;
 
 and passes (exit 0) otherwise: a flip or two in hundreds is noise, not a regression. Runs that
 cannot be compared (other items, criterion or judge model) raise RunsDiffer (exit 2). Rows that
 carry repeats (`judgeflow run --repeats K`) mark items whose verdict flips between the judge's own
-repeats as unstable. The intervals are at level 1 - alpha.
+repeats as unstable. The intervals are at level 1 - alpha. Every gate states the regression its
+paired items could catch with 80% power (`gate_power`), and with `detect` the items a named one needs.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .agreement import deciding_claim
 from .answer_rate import AnswerDrop, AnswerRate, answer_drop, answer_rate
 from .comparison import mcnemar_exact
 from .gate_stability import judge_unstable, set_aside, stability_note
+from .gate_power import detectable, is_worse, noise_of, power_text, worse_p
 from .labels import Label, read_run
 from .pairing import paired
 from .rates import RunRate, pct, rate_text, run_rate
@@ -76,7 +79,15 @@ class GateResult(BaseModel):
     got_better: list[Flip] = Field(default_factory=list)
     """1 -> 0."""
     mcnemar_p: float = 1.0
-    """McNemar's exact two-sided p on the 0 -> 1 and 1 -> 0 counts."""
+    """McNemar's exact two-sided p on the 0 -> 1 and 1 -> 0 counts (shown; the rule uses `worse_p`)."""
+    worse_p: float = 1.0
+    """The one-sided exact McNemar p for "worse" (the paired rule's test, at `alpha`)."""
+    detectable: float | None = None
+    """The regression (a share) the paired items catch with 80% power at the judge's flip rate."""
+    detect: float | None = None
+    """A regression the caller named (`--detect`), for `power`'s "items needed"."""
+    power: str = ""
+    """The gate's power in a sentence: what it could catch, and what `detect` needs."""
     alpha: float = 0.05
     max_rate: float | None = None
     max_unscored: float = DEFAULT_MAX_UNSCORED
@@ -119,6 +130,7 @@ def gate(
     store: str | Path | None = None,
     stability: Sequence[Iterable[Judgment] | str | Path] | None = None,
     repeats: int | None = None,
+    detect: float | None = None,
 ) -> GateResult:
     """Decide whether the candidate run is worse than the baseline run.
 
@@ -133,6 +145,7 @@ def gate(
         stability: the candidate's answers judged again (results, files or run ids): items whose
             label differs are unstable, and flips on them are set aside (`gate_stability.py`).
         repeats: check that every scored row carries at least this many repeats (`run --repeats K`).
+        detect: a regression (a share, e.g. 0.05) to state the paired items needed to catch it.
 
     Raises:
         RunsDiffer: the runs cannot be compared (other items, criterion or judge model).
@@ -152,6 +165,20 @@ def gate(
     unstable = judge_unstable(rows_b, rows_c, (name_b, name_c), stability=stability, repeats=repeats, store=store)
     result.repeats = result.repeats or bool(stability)
     result.unstable = sorted(unstable)
+    _count_flips(result, pairs, unstable)
+    result.mcnemar_p = mcnemar_exact(len(result.got_worse), len(result.got_better))
+    _add_power(result, detect)
+    result.rules = [_unscored_rule(result), _paired_rule(result), _rate_rule(result),
+                    _answer_rule(result, rows_b, rows_c, pairs, level)]
+    failed = [r for r in result.rules if r.failed]
+    result.passed = not failed
+    result.rule = failed[0].rule if failed else None
+    result.verdict = verdict(result)
+    return result
+
+
+def _count_flips(result: GateResult, pairs: Any, unstable: set[str]) -> None:
+    """Pairs scored on both sides: each flip as worse or better; flips on unstable items set aside."""
     for b, c in pairs:
         if b.label is None or c.label is None:
             result.not_paired += 1
@@ -160,14 +187,15 @@ def gate(
         if b.label != c.label:
             (result.got_worse if c.label == 1 else result.got_better).append(_flip(b, c, unstable))
     set_aside(result)
-    result.mcnemar_p = mcnemar_exact(len(result.got_worse), len(result.got_better))
-    result.rules = [_unscored_rule(result), _paired_rule(result), _rate_rule(result),
-                    _answer_rule(result, rows_b, rows_c, pairs, level)]
-    failed = [r for r in result.rules if r.failed]
-    result.passed = not failed
-    result.rule = failed[0].rule if failed else None
-    result.verdict = verdict(result)
-    return result
+
+
+def _add_power(r: GateResult, detect: float | None) -> None:
+    """The one-sided p, and what these paired items could catch (and need, for `detect`)."""
+    worse, better = len(r.got_worse), len(r.got_better)
+    r.worse_p, r.detect = worse_p(worse, better), detect
+    noise = noise_of(worse, better, r.paired)
+    r.detectable = detectable(r.paired, noise, r.alpha) if r.paired else None
+    r.power = power_text(r.paired, noise, r.alpha, detect) if r.paired else "no paired items: nothing could be caught"
 
 
 def _check_args(alpha: float, max_rate: float | None, max_unscored: float) -> None:
@@ -193,8 +221,9 @@ def _unscored_rule(r: GateResult) -> RuleOutcome:
 
 def _paired_rule(r: GateResult) -> RuleOutcome:
     worse, better = len(r.got_worse), len(r.got_better)
-    counts = f"{worse} item(s) went 0 -> 1, {better} went 1 -> 0 of {r.paired} paired; McNemar exact p = {r.mcnemar_p:.3g}"
-    if worse > better and r.mcnemar_p < r.alpha:
+    counts = (f"{worse} item(s) went 0 -> 1, {better} went 1 -> 0 of {r.paired} paired; one-sided exact McNemar "
+              f"p = {r.worse_p:.3g}")
+    if is_worse(worse, better, r.alpha):
         return RuleOutcome(rule="paired", failed=True,
                            text=f"significantly worse: {counts} < alpha {r.alpha:g}")
     if worse > better:

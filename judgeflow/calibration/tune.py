@@ -40,6 +40,7 @@ from .agreement import Agreement, Disagreement, agreement, deciding_claim
 from .comparison import ComparisonReport, compare
 from .edits import CriterionEdit, EditError, apply_edit
 from .tune_prompt import editor_messages
+from .tune_own import own_gain
 from .tune_seams import Budget, BudgetReached, Editor, StoreJudging
 
 ALPHA = 0.05
@@ -233,6 +234,7 @@ class _Tuner:
             train = [i for i in range(n) if i not in held_set]
             proposals.append(await self._propose(f, train, baseline))
             self.report.fold_info[-1].held_out = len(held)
+        held_results: dict[tuple[int, int], dict[int, Judgment]] = {}
         for rank in range(self.c):
             cands = [c for p in proposals for c in p if c.rank == rank]
             if not cands:
@@ -243,10 +245,13 @@ class _Tuner:
                     held = folds[c.fold]
                     got = await self._judge(apply_edit(self.criterion, c.edit), held,
                                             f"judging fold {c.fold + 1}'s held-out items with edit {rank + 1}")
+                    held_results[(rank, c.fold)] = got
                     for i in held:
                         pooled[i] = got[i]
             self.report.ranks.append(_score(rank, cands, baseline, pooled, self.items))
         _decide(self.report)
+        # the written edit must show the gain on its own folds' held-out items
+        own_gain(self.report, baseline, folds, held_results, self.items, alpha=ALPHA, nothing=NOTHING)
         return self.report
 
 
@@ -404,6 +409,11 @@ def _seams(model: str | None, backend: Any, editor: Any, editor_model: str | Non
             Editor(editor, cache_dir=Path(proposals_dir) if proposals_dir else None, owned=owned))
 
 
+#: (input, output) tokens a judge or editor call is taken to cost before one has been made: a
+#: decompose or check call of a short item (the cap is checked again on real costs once known)
+FIRST_CALL_TOKENS = (800, 120)
+
+
 def _check_priced(budget: Budget, models: list[str], prices: Any) -> None:
     from ..runs.pricing import price_for
 
@@ -411,6 +421,11 @@ def _check_priced(budget: Budget, models: list[str], prices: Any) -> None:
     if budget.cost is not None and unknown:
         raise ConfigError(f"--budget {budget.cost} caps the cost, but no price is known for {', '.join(unknown)}; "
                           "pass --prices FILE, or cap the calls instead (--budget 500)")
+    if budget.cost is not None:  # checked from the first step on: a call's cost before any is known
+        from ..runs.pricing import estimate_cost
+
+        one = Usage(calls=1, input_tokens=FIRST_CALL_TOKENS[0], output_tokens=FIRST_CALL_TOKENS[1])
+        budget.first_call = max(estimate_cost(m, one, prices=prices) or 0.0 for m in models)
 
 
 async def _close(judging: StoreJudging, editor: Editor) -> None:

@@ -57,10 +57,25 @@ def write_tune(result: TuneResult, out_dir: Path) -> dict[str, Path]:
         name, text, diff = files
         paths["criterion"], paths["diff"] = out_dir / name, out_dir / f"{result.original.name}.diff"
         _write(paths["criterion"], text)
+        loaded_back(paths["criterion"])
         _write(paths["diff"], diff)
     _write(paths["report.json"], result.report.model_dump_json(indent=2))
     _write(paths["report.html"], tune_html(result.report, diff))
     return paths
+
+
+def loaded_back(path: Path) -> None:
+    """The tuned criterion file as judgeflow will load it: a file that does not load is removed and
+    the error raised, so "accepted" is never said of a criterion no run could use."""
+    from ..criteria import load_criterion
+    from ..errors import CriterionError
+
+    try:
+        load_criterion(path)
+    except CriterionError as err:
+        path.unlink(missing_ok=True)
+        raise CriterionError(f"the tuned criterion written to {path} does not load back ({err}); it was removed "
+                             "and nothing is accepted") from None
 
 
 def _write(path: Path, text: str) -> None:

@@ -14,6 +14,8 @@ asks nothing twice. A `Budget` is checked before each batch of calls is started.
 
 from __future__ import annotations
 
+import math
+
 import hashlib
 import json
 import os
@@ -44,6 +46,9 @@ class Budget:
 
     def __init__(self, calls: int | None = None, cost: float | None = None) -> None:
         self.calls, self.cost = calls, cost
+        self.first_call: float | None = None
+        """The estimated cost of one call before any was made (`tune` sets it from the prices), so
+        a cost cap holds from the first step, not only once a call's cost is known."""
         self.spent = Usage()
         self.spent_cost = 0.0
 
@@ -55,10 +60,17 @@ class Budget:
         t = text.strip().lower()
         try:
             if t.startswith("$") or t.endswith("usd"):
-                return cls(cost=float(t.strip("$").removesuffix("usd").strip()))
-            return cls(calls=int(t))
+                cost = float(t.strip("$").removesuffix("usd").strip())
+                if not math.isfinite(cost) or cost < 0:
+                    raise ValueError(cost)
+                return cls(cost=cost)
+            calls = int(t)
+            if calls < 0:
+                raise ValueError(calls)
+            return cls(calls=calls)
         except ValueError:
-            raise ConfigError(f"--budget {text!r} is not a number of calls (500) or a cost ($2.50, 2.5usd)") from None
+            raise ConfigError(f"--budget {text!r} is not a number of calls (500) or a cost ($2.50, 2.5usd): a "
+                              "finite amount of 0 or more") from None
 
     def add(self, usage: Usage, cost: float | None) -> None:
         self.spent.add(usage)
@@ -69,8 +81,8 @@ class Budget:
         if self.calls is not None and self.spent.calls + planned_calls > self.calls:
             raise BudgetReached(f"{doing} needs about {planned_calls} more call(s); {self.spent.calls} of the "
                                 f"budget's {self.calls} are spent")
-        if self.cost is not None and self.spent.calls and planned_calls:
-            per_call = self.spent_cost / self.spent.calls
+        per_call = self.spent_cost / self.spent.calls if self.spent.calls else self.first_call
+        if self.cost is not None and per_call is not None and planned_calls:
             if self.spent_cost + per_call * planned_calls > self.cost:
                 raise BudgetReached(f"{doing} would cost about ${per_call * planned_calls:.4f} more; "
                                     f"${self.spent_cost:.4f} of the budget's ${self.cost:.2f} are spent")

@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                                   "and so is its interval's lower bound (e.g. 0.1)")
     p.add_argument("--max-unscored", type=share, default=None,
                    help="fail when more than this share of a run's rows is unscored or invalid (default 0.05)")
+    p.add_argument("--detect", type=share, metavar="SHARE",
+                   help="a regression to size the gate for (e.g. 0.05 = 5 points): prints the paired items needed to "
+                        "catch it with 80%% power")
     p.add_argument("--markdown", type=Path, metavar="FILE",
                    help=f"write the Markdown summary here (it is appended to ${STEP_SUMMARY_ENV} when that is set)")
     p.add_argument("--stability", nargs="+", metavar="RUN",
@@ -54,7 +57,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from ..calibration.gate import DEFAULT_MAX_UNSCORED, gate
     from ..calibration.gate_report import gate_markdown
 
-    result = gate(args.candidate, args.baseline, alpha=args.alpha, max_rate=args.max_rate, store=args.store,
+    result = gate(args.candidate, args.baseline, alpha=args.alpha, max_rate=args.max_rate, store=args.store, detect=args.detect,
                   max_unscored=DEFAULT_MAX_UNSCORED if args.max_unscored is None else args.max_unscored,
                   stability=args.stability, repeats=args.repeats)
     text = gate_markdown(result)
@@ -99,6 +102,7 @@ def render(r: GateResult, con: Console) -> None:
               f"{len(r.got_better)} went 1 -> 0; McNemar exact p = {r.mcnemar_p:.3g}")
     for o in r.rules:
         con.print(f"  {'[red]FAIL[/red]' if o.failed else '[green]ok[/green]'}  {o.rule}: {escape(o.text)}", soft_wrap=True)
+    con.print(f"  power: {escape(r.power)}", soft_wrap=True)
     if r.repeats:
         con.print(f"  judge stability: {len(r.unstable)} item(s) flip between the judge's own verdicts; "
                   f"{len(r.unstable_flips)} flip(s) on them set aside (not regressions)")

@@ -136,8 +136,10 @@ def _provider_flags(p: argparse.ArgumentParser) -> None:
                         f"(default {DEFAULT_MAX_WAIT:g}; a 429 is waited out, not counted against --retries)")
     p.add_argument("--reasks", type=non_negative_int, default=2,
                    help="re-asks after an invalid structured reply (default 2)")
-    p.add_argument("--timeout", type=positive_seconds, default=120.0,
-                   help="seconds per request, in all: connect, headers and the whole reply (default 120)")
+    p.add_argument("--timeout", type=positive_seconds, default=None,
+                   help="seconds per request, in all: connect, headers and the whole reply (default 120; 900 for a "
+                        "local endpoint, ollama/ or a --base-url on localhost, where a request that timed out is "
+                        "not sent again while the server may still be computing it)")
     p.add_argument("--http-transport", default="auto", choices=["auto", "aiohttp", "httpx"],
                    help="the provider SDK's HTTP stack (default auto: aiohttp when installed, which spends less "
                         "client CPU per request; httpx is the SDKs' default)")

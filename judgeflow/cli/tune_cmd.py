@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from ..backends.llm_judge import DEFAULT_MODEL_ENV
@@ -20,7 +21,8 @@ from .render import console, fit
 from . import SUMMARIES
 
 EXIT_CODES = """exit codes: 0 done (an edit accepted or not); 1 stopped at --budget (the same command with a larger
-budget resumes from the caches); 2 bad input or configuration; 130 interrupted (the same command resumes)"""
+budget resumes from the caches), or the editor model never gave a usable reply (nothing was tuned);
+2 bad input or configuration; 130 interrupted (the same command resumes)"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -66,7 +68,20 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(result.report.model_dump_json(indent=2))
     else:
         render(result, paths)
-    return 1 if result.report.status == "budget" else 0
+    failed = editor_failed(result.report)
+    if failed:
+        console(stderr=True).print(f"[red]{escape(failed)}[/red]", soft_wrap=True)
+    return 1 if result.report.status == "budget" or failed else 0
+
+
+def editor_failed(report: object) -> str | None:
+    """Why nothing could be tuned when every fold that asked the editor got no usable reply, else None."""
+    asked = [f for f in getattr(report, "fold_info", []) if f.error or f.proposed or f.cached]
+    failed = [f for f in asked if f.error and not f.proposed]
+    if not asked or len(failed) < len(asked):
+        return None
+    return (f"the editor never gave a usable reply ({len(failed)} of {len(asked)} folds failed; first: "
+            f"{failed[0].error}): nothing was tuned; check --editor-model, its API key and endpoint")
 
 
 def render(result: object, paths: dict[str, Path]) -> None:

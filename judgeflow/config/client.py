@@ -66,7 +66,8 @@ class ClientConfig(BaseModel):
     max_retries: int = option(2, "Re-asks after an invalid structured reply.", flag="--reasks", results=False)
     provider_retries: int = option(4, "SDK retries on 5xx/timeouts (429s are waited out up to max_wait).",
                                    flag="--retries", results=False)
-    timeout: float = option(120.0, "Seconds per HTTP request.", flag="--timeout", results=False)
+    timeout: float | None = option(None, "Seconds per HTTP request (None: the endpoint's default: 120 s, 900 s for a "
+                                   "local one).", flag="--timeout", results=False)
     http_client: Any = option(None, "A ready httpx2 client for the SDK (tests: a MockTransport); never recorded.",
                               flag=None, results=False, exclude=True, repr=False)
     structured: str = option("auto", "auto | tools | tools_strict | json_schema | json.", flag="--structured",

@@ -72,7 +72,8 @@ class RunSettings(BaseModel):
     # how the run calls the provider and where it writes; not what its results are
     retries: int = setting(4, "--retries", client="provider_retries")
     reasks: int = setting(2, "--reasks", client="max_retries")
-    timeout: float = setting(120.0, "--timeout", client="timeout")
+    timeout: float | None = setting(None, "--timeout", client="timeout")
+    """None: the endpoint's default (`providers.DEFAULT_TIMEOUT`, or `LOCAL_TIMEOUT` for a local one)."""
     prices: str | None = setting(None, "--prices")
     http_transport: str = setting("auto", "--http-transport", client="http_transport")
     rpm: float | None = setting(None, "--rpm", client="rpm")

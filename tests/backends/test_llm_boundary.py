@@ -26,6 +26,8 @@ from judgeflow.errors import ConfigError
 from judgeflow.schemas import checks_reply, claims_reply, repair_json
 
 MOSCOW = moscow(reference="1147")
+#: an answer that states nothing checkable: an empty claim list for it is a judged 0 in one call
+REFUSAL = moscow(answer="I don't know.", reference="1147")
 
 
 def fake_stats(base: str) -> dict[str, Any]:
@@ -145,7 +147,7 @@ def test_max_tokens_is_sized_to_the_step() -> None:
 
 def test_a_reply_cut_off_at_max_tokens_is_asked_again_with_a_larger_budget() -> None:
     llm = FakeLLM("openai", [RawArgs('{"claims": [{"text": "Mosc', cut_off=True), {"claims": []}])
-    r = Judge(backend=llm.backend()).judge(MOSCOW)
+    r = Judge(backend=llm.backend()).judge(REFUSAL)
     assert r.status == "judged" and r.label == 0 and r.usage.reasks == 1
     assert llm.requests[1]["max_tokens"] == 2 * llm.requests[0]["max_tokens"]
 
@@ -204,7 +206,7 @@ def test_each_mode_sends_its_request_shape(mode: str, where: str, check: Callabl
     llm = FakeLLM("openai", [reply])
     if mode != "tools_strict":
         llm.replies = [lambda req: (seen.append(req), '{"claims": []}')[1]]
-    r = Judge(backend=llm.backend(structured=mode)).judge(MOSCOW)
+    r = Judge(backend=llm.backend(structured=mode)).judge(REFUSAL)
     assert r.status == "judged" and r.structured == mode and check(seen[0]) and where in seen[0]
 
 
@@ -213,7 +215,7 @@ def test_auto_falls_back_once_when_the_endpoint_rejects_the_shape(tmp_path: Path
     llm = FakeLLM("openai", [Status(500, "tools param requires --jinja flag"),
                              '{"claims": []}', '{"claims": []}'])
     backend = llm.backend()
-    r = Judge(backend=backend).judge(MOSCOW)
+    r = Judge(backend=backend).judge(REFUSAL)
     assert r.status == "judged" and r.structured == "json"
     assert llm.requests[1]["response_format"]["type"] == "json_object" and "tools" not in llm.requests[1]
     assert backend.client.notes and "falling back to --structured json" in backend.client.notes[0]
@@ -297,7 +299,8 @@ def test_a_dead_or_hostile_endpoint_stops_the_run_fast(tmp_path: Path, shared_da
 
 def test_resume_rejudges_unscored_items_never_judged_ones(tmp_path: Path) -> None:
     items = tmp_path / "in.jsonl"
-    items.write_text("".join(json.dumps({**MOSCOW, "id": f"m{i}", "answer": f"Moscow was founded in 114{i}."}) + "\n"
+    refusals = ["I don't know.", "I do not know.", "No comment."]  # an empty claim list for these is a judged 0
+    items.write_text("".join(json.dumps({**MOSCOW, "id": f"m{i}", "answer": refusals[i]}) + "\n"
                              for i in range(3)))  # distinct answers: no item is served from the cache
     out, store = tmp_path / "out.jsonl", tmp_path / "s.sqlite"
     # first run: the judge fails on m1 and m2 (a provider outage), m0 is judged

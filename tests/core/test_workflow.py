@@ -114,11 +114,18 @@ def test_single_path_skips_decompose_and_check() -> None:
     assert backend.calls == ["single"] and result.label == 0 and result.strategy == "single"
 
 
-def test_no_claims_skips_check_and_is_0() -> None:
+def test_no_claims_for_a_refusal_skips_check_and_is_0() -> None:
     backend = ScriptedBackend([], [])
-    result = run(backend)
+    result = run(backend, dict(ITEM, answer="I don't know."))
     assert backend.calls == ["decompose"]
     assert result.label == 0 and result.status == "judged" and "no checkable claims" in (result.reason or "")
+
+
+def test_no_claims_for_an_answer_that_states_something_is_unscored_not_0() -> None:
+    backend = ScriptedBackend([], [])
+    result = run(backend)  # "Paris. It is on the Seine."
+    assert backend.calls == ["decompose"]
+    assert result.label is None and result.status == "unscored" and "returned no claims" in (result.error or "")
 
 
 def test_invalid_item_calls_nothing() -> None:

@@ -180,6 +180,8 @@ class SchemaProvider:
     def __init__(self, *, seed: Any = 0, latency: float = 0.0, port: int = 0) -> None:
         self.seed, self.latency = seed, latency
         self.requests: list[dict[str, Any]] = []
+        self.received = 0
+        """Requests received, counted on arrival (before the latency), answered or not."""
         self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.server.daemon_threads = True
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -207,6 +209,7 @@ class SchemaProvider:
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                fake.received += 1
                 if fake.latency:
                     time.sleep(fake.latency)
                 try:

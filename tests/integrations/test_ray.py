@@ -109,9 +109,9 @@ def read_rows(outdir: Path) -> list[dict[str, Any]]:
 def test_every_row_once_unscored_keep_their_reason(ray_local: Any, tmp_path: Path) -> None:
     from judgeflow.integrations.ray import judge_dataset
 
-    # array-len 0: a valid empty claim list (judged 0, one call); error-rate: provider errors
+    # array-len 1: one claim with its verdict (judged, one call); error-rate: provider errors
     # with no retries left (unscored, with the error as the reason)
-    fake = Fake(tmp_path, "--array-len", "0", "--error-rate", "0.4", "--seed", "3")
+    fake = Fake(tmp_path, "--array-len", "1", "--error-rate", "0.4", "--seed", "3")
     try:
         path = write_jsonl(tmp_path / "items.jsonl", items(),
                            ('{"id": "broken", "answer": ', '{"id": "no-answer", "question": "q"}', '{"answer": "no id"}'))
@@ -206,7 +206,7 @@ def test_killed_job_rerun_makes_no_repeated_calls(ray_local: Any, tmp_path: Path
 def test_store_cache_serves_unchanged_items_without_calls(ray_local: Any, tmp_path: Path) -> None:
     from judgeflow.integrations.ray import existing_ids, judge_dataset, write_judgments
 
-    fake = Fake(tmp_path, "--array-len", "0")  # every item judged (no claims -> 0), one call each
+    fake = Fake(tmp_path, "--array-len", "1")  # every item judged (one claim), one call each
     store = tmp_path / "runs.sqlite"
     ds = ray_local.data.from_items(items(8))
     kwargs = dict(model="openai/fake", base_url=fake.base_url, api_key="sk-fake", strategy="single",

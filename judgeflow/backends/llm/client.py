@@ -21,7 +21,10 @@ What the boundary does for the caller:
   429s itself (not counted against the SDK's retries) for up to `max_wait` seconds an item; then
   the item is unscored with a "rate limited" reason.
 Transport retries (5xx, timeouts; backoff with jitter) are the SDKs' own; schema re-asks are
-Instructor's.
+Instructor's. A local endpoint (`local`: ollama/, a base URL on localhost) gets no SDK retries: a
+request that timed out is never sent again (a single-slot server is likely still computing it, and a
+re-send only queues behind it); other transient errors are retried here. Every request sent counts
+in `usage.calls`, one that timed out included (a provider may bill it).
 """
 
 from __future__ import annotations
@@ -106,7 +109,11 @@ class LLMClient:
     max_retries: int = 2
     """Instructor re-asks after an invalid reply (attempts = max_retries + 1)."""
     provider_retries: int = 0
-    """The SDK's own retries on 429/5xx/timeouts (as configured on `raw`)."""
+    """The SDK's own retries on 429/5xx/timeouts (as configured on `raw`; a local endpoint's SDK has none)."""
+    local: bool = False
+    """A local endpoint (`providers.is_local`): timeouts are not re-sent, other transient errors are retried here."""
+    timeout: float | None = None
+    """Seconds per request (for the messages that say what to change)."""
     extra_kwargs: dict[str, Any] = field(default_factory=dict)
     base_url: str | None = None
     """The endpoint, if not the provider's own (part of the cache fingerprint; never the key)."""
@@ -234,8 +241,9 @@ class LLMClient:
         # Before the endpoint has answered once, the first try goes without the SDK's retries, so a
         # refused connection or a bad key fails in milliseconds; a transient error (429, 5xx,
         # timeout) is then retried as usual (the same number of requests in all).
-        first = probe and self.client is None and self.provider_retries > 0
-        retries: int | None = 0 if first else None
+        first = probe and self.client is None and self.provider_retries > 0 and not self.local
+        retries: int | None = 0 if first or self.local else None
+        left = self.provider_retries  # a local endpoint's transient (not timeout) retries, counted here
         while True:
             try:
                 result = await self._once(response_model, messages, context, usage, trace, step, budget, retries,
@@ -251,6 +259,13 @@ class LLMClient:
                 continue
             except _Provider as p:
                 e = p.error
+                if self.local and self.client is None and classify(e) is None and not _context_length(e):
+                    if _timed_out(e):
+                        raise self._local_timeout(e, step, messages, usage, trace) from e
+                    if left > 0 and not self._rejected_shape(e) and _status(e) not in (400, 422):
+                        left -= 1
+                        await asyncio.sleep(_retry_wait(e))
+                        continue
                 if first and classify(e) is None and not _context_length(e) and not self._rejected_shape(e) \
                         and _status(e) not in (400, 422):
                     first, retries = False, self.provider_retries - 1  # transient before the first answer: retry as the SDK would
@@ -295,6 +310,17 @@ class LLMClient:
         _record(trace, step, messages, {"error": str(last_error)[:2000], "last_reply": last})
         return LLMError(f"unparseable judge output after {e.n_attempts} attempt(s): {_short(last_error)}",
                         attempts=e.n_attempts, last_reply=last)
+
+    def _local_timeout(self, e: BaseException, step: str, messages: list[dict[str, Any]], usage: Usage | None,
+                       trace: list[TraceEntry] | None) -> LLMError:
+        """A local endpoint did not answer within the deadline: counted, not re-sent, and the fix named."""
+        if usage is not None:
+            usage.calls += 1  # sent and possibly computed: it counts like any other request
+        _record(trace, step, messages, {"error": f"timed out after {self.timeout:g} s"})
+        where = self.base_url or self.provider
+        return LLMError(f"timed out: the local endpoint {where} did not answer within {self.timeout:g} s "
+                        "(not sent again: the server may still be computing it); raise --timeout (e.g. --timeout "
+                        f"{max(2 * (self.timeout or 0), 900):g}) and use --concurrency 1 for a single-slot server")
 
     def _rejected_shape(self, e: BaseException) -> bool:
         return _status(e) in (400, 422, 500, 501) and bool(_SHAPE.search(str(e))) and not _context_length(e)
@@ -359,6 +385,8 @@ class LLMClient:
                 _record(trace, step, messages, {"error": str(e)})
                 raise LLMError(str(e)) from e
             if _is_provider_error(e):
+                if _timed_out(e) and usage is not None and not self.local:
+                    usage.calls += 1 + (self.provider_retries if retries is None else retries)  # each attempt was sent
                 raise _Provider(e) from e
             if isinstance(e, (InstructorError, ValidationError)):
                 _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
@@ -372,6 +400,13 @@ class LLMClient:
             usage.repairs += len(repairs)
         _record(trace, step, messages, _dump(result), rejected=[_reply_text(r) or "" for r in replies[:-1]])
         return result
+
+
+def _timed_out(e: BaseException) -> bool:
+    """The request was sent and no reply came within the deadline (not a refused connection)."""
+    from .failures import _sdk_errors
+
+    return isinstance(e, _sdk_errors("APITimeoutError")) and _connect_failure(e) is None
 
 
 def _int(obj: Any, name: str) -> int:

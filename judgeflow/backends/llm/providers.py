@@ -29,6 +29,30 @@ from .failures import _short
 from ..providers import wire_of
 from .wire import instructor_mode
 
+#: seconds per request to a provider's API (the default --timeout)
+DEFAULT_TIMEOUT = 120.0
+#: seconds per request to a local endpoint (ollama/, a --base-url on localhost): a 7B model on a
+#: laptop CPU takes 90-170 s a call, and a single-slot server queues the rest behind it
+LOCAL_TIMEOUT = 900.0
+_LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0")
+
+
+def is_local(provider: str, base_url: str | None) -> bool:
+    """A local provider (ollama/) with no base URL, or a base URL on this machine: an endpoint that
+    computes each request itself (a request that timed out is likely still being computed, so it is
+    not sent again)."""
+    if not base_url:
+        return provider_named(provider).local
+    host = urlparse(base_url).hostname or ""
+    return host in _LOOPBACK or host.endswith(".localhost")
+
+
+def deadline(provider: str, base_url: str | None, timeout: float | None) -> tuple[bool, float]:
+    """(local, seconds per request): DEFAULT_TIMEOUT, or LOCAL_TIMEOUT for a local endpoint
+    (`is_local`), whose SDK also gets no retries: a timed-out request is never sent again while the
+    server may still be computing it (the client retries other transient errors itself)."""
+    local = is_local(provider, base_url)
+    return local, timeout if timeout is not None else LOCAL_TIMEOUT if local else DEFAULT_TIMEOUT
 
 
 def parse_model(model: str) -> tuple[str, str]:
@@ -72,7 +96,7 @@ def make_client(model: str, config: ClientConfig | None = None, **options: Any) 
     p = provider_named(provider)
     base_url = _checked(c.structured, c.base_url or os.environ.get("JUDGEFLOW_BASE_URL") or None, c.max_tokens)
     common: dict[str, Any] = {"model": model, "provider": provider, "max_retries": c.max_retries,
-                              "provider_retries": c.provider_retries,
+                              "provider_retries": c.provider_retries, "local": is_local(provider, base_url),
                               "max_tokens": c.max_tokens, "max_tokens_cap": max(c.max_tokens_cap, 16)}
     if p.from_provider:
         if base_url:  # from_provider would hand it to the create call, not the SDK client (STYLE.md)
@@ -80,7 +104,8 @@ def make_client(model: str, config: ClientConfig | None = None, **options: Any) 
                               f"through the {provider} SDK's own settings), or use openai/<model> with --base-url "
                               "for an OpenAI-compatible gateway")
         return _from_provider(p, name, structured=c.structured, api_key=c.api_key, temperature=c.temperature, **common)
-    sdk_kwargs: dict[str, Any] = {"max_retries": c.provider_retries, "timeout": c.timeout,
+    local, common["timeout"] = deadline(provider, base_url, c.timeout)
+    sdk_kwargs: dict[str, Any] = {"max_retries": 0 if local else c.provider_retries, "timeout": common["timeout"],
                                   "transport": check_transport(c.http_transport)}
     if c.http_client is not None:
         sdk_kwargs["http_client"] = c.http_client

@@ -41,6 +41,8 @@ class Provider:
     from_provider: tuple[str, str] | None = None
     #: its calls cost nothing (a local server)
     free = False
+    #: it runs on this machine unless a base URL says otherwise (ollama): its requests get the local deadline
+    local = False
     #: its id in the genai-prices database (None: not priced there)
     prices_id: str | None = "openai"
     #: --structured modes it refuses, with why

@@ -15,6 +15,7 @@ class Ollama(Provider):
     prices_id = None
     key_env = ()
     free = True
+    local = True
 
     def make_wire(self) -> Any:
         from ..llm.wire import OllamaWire
