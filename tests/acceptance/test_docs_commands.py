@@ -31,6 +31,11 @@ NOT_RUNNABLE = {
     ("panels-and-cascades.md", "judgeflow run items.jsonl -o r.jsonl --cascade"): "needs two distinct models' "
         "endpoints; cascades against fakes are tested in tests/core/test_ensembles.py",
 }
+#: (page, command start) -> the refusal it must give here, and why (the sandbox's judge is offline)
+REFUSALS = {
+    ("calibration.md", "judgeflow sample items.jsonl --results merged.jsonl --focus unstable"):
+        "no item whose verdict flips",  # the offline judge's repeats never flip: the page's own fallback message
+}
 LABEL_ANSWERS = "1\n0\n" * 30 + "q\n"
 
 
@@ -104,6 +109,10 @@ def test_every_command_on_the_page_runs(page, tmp_path):
             done = subprocess.run([sys.executable, "-m", "judgeflow", *argv[1:]], cwd=box, env=env, text=True,
                                   capture_output=True, timeout=300,
                                   input=LABEL_ANSWERS if argv[1] == "label" else None)
-            if done.returncode not in (0, 1) or "Traceback" in done.stderr:
+            refusal = next((m for (p, c), m in REFUSALS.items() if page.name == p and cmd.startswith(c)), None)
+            if refusal is not None:
+                if done.returncode != 2 or refusal not in done.stderr:
+                    failures.append(f"{page.name}:{line}: {cmd}\n  expected the refusal {refusal!r}: {done.stderr[-600:]}")
+            elif done.returncode not in (0, 1) or "Traceback" in done.stderr:
                 failures.append(f"{page.name}:{line}: {cmd}\n  exit {done.returncode}: {done.stderr.strip()[-600:]}")
     assert not failures, "\n".join(failures)
