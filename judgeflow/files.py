@@ -1,8 +1,8 @@
-"""The one row reader and the one atomic JSONL writer.
+"""The one text row reader (JSONL, CSV, JSON); the formats' writers and result readers are in `judgeflow.io`.
 
     for line, row in read_rows("items.jsonl"):     # .jsonl, .csv, .json (an array), or "-" (stdin)
         ...                                         # row: a dict, or the InvalidItemError for that line
-    write_jsonl_atomic("results.jsonl", rows)       # temporary file, fsync, rename; "-" = stdout
+    write_jsonl_atomic("results.jsonl", rows)       # judgeflow.io.jsonl.write_results; "-" = stdout
 
 Reading never raises for one bad row: a line that is not UTF-8, not JSON, nested too deep, or a
 CSV row with an unclosed quote or extra cells becomes that line's InvalidItemError, and reading
@@ -18,15 +18,15 @@ import io
 import json
 import os
 import re
-import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidItemError, JudgeflowError
+from .errors import InvalidItemError
+from .io.atomic import OutputError  # noqa: F401 (moved to judgeflow.io; kept importable here)
+from .io.jsonl import json_line, write_results  # noqa: F401 (json_line: moved to judgeflow.io.jsonl)
 
 STDIO = "-"
 Row = tuple[int, "dict[str, Any] | Any | InvalidItemError"]
@@ -35,10 +35,6 @@ _BOMS = (  # longest first: the UTF-32 LE mark starts with the UTF-16 LE one
     (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _TO_UTF8 = "save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8 IN > OUT`)"
-
-
-class OutputError(JudgeflowError):
-    """The output file cannot be written."""
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -360,53 +356,13 @@ def _csv_rows(text: str, path: str) -> Iterator[Row]:
 
 
 def write_jsonl_atomic(path: str | Path, rows: Iterable[dict[str, Any] | str]) -> int:
-    """Write rows as JSON lines to `path` through a temporary file beside it, fsync, then rename.
-
-    Readers of `path` see the old file or the new one, never a torn one. "-" writes to stdout.
-    Refuses to rename over anything but a regular file (a device, a pipe, a directory): there the
-    rows are written straight into it. Returns the number of rows.
+    """Write rows as JSON lines to `path` atomically ("-": stdout): `judgeflow.io.jsonl.write_results`,
+    through the package's one atomic writer (`judgeflow.io.atomic`). Returns the number of rows.
 
     Raises:
         OutputError: the file cannot be written (the message names it and why).
     """
-    if str(path) == STDIO:
-        return _write_lines(sys.stdout, rows)
-    p = Path(path)
-    try:
-        mode = p.stat().st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as e:
-        raise OutputError(f"{p}: cannot write the results ({e.strerror})") from None
-    if mode is not None and stat.S_ISDIR(mode):
-        raise OutputError(f"{p}: is a directory; give a file path, e.g. {p / 'results.jsonl'}")
-    if mode is not None and not stat.S_ISREG(mode):  # /dev/stdout, a named pipe: write into it, never replace it
-        try:
-            with p.open("w", encoding="utf-8") as f:
-                return _write_lines(f, rows)
-        except OSError as e:
-            raise OutputError(f"{p}: cannot write the results ({e.strerror})") from None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    except OSError as e:
-        raise OutputError(f"{p}: cannot write the results ({e.strerror})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            n = _write_lines(f, rows)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, stat.S_IMODE(mode))
-        else:
-            os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, p)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise OutputError(f"{p}: cannot write the results ({e.strerror})") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return n
+    return write_results(path, rows)
 
 
 @contextmanager
@@ -429,32 +385,6 @@ def file_lock(path: str | Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
-
-
-def json_line(row: dict[str, Any]) -> str:
-    """One JSONL line (no newline); a lone surrogate stays a JSON \\u escape, still valid JSON."""
-    line = json.dumps(row, ensure_ascii=False)
-    try:
-        line.encode("utf-8")
-    except UnicodeEncodeError:
-        line = json.dumps(row, ensure_ascii=True)
-    return line
-
-
-def _write_lines(f: Any, rows: Iterable[dict[str, Any] | str]) -> int:
-    """Write rows; a str is a row already made by `json_line` (a writer that keeps them skips re-encoding)."""
-    n = 0
-    for row in rows:
-        f.write((row if isinstance(row, str) else json_line(row)) + "\n")
-        n += 1
-    f.flush()
-    return n
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:

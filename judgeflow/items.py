@@ -22,7 +22,6 @@ from typing import Any, Literal, get_args
 from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
 from .errors import ConfigError, InvalidItemError
-from .files import read_rows
 from .trace_runs import cycle_message, langsmith_messages, run_trees
 from .traces import TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages, trace_fields
 
@@ -539,8 +538,11 @@ def parse_label(value: Any, bad: Any = None) -> Literal[0, 1] | None:
 
 
 def read_records(path: str | Path, *, data: bytes | None = None, name: str | None = None) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, record or InvalidItemError) for each non-blank row: `files.read_rows`."""
-    return read_rows(path, data=data, name=name)
+    """Yield (line number, record or InvalidItemError) for each non-blank row: `io.read_rows` (the text
+    formats through `files.read_rows`, and Parquet)."""
+    from .io import read_rows as any_rows
+
+    return any_rows(path, data=data, name=name)
 
 
 def read_items(path: str | Path, *, data: bytes | None = None, name: str | None = None,

@@ -30,17 +30,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="do not read or write cached judgements")
 
 
-#: the pytest rootdir of the current session (the cache's fallback: <rootdir>/.judgeflow/pytest-cache)
+#: the pytest rootdir of the current session (the cache lives in <rootdir>/.judgeflow/pytest-cache)
 rootdir: Path | None = None
-#: the cache directory inside pytest's own cache (`config.cache`), so `pytest --cache-clear` clears it
-pytest_cache_dir: Path | None = None
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    global rootdir, pytest_cache_dir
+    global rootdir
     rootdir = config.rootpath
-    cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
-    pytest_cache_dir = cache.mkdir("judgeflow") if cache is not None else None
+    if config.getoption("cacheclear", default=False):  # `pytest --cache-clear` clears the judged results too
+        import shutil
+
+        shutil.rmtree(rootdir / ".judgeflow" / "pytest-cache", ignore_errors=True)
     model = config.getoption("--judgeflow-model", default=None)
     directory = config.getoption("--judgeflow-cache-dir", default=None)
     no_cache = config.getoption("--judgeflow-no-cache", default=False)
@@ -53,7 +53,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def judgeflow_judge(request: pytest.FixtureRequest) -> Any:
-    """A `testing.Checker` for the run's model: `.assert_no_hallucination(...)`, `.judge_item(item)`."""
+    """A `testing.Checker` for the session's judge (--judgeflow-model, cached under .judgeflow/pytest-cache):
+    `.judge(answer, ...)` -> Judgment, `.assert_no_hallucination(answer, ...)`, `.judge_item(item)`."""
     from .testing import cached_judge
 
     return cached_judge()

@@ -41,13 +41,22 @@ DEFAULT_CACHE_DIR = Path(".judgeflow") / "pytest-cache"
 
 
 class Checker:
-    """A judging (cached on disk, or not) that checks answers: `assert_no_hallucination`."""
+    """A judging (cached on disk, or not) that checks answers: `judge`, `judge_item`, `assert_no_hallucination`.
+    The `judgeflow_judge` pytest fixture is one."""
 
     def __init__(self, judging: Judging) -> None:
         self.judging = judging
 
     def judge_item(self, item: Item) -> Judgment:
+        """Judge one Item (cached); never raises for a hallucination: read `.label` (1, 0 or None)."""
         return run_sync(self.judging.ajudge(item))  # type: ignore[no-any-return]
+
+    def judge(self, answer: Any, *, reference: str | None = None, source: Any = None, spec: str | None = None,
+              question: str | None = None) -> Judgment:
+        """Judge `answer` (cached) and return the Judgment without asserting: label 1 (a hallucination),
+        0 (none found) or None (unscored), with `.claims` and `.reason`. The arguments are
+        `assert_no_hallucination`'s."""
+        return self.judge_item(make_item(answer, reference=reference, source=source, spec=spec, question=question))
 
     def assert_no_hallucination(
         self,
@@ -130,8 +139,6 @@ def cache_dir() -> Path:
     if os.environ.get(CACHE_DIR_ENV) or _settings["cache_dir"]:
         return Path(os.environ.get(CACHE_DIR_ENV) or _settings["cache_dir"])
     plugin = sys.modules.get("judgeflow.pytest_plugin")  # loaded by pytest; never imported here
-    if getattr(plugin, "pytest_cache_dir", None):
-        return Path(plugin.pytest_cache_dir)  # type: ignore[union-attr]
     root = getattr(plugin, "rootdir", None)
     return Path(root) / DEFAULT_CACHE_DIR if root else DEFAULT_CACHE_DIR
 

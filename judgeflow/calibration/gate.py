@@ -8,7 +8,8 @@ the main branch, the candidate from the change. Each run's rate gets a Wilson in
 test is McNemar's exact test on the items whose label changed (`comparison.mcnemar_exact`). The gate
 fails (exit 1) when
 
-- `max_unscored`: a run has more unscored and invalid rows than this share (its rate stands on too little),
+- `max_unscored`: a run has more unscored and invalid rows than this share (its rate stands on too little;
+  a row invalid in both runs is compared as invalid, the same input fault on both sides, and not counted),
 - `paired`: the candidate went 0 -> 1 on more items than 1 -> 0 and the one-sided exact McNemar p
   for "worse" is below `alpha` (`gate_power.worse_p`), or
 - `max_rate`: the candidate's rate is above `max_rate` and so is its interval's lower bound;
@@ -74,6 +75,9 @@ class GateResult(BaseModel):
     """Items scored (0/1) in both runs: the paired test's items."""
     not_paired: int = 0
     """Items unscored or invalid in either run (counted in each run's row counts, not in the test)."""
+    invalid_both: int = 0
+    """Items invalid in both runs: compared as invalid (the input's own fault, the same on both sides),
+    so they count against neither run's `max_unscored`; an item invalid in one run only still does."""
     got_worse: list[Flip] = Field(default_factory=list)
     """0 -> 1: a hallucination found in the candidate's answer but not in the baseline's."""
     got_better: list[Flip] = Field(default_factory=list)
@@ -180,6 +184,7 @@ def gate(
 def _count_flips(result: GateResult, pairs: Any, unstable: set[str]) -> None:
     """Pairs scored on both sides: each flip as worse or better; flips on unstable items set aside."""
     for b, c in pairs:
+        result.invalid_both += b.status == c.status == "invalid"
         if b.label is None or c.label is None:
             result.not_paired += 1
             continue
@@ -208,10 +213,15 @@ def _check_args(alpha: float, max_rate: float | None, max_unscored: float) -> No
 
 
 def _unscored_rule(r: GateResult) -> RuleOutcome:
-    over = [s for s in (r.baseline, r.candidate) if s.not_scored_share > r.max_unscored]
-    parts = [f"{s.name}: {s.unscored} unscored, {s.invalid} invalid of {s.rows} rows ({pct(s.not_scored_share)})"
+    def share(s: RunRate) -> float:  # rows invalid in both runs are compared as invalid, not held against a run
+        return (s.not_scored - r.invalid_both) / s.rows if s.rows else 0.0
+
+    over = [s for s in (r.baseline, r.candidate) if share(s) > r.max_unscored]
+    parts = [f"{s.name}: {s.unscored} unscored, {s.invalid - r.invalid_both} invalid of {s.rows} rows ({pct(share(s))})"
              for s in (r.baseline, r.candidate)]
     limit = f"--max-unscored {pct(r.max_unscored)}"
+    if r.invalid_both:
+        limit += f"; {r.invalid_both} row(s) invalid in both runs compared as invalid, not counted"
     if over:
         return RuleOutcome(rule="max_unscored", failed=True,
                            text=f"too many rows not scored ({'; '.join(parts)}; above {limit}): the rates stand on "

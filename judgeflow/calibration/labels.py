@@ -17,10 +17,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from ..errors import InvalidItemError
 from ..items import ALIASES, parse_label, read_records
+from ..io.results import read_results
 from ..results import Judgment
 
 Label = Literal[0, 1]
@@ -87,32 +88,6 @@ def read_labels(path: str | Path) -> HumanLabels:
     if not any_label_field:
         raise InvalidItemError(f"no label column; give each row one of {list(LABEL_FIELDS)} (1 = error, 0 = none)",
                                path=p, field="label")
-    return out
-
-
-def read_results(path: str | Path) -> list[Judgment]:
-    """Read a results file written by `judgeflow run` (one `Judgment.to_row()` per line).
-
-    Raises:
-        InvalidItemError: a line that is not JSON or not a result row, naming file and line.
-    """
-    p = str(path)
-    out = []
-    for line, rec in read_records(path):
-        if isinstance(rec, InvalidItemError):
-            raise rec
-        if not isinstance(rec, Mapping) or "status" not in rec or "label" not in rec:
-            raise InvalidItemError("not a judgeflow result row (needs 'id', 'label' and 'status'); "
-                                   "give the file written by `judgeflow run -o`", path=p, line=line)
-        try:
-            out.append(Judgment.from_row(dict(rec)))
-        except ValidationError as e:
-            err = e.errors()[0]
-            field = ".".join(str(x) for x in err["loc"])
-            raise InvalidItemError(f"field '{field}': {err['msg']} (input {err.get('input')!r})",
-                                   path=p, line=line, field=field) from None
-    if not out:
-        raise InvalidItemError("the results file has no rows", path=p)
     return out
 
 

@@ -55,11 +55,12 @@ def differences(a: dict[str, Judgment], b: dict[str, Judgment], wa: str, wb: str
             out.append(f"{what}: {', '.join(va)} in {wa} but {', '.join(vb)} in {wb}; the judge must be held "
                        "fixed (judge both runs with the same --model and --strategy)")
     shared = [i for i in a if i in b]
-    crit = [i for i in shared if a[i].criterion and b[i].criterion and a[i].criterion != b[i].criterion]
+    crit = [i for i in shared if "invalid" not in (a[i].status, b[i].status) and a[i].criterion != b[i].criterion]
     if crit:
         first = crit[0]
         out.append(f"criterion: {len(crit)} item(s) judged under another criterion ({_some(crit)}; e.g. {first!r}: "
-                   f"{a[first].criterion} in {wa}, {b[first].criterion} in {wb}); pass the same --criterion to both runs")
+                   f"{a[first].criterion or '(no criterion)'} in {wa}, {b[first].criterion or '(no criterion)'} in {wb}); "
+                   "pass the same --criterion to both runs (a judged row always names its criterion)")
     for field in HELD_TEXTS:
         diff = [i for i in shared if field in a[i].extra and field in b[i].extra and a[i].extra[field] != b[i].extra[field]]
         if diff:

@@ -116,6 +116,7 @@ def item_stability(item_id: str, verdicts: list[Verdict]) -> ItemStability:
 def load_runs(runs: Sequence[Iterable[Judgment] | str | Path], store: str | Path | None = None
               ) -> tuple[list[list[Judgment]], list[str]]:
     """Each run's rows and name; RunsDiffer unless all judged the same items with the same judge."""
+    _given_once(runs)
     loaded = [read_run(r, store=store) for r in runs]
     rows, names = [rows for rows, _ in loaded], [name for _, name in loaded]
     names = [n if names.count(n) == 1 else f"{n} #{k + 1}" for k, n in enumerate(names)]
@@ -125,6 +126,21 @@ def load_runs(runs: Sequence[Iterable[Judgment] | str | Path], store: str | Path
         if diff:
             raise RunsDiffer(f"{names[0]} and {name} are not repeats of one judge on the same items", diff)
     return rows, names
+
+
+def _given_once(runs: Sequence[Iterable[Judgment] | str | Path]) -> None:
+    """Refuse one file (or run id) given twice: it agrees with itself by construction (kappa 1.00)."""
+    from ..errors import ConfigError
+    from ..files import same_file
+
+    named = [r for r in runs if isinstance(r, (str, Path))]
+    for k, a in enumerate(named):
+        for b in named[:k]:
+            if str(a) == str(b) or same_file(a, b):
+                raise ConfigError(f"{a} is given twice" + ("" if str(a) == str(b) else f" (also as {b})")
+                                  + ": a run agrees with itself by construction, so the "
+                                  "stability would read 1.00 and measure nothing; give runs judged apart (judge the "
+                                  "items again with --no-cache), or one run made with --repeats K")
 
 
 def stability(

@@ -43,7 +43,7 @@ def cmd_stability(args: argparse.Namespace) -> int:
     show(report, render, as_json=args.json)
     if args.output:
         console(stderr=True).print(f"rows with repeats -> {args.output}")
-    return 0
+    return 0 if report.compared else 1  # nothing measured (no item with two scored verdicts): not a pass
 
 
 def render(r: StabilityReport, con: Console) -> None:

@@ -3,7 +3,7 @@
     sha = file_sha(Path("items.jsonl"))                          # "-": stdin, read once
     with spool(Path("-")) as (path, sha): ...                    # stdin copied to a file, to be read twice
     check_output(Path("out.jsonl"), Path("items.jsonl"))         # fail before judging anything
-    write_output(store, run_id, Path("out.jsonl"), trace=False)   # tmp file, fsync, atomic rename ("-": stdout)
+    write_output(store, run_id, Path("out.jsonl"), trace=False)   # judgeflow.io.write_results ("-": stdout)
     fmt = output_format(Path("out.csv"), None)                   # "csv": --format, else the suffix, else jsonl
 """
 
@@ -19,18 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..files import STDIO, OutputError, read_bytes, same_file, write_jsonl_atomic
-from ..results import Judgment, flat_row
+from ..files import STDIO, read_bytes, same_file
+from ..io import FORMATS, OutputError, write_results
+from ..results import Judgment
 from .store import RunStore
 from .summary import Tally
 from .with_inputs import with_inputs
 
 __all__ = ["FORMATS", "OutputError", "check_output", "check_output_writable", "file_sha", "output_format", "spool",
            "write_output"]
-
-#: the results file's formats (`--format`); CSV and Parquet hold flat rows (lists and objects as JSON)
-FORMATS = ("jsonl", "csv", "parquet")
-
 
 def output_format(path: Path, fmt: str | None) -> str:
     """The results file's format: `fmt`, else the -o suffix (.csv, .parquet), else jsonl. Fails before
@@ -143,65 +140,19 @@ def write_output(store: RunStore, run_id: str, path: Path, *, trace: bool, tally
         for j in store.results(run_id):
             if tally is not None:
                 tally.add(j)
-            yield row_of(j) if fmt == "jsonl" else flat_row(row_of(j))
+            yield row_of(j)
 
     try:
-        if fmt == "jsonl":
-            return write_jsonl_atomic(path, rows())
-        columns: dict[str, None] = {}  # the union of the rows' columns, in first-seen order
-        for j in store.results(run_id):
-            columns.update(dict.fromkeys(row_of(j)))
-        return write_table_atomic(path, rows(), list(columns), fmt)
+        columns: list[str] | None = None
+        if fmt != "jsonl":
+            seen: dict[str, None] = {}  # the union of the rows' columns, in first-seen order
+            for j in store.results(run_id):
+                seen.update(dict.fromkeys(row_of(j)))
+            columns = list(seen)
+        return write_results(path, rows(), fmt=fmt, columns=columns)
     except OutputError as e:
         raise OutputError(f"{e}; every finished result is saved in the store {store.path}: fix this and run "
                           "the same command with --resume to write them") from None
-
-
-def write_table_atomic(path: Path, rows: Iterator[dict[str, Any]], columns: list[str], fmt: str) -> int:
-    """Flat rows as CSV (streamed) or Parquet (one table) through a temporary file and a rename
-    ("-": CSV to stdout). Returns the number of rows."""
-    import csv
-
-    if str(path) == STDIO:
-        writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        return sum(1 for row in rows if writer.writerow(row) is not None)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            if fmt == "csv":
-                writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
-                writer.writeheader()
-                n = sum(1 for row in rows if writer.writerow(row) is not None)
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            table = list(rows)
-            pq.write_table(_table(table, columns), tmp)
-            n = len(table)
-        os.replace(tmp, path)
-        return n
-    except OSError as e:
-        raise OutputError(f"{path}: cannot write the results ({e.strerror})") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-
-
-def _table(rows: list[dict[str, Any]], columns: list[str]) -> Any:
-    """An Arrow table: each column typed by what its values share, else as text (an input column of
-    mixed types)."""
-    import pyarrow as pa
-
-    data = {}
-    for name in columns:
-        values = [r.get(name) for r in rows]
-        try:
-            arr = pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            arr = pa.array([None if v is None else str(v) for v in values], type=pa.string())
-        data[name] = arr.cast(pa.string()) if pa.types.is_null(arr.type) else arr
-    return pa.table(data)
 
 
 def run_input(results: Path, store: Path | None = None) -> Path | None:

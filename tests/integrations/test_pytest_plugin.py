@@ -131,10 +131,7 @@ def test_default_cache_is_under_the_pytest_rootdir(monkeypatch: pytest.MonkeyPat
     import judgeflow.pytest_plugin as plugin
 
     assert plugin.rootdir is not None  # this very session loaded the plugin
-    if plugin.pytest_cache_dir is not None:  # pytest's cache is on: the judged results live in it
-        assert testing.cache_dir() == plugin.pytest_cache_dir
-        monkeypatch.setattr(plugin, "pytest_cache_dir", None)
-    assert testing.cache_dir() == plugin.rootdir / ".judgeflow" / "pytest-cache"   # -p no:cacheprovider
+    assert testing.cache_dir() == plugin.rootdir / ".judgeflow" / "pytest-cache"   # as the docs say (#34)
     monkeypatch.setattr(plugin, "rootdir", None)
     assert testing.cache_dir() == Path(".judgeflow") / "pytest-cache"
 
@@ -162,7 +159,7 @@ def test_plugin_hides_its_frames_uses_pytest_cache_and_names_its_option(tmp_path
     assert "1 failed, 1 passed" in first.stdout, first.stdout + first.stderr
     assert "judgeflow/testing.py" not in first.stdout and "Args:" not in first.stdout, first.stdout
     assert "c1 [contradicted] Moscow was founded in 1247." in first.stdout
-    assert len(list((tmp_path / ".pytest_cache" / "d" / "judgeflow").glob("*.json"))) == 2
+    assert len(list((tmp_path / ".judgeflow" / "pytest-cache").glob("*.json"))) == 2  # where the docs say (#34)
     subprocess.run(base, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     subprocess.run([*base, "--cache-clear"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert (tmp_path / "cached.log").read_text().split() == ["false", "true", "false"]
@@ -172,3 +169,10 @@ def test_plugin_hides_its_frames_uses_pytest_cache_and_names_its_option(tmp_path
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert "--judgeflow-model baseline/lexical" in nokey.stdout, nokey.stdout
     assert "use --model " not in nokey.stdout
+
+
+def test_the_fixture_judges_without_asserting(judgeflow_judge) -> None:  # type: ignore[no-untyped-def]
+    """#34: `judgeflow_judge.judge(...)` returns the Judgment of a wrong answer instead of raising."""
+    r = judgeflow_judge.judge("Moscow was founded in 1247.", reference="Moscow was founded in 1147.")
+    assert r.label == 1 and r.claims
+    assert judgeflow_judge.judge("Moscow was founded in 1147.", reference="Moscow was founded in 1147.").label == 0
