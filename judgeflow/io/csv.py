@@ -18,19 +18,29 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from ..results import flat_row
+from pydantic import BaseModel
+
+from ..results import Judgment, flat_row
 from .atomic import atomic_file
 
 STDIO = "-"
+def _is_json_cell(annotation: Any) -> bool:
+    """A list, dict or model field (written as a JSON cell by `flat_row`)."""
+    import typing
+
+    args = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+    return any((typing.get_origin(a) or a) in (list, dict) or isinstance(a, type) and issubclass(a, BaseModel)
+               for a in args)
+
+
+#: the result fields a results row carries (an input column of the same name is written input_NAME):
+#: the Judgment's own fields, so a field added there is read back typed without a second list here
+RESULT_FIELDS = tuple(n for n in Judgment.model_fields if n not in ("extra", "cached"))
 #: result fields written as JSON cells
-JSON_CELLS = ("claims", "usage", "requirements", "judges", "cascade", "repeats", "trace")
+JSON_CELLS = tuple(n for n in RESULT_FIELDS if _is_json_cell(Judgment.model_fields[n].annotation))
 #: result fields whose empty cell means "use the default" (an empty list, zero usage), not null
 DEFAULTED = ("claims", "usage", "trace")
 LABELS = ("label", "human_label")
-#: the result fields a results row carries (an input column of the same name is written input_NAME)
-RESULT_FIELDS = ("id", "label", "status", "criterion", "routed_by", "reason", "claims", "error", "usage", "model",
-                 "structured", "strategy", "language", "human_label", "requirements", "judges", "agreement",
-                 "confidence", "cascade", "repeats", "trace")
 
 
 def _cell(name: str, value: Any) -> Any:
