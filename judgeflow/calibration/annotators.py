@@ -21,9 +21,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidItemError
-from ..items import parse_label, read_records
+from ..items import parse_label
 from ..results import Judgment
-from .labels import ID_FIELDS, LABEL_FIELDS, HumanLabels, Label, _first
+from .labels import LABEL_FIELDS, HumanLabels, Label, _first, label_rows
 
 LABELLER_FIELD = "labelled_by"
 """The field of a label row that names who gave the label."""
@@ -57,16 +57,8 @@ def labeller_of(rec: Mapping[str, Any], path: str | Path) -> str:
 def _read_one(path: str | Path, out: Annotations) -> None:
     p = str(path)
     seen: dict[tuple[str, str], int] = {}
-    for line, rec in read_records(path):
-        if isinstance(rec, InvalidItemError):
-            raise rec
-        if not isinstance(rec, Mapping):
-            raise InvalidItemError(f"expected a JSON object per line, got {type(rec).__name__}", path=p, line=line)
-        _, raw_id = _first(rec, ID_FIELDS)
-        if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
-            raise InvalidItemError("row has no 'id'; each label row needs the id of the item it labels",
-                                   path=p, line=line, field="id")
-        item_id, who = str(raw_id), labeller_of(rec, path)
+    for line, rec, item_id in label_rows(path):
+        who = labeller_of(rec, path)
         if (item_id, who) in seen:
             raise InvalidItemError(f"id {item_id!r} is labelled twice by {who!r} (first on line {seen[item_id, who]}); "
                                    f"keep one label per id and labeller ({LABELLER_FIELD!r} names the labeller)",

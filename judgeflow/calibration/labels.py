@@ -13,7 +13,7 @@ ids present on one side only are reported by `join_labels`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,6 +46,25 @@ def _first(rec: Mapping[str, Any], names: Iterable[str]) -> tuple[str | None, An
     return None, None
 
 
+def label_rows(path: str | Path) -> Iterator[tuple[int, Mapping[str, Any], str]]:
+    """(line, row, item id) for each row of a labels file.
+
+    Raises:
+        InvalidItemError: an unreadable row, a row that is not an object, or one with no id.
+    """
+    p = str(path)
+    for line, rec in read_records(path):
+        if isinstance(rec, InvalidItemError):
+            raise rec
+        if not isinstance(rec, Mapping):
+            raise InvalidItemError(f"expected a JSON object per line, got {type(rec).__name__}", path=p, line=line)
+        _, raw_id = _first(rec, ID_FIELDS)
+        if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
+            raise InvalidItemError("row has no 'id'; each label row needs the id of the item it labels",
+                                   path=p, line=line, field="id")
+        yield line, rec, str(raw_id)
+
+
 def read_labels(path: str | Path) -> HumanLabels:
     """Read a labels file (.jsonl or .csv) with `id` and `label` columns.
 
@@ -57,16 +76,7 @@ def read_labels(path: str | Path) -> HumanLabels:
     out = HumanLabels(path=p)
     seen: dict[str, int] = {}
     any_label_field = False
-    for line, rec in read_records(path):
-        if isinstance(rec, InvalidItemError):
-            raise rec
-        if not isinstance(rec, Mapping):
-            raise InvalidItemError(f"expected a JSON object per line, got {type(rec).__name__}", path=p, line=line)
-        _, raw_id = _first(rec, ID_FIELDS)
-        if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
-            raise InvalidItemError("row has no 'id'; each label row needs the id of the item it labels",
-                                   path=p, line=line, field="id")
-        item_id = str(raw_id)
+    for line, rec, item_id in label_rows(path):
         if item_id in seen:
             raise InvalidItemError(f"id {item_id!r} is labelled twice (first on line {seen[item_id]}); "
                                    "keep one label per id", path=p, line=line, field="id", item_id=item_id)
