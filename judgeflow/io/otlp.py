@@ -149,9 +149,9 @@ def _nanos(raw: Any, where: str, bad: Any) -> int:
         raise bad(f"{where} {raw!r} is not a time in Unix nanoseconds", where) from None
 
 
-def read_otlp(path: str | Path, *, name: str | None = None, start: int = 0) -> Iterator[Span]:
+def read_otlp(path: str | Path, *, name: str | None = None, start: int = 0, end: int | None = None) -> Iterator[Span]:
     """The spans of an OTLP JSON file: one document a line (what OTLP file exporters write), or one
-    document for the whole file. `start`: skip the first `start` bytes (a growing file read on).
+    document for the whole file. `start`, `end`: read only those bytes (a growing file read on).
 
     Raises:
         InvalidItemError: naming the file, line, span id and field, and the fix.
@@ -159,7 +159,7 @@ def read_otlp(path: str | Path, *, name: str | None = None, start: int = 0) -> I
     shown = name or str(path)
     with open(path, "rb") as f:
         f.seek(start)
-        text = f.read().decode("utf-8", errors="replace")
+        text = f.read(-1 if end is None else end - start).decode("utf-8", errors="replace")
     first = 1 + (_lines_before(path, start) if start else 0)
     try:
         whole = json.loads(text) if text.lstrip().startswith("{") and "\n{" not in text.strip() else None

@@ -134,3 +134,19 @@ class Receiver:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def protobuf_body(doc: dict[str, Any]) -> bytes:
+    """OTLP JSON trace data (ids as hex) as an ExportTraceServiceRequest in protobuf (what Phoenix's
+    /v1/traces takes); the inverse of `protobuf_request`."""
+    from google.protobuf.json_format import ParseDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    doc = json.loads(json.dumps(doc))
+    for rs in doc.get("resourceSpans", []):
+        for ss in rs.get("scopeSpans", []):
+            for s in ss.get("spans", []):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if s.get(key):
+                        s[key] = base64.b64encode(bytes.fromhex(s[key])).decode()
+    return ParseDict(doc, ExportTraceServiceRequest()).SerializeToString()
