@@ -137,8 +137,15 @@ class PhoenixSource:
             if r.status_code >= 400:
                 raise ConfigError(f"{self.url}: Phoenix answered {r.status_code} for project {self.project!r}'s spans: "
                                   f"{r.text[:200]}")
-            body = r.json()
-            out.extend(body.get("data") or [])
+            try:
+                body = r.json()
+            except ValueError:
+                body = None
+            if not isinstance(body, dict) or not isinstance(body.get("data"), list):
+                raise ConfigError(f"{self.url}: the answer to GET /v1/projects/{self.project}/spans is not Phoenix's "
+                                  f"span list ({r.headers.get('content-type')}); is {self.url} a Phoenix server's "
+                                  "base URL (e.g. http://127.0.0.1:6006)? It looks like not a Phoenix server")
+            out.extend(body["data"])
             cursor = body.get("next_cursor")
             if not cursor or not body.get("data"):
                 return out
