@@ -24,7 +24,8 @@ def test_a_rag_trace_is_a_faithfulness_item_linked_to_its_llm_span(tmp_path):
     assert item.id == trace_id(1)
     assert item.question == "What is the capital of Japan?"
     assert item.answer == "The capital of Japan is Atlantis (ticket 1)."
-    assert item.source == ["Tokyo is the capital and largest city of Japan.", "Japan is a country with a long history."]
+    assert item.source == ["Tokyo is the capital and largest city of Japan (ticket 1).",
+                           "Japan is a country with a long history."]
     assert item.extra["trace_id"] == trace_id(1) and item.extra["span_id"] == span_id(1, 2)  # the LLM span
     assert item.extra["project"] == "default" and item.messages is None
 

@@ -65,7 +65,7 @@ def rag_trace(n: int, *, wrong: bool = False) -> list[dict[str, Any]]:
     country, capital = CAPITALS[n % len(CAPITALS)]
     question = f"What is the capital of {country}?"
     answer = f"The capital of {country} is {'Atlantis' if wrong else capital} (ticket {n})."  # each trace's own text
-    docs = {"retrieval.documents.0.document.content": f"{capital} is the capital and largest city of {country}.",
+    docs = {"retrieval.documents.0.document.content": f"{capital} is the capital and largest city of {country} (ticket {n}).",
             "retrieval.documents.0.document.id": f"doc-{n}-0",
             "retrieval.documents.1.document.content": f"{country} is a country with a long history.",
             "retrieval.documents.1.document.id": f"doc-{n}-1"}
