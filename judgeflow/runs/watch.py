@@ -185,10 +185,9 @@ class WatchSummary:
             self.budget_denied += (j.error or "").startswith("budget")
 
     def lines(self) -> list[str]:
-        new = self.traces - self.already
-        share = f" ({(new - self.not_sampled) / new:.0%})" if new else ""
-        return [f"traces seen {self.traces}: {self.already} judged before; of {new} new, {new - self.not_sampled} "
-                f"sampled{share}, {self.filtered} of those filtered out",
+        taken = self.traces - self.already - self.not_sampled - self.filtered
+        return [f"traces seen {self.traces}: {self.already} judged before, {self.not_sampled} not in the sample, "
+                f"{self.filtered} filtered out, {taken} taken now",
                 f"verdicts {self.judged + self.unscored + self.invalid}: {self.judged} judged ({self.label_1} "
                 f"hallucination), {self.unscored} unscored ({self.budget_denied} over the budget), {self.invalid} invalid",
                 f"calls {self.usage.calls}, tokens {self.usage.input_tokens + self.usage.output_tokens:,}, "

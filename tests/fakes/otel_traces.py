@@ -8,7 +8,7 @@ an LLM span (system + user messages in, the answer out). An agent trace: an AGEN
 that calls `get_weather`, the TOOL span, and the LLM span of the final reply, its input messages
 holding the whole conversation. Ids are derived from the trace number, so a trace's ids are stable.
 
-    python tests/fakes/otel_traces.py examples/otel_traces.jsonl   # rewrite the shipped example
+    python tests/fakes/otel_traces.py examples/otel_traces.json   # rewrite the shipped example
 """
 
 from __future__ import annotations
@@ -120,10 +120,10 @@ def write_jsonl(path: Path, docs: list[dict[str, Any]], *, mode: str = "w") -> P
     return path
 
 
-def example() -> list[dict[str, Any]]:
-    """The shipped example: three RAG traces (one answered wrongly) and one agent trace, one request each."""
-    return [request(rag_trace(0)), request(rag_trace(1, wrong=True)), request(rag_trace(2)), request(agent_trace(3))]
+def example() -> dict[str, Any]:
+    """The shipped example: three RAG traces (one answered wrongly) and one agent trace, in one request."""
+    return request(rag_trace(0) + rag_trace(1, wrong=True) + rag_trace(2) + agent_trace(3))
 
 
 if __name__ == "__main__":
-    write_jsonl(Path(sys.argv[1]), example())
+    Path(sys.argv[1]).write_text(json.dumps(example(), indent=1) + "\n", encoding="utf-8")
