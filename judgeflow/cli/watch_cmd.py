@@ -16,7 +16,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from ..errors import ProviderUnavailable
+from ..errors import ConfigError, ProviderUnavailable
 from ..judging import DEFAULT_CONCURRENCY
 from ..runs.settings import RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore
@@ -39,9 +39,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--filter", action="append", metavar="KEY=VALUE",
                    help="judge only traces with a span matching: name=SPAN_NAME, kind=RETRIEVER, or ATTRIBUTE=VALUE "
                         "(repeatable: all must match)")
-    p.add_argument("--budget", type=positive_int,
-                   help="at most this many model calls per --period: each item reserves its worst case first, so "
-                        "concurrency cannot overspend; items that do not fit end unscored (reason 'budget')")
     p.add_argument("--period", type=positive_seconds, default=3600.0, metavar="SECONDS",
                    help="the budget's period (default 3600: --budget calls an hour)")
     p.add_argument("--once", action="store_true", help="judge what the source has now, then stop (no waiting)")
@@ -61,15 +58,33 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from .run import _provider_flags
 
     _provider_flags(p)
+    if not any(a.dest == "budget" for a in p._actions):  # run's provider flags bring --budget once #37 part A is in
+        p.add_argument("--budget", help="at most this many model calls per --period: each item reserves its worst "
+                                        "case first, so concurrency cannot overspend; items that do not fit end "
+                                        "unscored (reason 'budget')")
     otel_args.add_arguments(p)
     p.set_defaults(func=cmd_watch, threshold=None, coverage=None, map=None)
 
 
-def _budget(args: argparse.Namespace, settings: RunSettings) -> tuple[Any, int]:
+def _budget(args: argparse.Namespace, settings: RunSettings) -> tuple[Any, Any, int | None]:
+    """(the cap, the judge, the per-item bound): with `runs.budget` (#37 part A) the cap is reserved per
+    call at the client, the judge built with it (bound None); without it, per item (`runs.watch.Capped`)."""
     from ..runs.watch import PeriodBudget, item_bound
 
-    bound = item_bound(strategy=settings.strategy, coverage=settings.coverage, reasks=args.reasks, retries=args.retries)
-    return (PeriodBudget(args.budget) if args.budget is not None else None), bound
+    if args.budget is None:
+        return None, settings.judging_spec().build(), None
+    try:
+        from ..runs.budget import Budget  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        try:
+            calls = int(str(args.budget))
+        except ValueError:
+            raise ConfigError(f"--budget {args.budget!r}: give a whole number of model calls per period") from None
+        bound = item_bound(strategy=settings.strategy, coverage=settings.coverage, reasks=args.reasks,
+                           retries=args.retries)
+        return PeriodBudget(calls), settings.judging_spec().build(), bound
+    budget = Budget.parse(args.budget)
+    return budget, settings.judging_spec().build(budget=budget), None
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -81,8 +96,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     filters = parse_filters(args.filter)
     key = f"watch:{args.input}" + (f"#{args.project}" if args.project else "")
     settings = RunSettings.from_args(args, model=None)
-    judge = settings.judging_spec().build()
-    budget, bound = _budget(args, settings)
+    budget, judge, bound = _budget(args, settings)
     source = open_source(args.input, project=args.project)
     exporter = otel_args.exporter_of(args, project=source.project)
     with RunStore(settings.store) as store, contextlib.closing(source):
@@ -113,9 +127,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 def _extra_lines(budget: Any, exporter: Any) -> list[str]:
     out = []
     if budget is not None:
-        s = budget.summary()
-        out.append(f"budget: at most {s['cap_per_period']:g} calls per period; the most spent in one period "
-                   f"{s['peak_period']:g}, {s['spent_total']:g} in all; {s['denied']} item(s) did not fit")
+        out.append(f"budget: {budget.describe()} in the last period; {budget.denied} call(s) or item(s) did not fit in it")
     if exporter is not None:
         out.append(otel_args.describe(exporter))
     return out

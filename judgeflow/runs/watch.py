@@ -116,7 +116,11 @@ class PeriodBudget:
 
     def new_period(self) -> None:
         with self._lock:
-            self.spent = 0.0
+            self.spent, self.denied = 0.0, 0
+
+    def describe(self) -> str:
+        """"12 of 200 call(s)" this period (as `runs.budget.Budget` says it)."""
+        return f"{self.spent:g} of {self.cap:g} call(s)"
 
     def summary(self) -> dict[str, Any]:
         return {"unit": "calls", "cap_per_period": self.cap, "spent_this_period": self.spent,
@@ -198,14 +202,16 @@ class Watch:
     """The loop: poll the source, choose the traces, judge them, commit, export."""
 
     def __init__(self, source: Any, run: Run, judging: Judging, *, rate: float = 1.0,
-                 filters: Sequence[tuple[str, str]] = (), budget: PeriodBudget | None = None, bound: int = 2,
+                 filters: Sequence[tuple[str, str]] = (), budget: Any = None, bound: int | None = None,
                  period: float = 3600.0, exporter: Any = None, concurrency: int = 16, once: bool = False,
                  poll: float = POLL, settings: Any = None) -> None:
         if not 0 <= rate <= 1:
             raise ConfigError(f"--sample-rate {rate}: give a share between 0 and 1, e.g. 0.1 for one trace in ten")
         self.source, self.run, self.rate, self.filters = source, run, rate, list(filters)
         self.budget, self.period, self.exporter = budget, period, exporter
-        self.judging: Judging = Capped(judging, budget, bound) if budget is not None else judging
+        # a bound: the cap is reserved per item here (PeriodBudget); None: the judging's own client reserves
+        # per call (runs.budget.Budget), and the watch only starts its periods
+        self.judging: Judging = Capped(judging, budget, bound) if budget is not None and bound is not None else judging
         self.concurrency, self.once, self.poll_every, self.settings = concurrency, once, poll, settings
         self.done = run.store.done_ids(run.run_id)
         self.summary = WatchSummary()
