@@ -256,6 +256,15 @@ class Budget:
         self._wake()
         return spent
 
+    def charge(self, usage: Usage, model: str) -> Cost:
+        """Count spend made outside a reservation (a client not carrying this cap, e.g. a backend
+        `tune` was handed); returns its cost."""
+        cost = self.cost(model, usage)
+        with self._lock:
+            self.spent = self.spent + cost
+            self.usage.add(usage)
+        return cost
+
     # -- reading -----------------------------------------------------------------------------------
 
     @property
