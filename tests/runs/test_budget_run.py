@@ -38,7 +38,8 @@ def items_file(tmp_path: Path, n: int) -> Path:
 
 def run(tmp_path: Path, url: str, inp: Path, *extra: str) -> tuple[int, list[dict[str, Any]]]:
     out = tmp_path / "out.jsonl"
-    code = main(["run", str(inp), "-o", str(out), "--model", "openai/x", "--base-url", url + "/v1",
+    model = [] if {"--panel", "--cascade"} & set(extra) else ["--model", "openai/x"]
+    code = main(["run", str(inp), "-o", str(out), *model, "--base-url", url + "/v1",
                  "--store", str(tmp_path / "store.sqlite"), "--no-progress", *extra])
     return code, [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
 
@@ -137,3 +138,50 @@ def test_every_judging_built_in_python_stays_within_one_cap(kind: str) -> None:
 def test_judge_refuses_a_budget_that_is_not_a_budget() -> None:
     with pytest.raises(ConfigError, match=r"Budget\(calls=200\)"):
         Judge("openai/x", budget="$1.50")
+
+
+def test_a_run_from_python_rebuilds_its_judging_with_one_cap(tmp_path: Path) -> None:
+    import asyncio
+
+    from judgeflow import RunStore
+    from judgeflow.config import JudgeSpec, PanelSpec, RunSpec
+    from judgeflow.runs.run import Run
+
+    inp = items_file(tmp_path, 6)
+    budget = Budget(calls=8)
+    with SchemaProvider(seed=6) as fake:
+        members = [JudgeSpec(model=m, client={"base_url": fake.base_url + "/v1"}) for m in ("openai/a", "openai/b")]
+        spec = RunSpec(judging=PanelSpec(members=members), input=str(inp), output=str(tmp_path / "r.jsonl"))
+
+        async def go() -> list[Any]:
+            with RunStore(tmp_path / "runs.sqlite") as store:
+                run = Run.open(store, spec)
+                judge = run.judging(budget=budget)
+                try:
+                    return [r async for r in run.judge(judge, concurrency=6)]
+                finally:
+                    await judge.aclose()
+
+        rows = asyncio.run(go())
+        replies = len(fake.requests)
+    assert replies <= 8 and replies == budget.spent.calls
+    cut = [r for r in rows if r.status == "unscored"]
+    assert cut and all(r.error.startswith("budget: ") for r in cut)  # a panel row short of a member: budget
+
+
+@pytest.mark.parametrize("flags", [["--panel", "openai/a,openai/b,openai/c"], ["--cascade", "openai/a,openai/b"],
+                                   ["--repeats", "3"]], ids=["panel", "cascade", "repeats"])
+def test_run_budget_holds_for_panels_cascades_and_repeats_and_resumes(tmp_path: Path, flags: list[str],
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    inp = items_file(tmp_path, 10)
+    with SchemaProvider(seed=7, latency=0.01) as fake:
+        argv = [*flags, "--concurrency", "16", "--budget", "12"]
+        code, rows = run(tmp_path, fake.base_url, inp, *argv)
+        replies = len(fake.requests)
+        said = capsys.readouterr().err
+        assert replies <= 12 and code == 1 and "stopped at --budget" in said
+        cut = [r for r in rows if r["status"] == "unscored"]
+        assert cut and all(r["error"].startswith("budget") and r["label"] is None for r in cut)
+        code, again = run(tmp_path, fake.base_url, inp, *flags, "--budget", "2000", "--resume")
+    assert code in (0, 1) and not any((r["error"] or "").startswith("budget") for r in again)
+    assert len(again) == 10
