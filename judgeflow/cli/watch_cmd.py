@@ -16,7 +16,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, ProviderUnavailable
+from ..errors import ProviderUnavailable
 from ..judging import DEFAULT_CONCURRENCY
 from ..runs.settings import RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore
@@ -40,7 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="judge only traces with a span matching: name=SPAN_NAME, kind=RETRIEVER, or ATTRIBUTE=VALUE "
                         "(repeatable: all must match)")
     p.add_argument("--period", type=positive_seconds, default=3600.0, metavar="SECONDS",
-                   help="the budget's period (default 3600: --budget calls an hour)")
+                   help="--budget is a cap per period of this many seconds (default 3600: --budget an hour); rows "
+                        "over it end unscored 'budget' and are not judged again")
     p.add_argument("--once", action="store_true", help="judge what the source has now, then stop (no waiting)")
     p.add_argument("--poll", type=positive_seconds, default=1.0, metavar="SECONDS",
                    help="seconds between looks at a source that had nothing new (default 1)")
@@ -57,34 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--no-cache", action="store_true", help="do not serve results from the response cache")
     from .run import _provider_flags
 
-    _provider_flags(p)
-    if not any(a.dest == "budget" for a in p._actions):  # run's provider flags bring --budget once #37 part A is in
-        p.add_argument("--budget", help="at most this many model calls per --period: each item reserves its worst "
-                                        "case first, so concurrency cannot overspend; items that do not fit end "
-                                        "unscored (reason 'budget')")
+    _provider_flags(p)  # --budget among them: run's cap, here per --period
     otel_args.add_arguments(p)
     p.set_defaults(func=cmd_watch, threshold=None, coverage=None, map=None)
-
-
-def _budget(args: argparse.Namespace, settings: RunSettings) -> tuple[Any, Any, int | None]:
-    """(the cap, the judge, the per-item bound): with `runs.budget` (#37 part A) the cap is reserved per
-    call at the client, the judge built with it (bound None); without it, per item (`runs.watch.Capped`)."""
-    from ..runs.watch import PeriodBudget, item_bound
-
-    if args.budget is None:
-        return None, settings.judging_spec().build(), None
-    try:
-        from ..runs.budget import Budget  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        try:
-            calls = int(str(args.budget))
-        except ValueError:
-            raise ConfigError(f"--budget {args.budget!r}: give a whole number of model calls per period") from None
-        bound = item_bound(strategy=settings.strategy, coverage=settings.coverage, reasks=args.reasks,
-                           retries=args.retries)
-        return PeriodBudget(calls), settings.judging_spec().build(), bound
-    budget = Budget.parse(args.budget)
-    return budget, settings.judging_spec().build(budget=budget), None
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -96,12 +72,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
     filters = parse_filters(args.filter)
     key = f"watch:{args.input}" + (f"#{args.project}" if args.project else "")
     settings = RunSettings.from_args(args, model=None)
-    budget, judge, bound = _budget(args, settings)
+    budget = settings.spend_cap()  # run's --budget (runs.budget.Budget): reserved before each call, per period here
+    judge = settings.judging_spec().build(**({"budget": budget} if budget is not None else {}))
     source = open_source(args.input, project=args.project)
     exporter = otel_args.exporter_of(args, project=source.project)
     with RunStore(settings.store) as store, contextlib.closing(source):
         run = Run.online(store, settings, judging=judge, key=key)
-        watch = Watch(source, run, judge, rate=args.sample_rate, filters=filters, budget=budget, bound=bound,
+        watch = Watch(source, run, judge, rate=args.sample_rate, filters=filters, budget=budget,
                       period=args.period, exporter=exporter, concurrency=args.concurrency, once=args.once,
                       poll=args.poll, settings=settings)
         if hasattr(source, "keep"):
@@ -127,7 +104,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 def _extra_lines(budget: Any, exporter: Any) -> list[str]:
     out = []
     if budget is not None:
-        out.append(f"budget: {budget.describe()} in the last period; {budget.denied} call(s) or item(s) did not fit in it")
+        out.append(f"budget: {budget.describe()} in the last period; {budget.denied} call(s) did not fit in it")
     if exporter is not None:
         out.append(otel_args.describe(exporter))
     return out

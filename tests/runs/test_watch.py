@@ -17,7 +17,7 @@ import pytest
 from judgeflow.cli import main
 from judgeflow.io.sources import Assembler, FileSource
 from judgeflow.results import Judgment, Usage
-from judgeflow.runs.watch import BudgetDenied, Capped, PeriodBudget, item_bound, matches, parse_filters, sampled
+from judgeflow.runs.watch import matches, parse_filters, sampled
 from judgeflow.io.otlp import spans_of
 from tests.fakes.otel_traces import agent_trace, rag_trace, request, trace_id, write_jsonl
 
@@ -99,73 +99,96 @@ def test_a_trace_is_given_once_its_root_is_in_or_after_it_settles():
     assert [t[0].trace_id for t in asm.add([])] == [trace_id(2)]
 
 
-class _Slow:
-    """A judging that takes a while and spends `calls` model calls per item (counted at its peak)."""
+class _Calls:
+    """A judging that spends one model call per item through the real Budget, as the LLM client does."""
 
-    model = "fake/slow"
+    model = "fake/calls"
 
-    def __init__(self, calls: int) -> None:
-        self.calls, self.live, self.peak = calls, 0, 0
+    def __init__(self, budget):
+        self.budget = budget
 
     def fingerprint(self, item):
         return None
 
     async def ajudge(self, item):
-        self.live += 1
-        self.peak = max(self.peak, self.live)
-        await asyncio.sleep(0.01)
-        self.live -= 1
-        return Judgment(id=item.id, label=0, usage=Usage(calls=self.calls))
+        from judgeflow.errors import BudgetExceeded
+        from judgeflow.runs.budget import Cost
+
+        try:
+            hold = await self.budget.reserve(Cost(calls=1))
+        except BudgetExceeded as e:
+            return Judgment.unscored(item.id, str(e), extra=item.extra)
+        await asyncio.sleep(0.001)
+        hold.settle(Usage(calls=1), self.model)
+        return Judgment(id=item.id, label=0, usage=Usage(calls=1), extra=item.extra)
 
     async def aclose(self):
         pass
 
 
-def test_the_cap_holds_at_concurrency_16_and_the_rest_is_unscored_budget():
-    from judgeflow.items import Item
-    from judgeflow.judging import judge_stream
+class _Polls:
+    """A source giving one batch of traces a poll, then nothing."""
 
-    async def go():
-        budget = PeriodBudget(21)
-        inner = _Slow(calls=2)
-        capped = Capped(inner, budget, bound=3)
-        items = [Item(id=f"i{n}", answer="a", extra={"trace_id": trace_id(n)}) for n in range(60)]
-        results = [j async for _, j in judge_stream(capped, items, concurrency=16)]
-        return budget, inner, results
+    name, project = "batches", None
 
-    budget, inner, results = asyncio.run(go())
-    judged = [j for j in results if j.status == "judged"]
-    denied = [j for j in results if j.status == "unscored"]
-    assert budget.spent <= budget.cap and budget.spent == 2 * len(judged)
-    assert inner.peak > 1  # items did run concurrently
-    assert len(judged) == 10 and len(denied) == 50  # 10 x 2 = 20 spent; one more would need up to 3: 23 > 21
-    assert all(j.label is None and j.error.startswith("budget:") for j in denied)
-    assert denied[0].extra["trace_id"]  # still linked to its span when exported
-    budget.new_period()
-    assert budget.spent == 0 and budget.total == 20 and budget.peak == 20
+    def __init__(self, batches):
+        self.batches = list(batches)
+
+    def poll(self):
+        return self.batches.pop(0) if self.batches else []
+
+    def close(self):
+        pass
 
 
-@pytest.mark.parametrize("used, fits", [(2, False), (1, True)])
-def test_a_reservation_that_may_fit_waits_for_the_items_in_flight(used, fits):
-    """2 of 2 calls reserved: one more may fit only if the item in flight uses fewer; it waits for it."""
-    async def go():
-        budget = PeriodBudget(2)
-        held = await budget.reserve(2)
-        waiter = asyncio.create_task(budget.reserve(1))
-        await asyncio.sleep(0.05)
-        assert not waiter.done()
-        budget.settle(held, "m", Usage(calls=used))
-        if fits:
-            assert await waiter == 1
-        else:
-            with pytest.raises(BudgetDenied, match="budget: 2 of 2 calls"):
-                await waiter
-    asyncio.run(asyncio.wait_for(go(), 5))
+def test_each_period_starts_the_cap_anew_and_rows_over_it_are_unscored_budget(tmp_path):
+    """3 calls a period of 10 s: 5 traces in the first period, 5 in the second (the clock moves 10 s a
+    poll): 3 judged and 2 unscored 'budget' in each; the unscored are not judged again."""
+    from judgeflow.runs.budget import Budget
+    from judgeflow.runs.run import Run
+    from judgeflow.runs.settings import RunSettings
+    from judgeflow.runs.store import RunStore
+    from judgeflow.runs.watch import Watch
+
+    batches = [[spans_of(request(rag_trace(n))) for n in range(k, k + 5)] for k in (0, 5)]
+    budget, now = Budget(calls=3), [0.0]
+
+    def clock():
+        now[0] += 5.0
+        return now[0]
+
+    with RunStore(tmp_path / "s.sqlite") as store:
+        settings = RunSettings(model="baseline/lexical", input="batches", output="batches")
+        judge = _Calls(budget)
+        run = Run.online(store, settings, judging=judge, key="watch:batches")
+        watch = Watch(_Polls(batches), run, judge, budget=budget, period=10, once=True, clock=clock)
+        summary = asyncio.run(watch.loop(asyncio.Event()))
+        rows = list(store.results(run.run_id))
+    assert summary.periods == 2 and summary.judged == 6 and summary.budget_denied == 4
+    assert sorted(r.status for r in rows) == ["judged"] * 6 + ["unscored"] * 4
+    assert all(r.error.startswith("budget") and r.label is None for r in rows if r.status == "unscored")
 
 
-def test_the_bound_counts_steps_reasks_and_retries():
-    assert item_bound(strategy="graph", coverage=False, reasks=0, retries=0) == 2
-    assert item_bound(strategy="single", coverage=True, reasks=2, retries=4) == 2 * 3 * 5
+def test_watch_at_concurrency_16_through_the_schema_fake_never_passes_the_cap(tmp_path, monkeypatch, capsys):
+    """The real openai SDK and Instructor against the in-repo fake: the fake answered at most --budget
+    requests; the rows that did not fit are unscored 'budget' in the results; a restart judges none again."""
+    from tests.fakes.schema_provider import SchemaProvider
+
+    path = write_jsonl(tmp_path / "t.jsonl", [request(rag_trace(n)) for n in range(40)])
+    out = tmp_path / "out.jsonl"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-watch")
+    args = ["watch", str(path), "--once", "--budget", "25", "--concurrency", "16", "--model", "openai/gpt-4o-mini",
+            "--store", str(tmp_path / "s.sqlite"), "--no-cache", "-o", str(out)]
+    with SchemaProvider(seed=5) as fake:
+        assert main([*args, "--base-url", fake.base_url + "/v1"]) == 0
+        first = fake.received
+        assert main([*args, "--base-url", fake.base_url + "/v1"]) == 0
+        assert fake.received == first  # nothing judged twice
+    rows = _rows(out)
+    assert first <= 25 and len(rows) == 40
+    over = [r for r in rows if r["status"] == "unscored" and r["error"].startswith("budget")]
+    assert over and all(r["label"] is None for r in over)
+    assert "budget: " in capsys.readouterr().err
 
 
 @pytest.mark.slow
