@@ -8,7 +8,8 @@ the request's JSON schema) at --latency-ms per request, runs `judgeflow bench fa
 --limit N --model openai/gpt-4o-mini --base-url <the fake>` in a subprocess, and prints the whole
 command's time, the requests the fake received, the calls the rows recorded, and the ratio of the
 latency-bound ideal (requests x latency / concurrency) to the time taken. Then runs the same command
-again: the response cache answers it (0 requests). Nothing is downloaded; no key is needed.
+again (the response cache answers it: 0 requests) and a plain `judgeflow run` of the same items file
+into another store (what bench adds to a run). Nothing is downloaded; no key is needed.
 """
 
 from __future__ import annotations
@@ -76,12 +77,19 @@ def main() -> None:
         rows = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
         calls = sum((r.get("usage") or {}).get("calls", 0) for r in rows)
         again, done2 = run(cmd, env)
+        before = len(fake.requests)
+        items = Path(tmp) / "wd" / "faithbench" / f"items.limit{args.limit}.seed0.jsonl"
+        plain, done3 = run([sys.executable, "-m", "judgeflow", "run", str(items), "-o", str(Path(tmp) / "plain.jsonl"),
+                            "--model", "openai/gpt-4o-mini", "--base-url", fake.base_url + "/v1", "--concurrency",
+                            str(args.concurrency), "--store", str(Path(tmp) / "plain.sqlite"), "--no-progress"], env)
         ideal = requests * args.latency_ms / 1000 / args.concurrency
         print(f"{len(rows)} items, {sum(r.get('label') is not None for r in rows)} scored, exit {done.returncode}: "
               f"{seconds:.1f} s, {requests} requests ({requests / max(len(rows), 1):.2f} a item), {calls} calls "
               f"recorded; latency-bound ideal {ideal:.1f} s at {args.latency_ms:g} ms and concurrency "
               f"{args.concurrency}: ratio {ideal / seconds:.2f}")
         print(f"the same bench again: {again:.1f} s, {len(fake.requests) - requests} requests (exit {done2.returncode})")
+        print(f"`judgeflow run` of the same items file (another store): {plain:.1f} s, {len(fake.requests) - before} "
+              f"requests (exit {done3.returncode}); bench / run time: {seconds / plain:.2f}")
         if done.returncode not in (0, 1):
             print(done.stderr[-2000:], file=sys.stderr)
 
