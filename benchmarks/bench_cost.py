@@ -78,6 +78,7 @@ def main() -> None:
         calls = sum((r.get("usage") or {}).get("calls", 0) for r in rows)
         again, done2 = run(cmd, env)
         before = len(fake.requests)
+        again_requests = before - requests
         items = Path(tmp) / "wd" / "faithbench" / f"items.limit{args.limit}.seed0.jsonl"
         plain, done3 = run([sys.executable, "-m", "judgeflow", "run", str(items), "-o", str(Path(tmp) / "plain.jsonl"),
                             "--model", "openai/gpt-4o-mini", "--base-url", fake.base_url + "/v1", "--concurrency",
@@ -87,7 +88,7 @@ def main() -> None:
               f"{seconds:.1f} s, {requests} requests ({requests / max(len(rows), 1):.2f} a item), {calls} calls "
               f"recorded; latency-bound ideal {ideal:.1f} s at {args.latency_ms:g} ms and concurrency "
               f"{args.concurrency}: ratio {ideal / seconds:.2f}")
-        print(f"the same bench again: {again:.1f} s, {len(fake.requests) - requests} requests (exit {done2.returncode})")
+        print(f"the same bench again: {again:.1f} s, {again_requests} requests (exit {done2.returncode})")
         print(f"`judgeflow run` of the same items file (another store): {plain:.1f} s, {len(fake.requests) - before} "
               f"requests (exit {done3.returncode}); bench / run time: {seconds / plain:.2f}")
         if done.returncode not in (0, 1):

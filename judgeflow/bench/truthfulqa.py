@@ -65,5 +65,5 @@ BENCHMARK = Benchmark(
     convert=convert, metric=metric, ab=AB,
     published=(Published("GPT-judge (fine-tuned GPT-3)", "accuracy against human truth labels", None,
                          "Lin et al., TruthfulQA, ACL 2022, section 4.2",
-                         note="90-96% validation accuracy, on generated answers rather than these listed ones"),),
+                         note="90-96% (validation, on models' generated answers, not these listed ones)"),),
 )

@@ -92,9 +92,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if code not in (0, 1):
             return code
     model = args.model or default_model()
-    for output in outputs:
+    for criterion, output in zip(criteria, outputs):
         figures, rows, scored = figures_of(bench, output, args.seed)
-        for line in lines(bench, figures, published_of(bench, records, args.seed), model=model, rows=rows,
+        judge = f"{model}, {Path(criterion).stem}" if criterion else model
+        for line in lines(bench, figures, published_of(bench, records, args.seed), model=judge, rows=rows,
                           scored=scored):
             print(line)
     if args.ab:

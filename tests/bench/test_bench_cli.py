@@ -68,7 +68,8 @@ def test_halueval_downloaded_sampled_and_ab_compared(tmp_path, capsys, monkeypat
     out, err = capsys.readouterr()
     assert "MIT License" in err and "6 items (3 labelled 1, 3 labelled 0), a sample stratified by label" in err
     assert len(server.requests) == 1
-    assert out.count("HaluEval QA: baseline/lexical on 6 items") == 2  # one per criterion
+    assert "HaluEval QA: baseline/lexical, reference_faithfulness on 6 items" in out  # one per criterion
+    assert "HaluEval QA: baseline/lexical, factual_correctness on 6 items" in out
     assert re.search(r"reference_faithfulness +kappa", out) and re.search(r"factual_correctness +kappa", out)
     assert "McNemar exact p = " in out
     wd = tmp_path / "wd/halueval_qa"
