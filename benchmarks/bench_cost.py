@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fakes.bench_files import SOURCE, faithbench_batch  # noqa: E402
+from fakes.bench_files import faithbench_batch  # noqa: E402
 from fakes.schema_provider import SchemaProvider  # noqa: E402
 
 SENTENCES = ["The film grossed $181 million at the worldwide box office.", "Its budget was $160 million.",
