@@ -97,3 +97,27 @@ def test_truthfulqa_prints_kappa_and_balanced_accuracy(tmp_path, capsys, name):
     assert bench(tmp_path, name, "--data", str(data)) == 0
     out = capsys.readouterr().out
     assert re.search(r"kappa +", out) and "balanced accuracy" in out and "GPT-judge" in out
+
+
+def test_a_model_bench_is_capped_by_budget_and_resumed(tmp_path, capsys, monkeypatch):
+    """A bench with a model (the in-repo schema fake): --budget stops it like any run; --resume finishes it."""
+    from fakes import SchemaProvider
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    data = fx.write(fx.halueval_files(), tmp_path / "h")
+    with SchemaProvider(seed=1) as fake:
+        model = ["--data", str(data), "--model", "openai/gpt-4o-mini", "--base-url", fake.base_url + "/v1",
+                 "--concurrency", "1"]
+        assert bench(tmp_path, "halueval_qa", *model, "--budget", "4") == 1
+        first = len(fake.requests)
+        out = capsys.readouterr().out
+        assert first <= 4 and "HaluEval QA: openai/gpt-4o-mini on 10 items" in out
+        results = tmp_path / "wd/halueval_qa/openai_gpt-4o-mini.results.jsonl"
+        rows = [json.loads(line) for line in results.read_text().splitlines()]
+        assert sum(r["status"] == "unscored" and "budget" in (r.get("error") or r.get("reason") or "")
+                   for r in rows) >= 8
+        assert bench(tmp_path, "halueval_qa", *model, "--resume") == 0
+        rows = [json.loads(line) for line in results.read_text().splitlines()]
+        assert all(r["status"] == "judged" for r in rows) and len(rows) == 10
+        assert len(fake.requests) - first <= 2 * 10
+    assert re.search(r"kappa +(-?\d\.\d{3}|undefined)", capsys.readouterr().out)
