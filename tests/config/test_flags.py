@@ -14,8 +14,9 @@ from judgeflow.runs.settings import RESULT_SETTINGS
 SPECS = (ClientConfig, JudgeSpec, PanelSpec, CascadeSpec, RepeatsSpec, RunSpec)
 #: flags of the command line itself (how it runs, prints or spreads out), not of what a run is
 CLI_ONLY = {"-h", "--help", "--resume", "--no-progress", "--json", "--no-coverage"}
-#: `--ray*`: where a run is spread (integrations/ray.py), not what it is
-CLI_ONLY_PREFIX = "--ray"
+#: `--ray*`: where a run is spread (integrations/ray.py); `--otel*`: where its verdicts are also sent
+#: (integrations/otel.py, cli/otel_args.py, shared with `watch`): not what a run is
+CLI_ONLY_PREFIX = ("--ray", "--otel")
 #: a second spelling of a field's flag
 ALIASES = {"--output": "-o"}
 
