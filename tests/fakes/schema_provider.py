@@ -54,8 +54,8 @@ _WORDS = ["the", "claim", "holds", "per", "source", "because", "stated", "answer
 class Instance:
     """A value for a JSON schema, drawn from `rng`; `$ref`s resolve against `root`."""
 
-    def __init__(self, root: dict[str, Any], rng: random.Random, depth: int = 8) -> None:
-        self.root, self.rng, self.depth = root, rng, depth
+    def __init__(self, root: dict[str, Any], rng: random.Random, depth: int = 8, array_len: int | None = None) -> None:
+        self.root, self.rng, self.depth, self.array_len = root, rng, depth, array_len
 
     def resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
         for _ in range(32):
@@ -99,7 +99,12 @@ class Instance:
     def _array(self, s: dict[str, Any], depth: int) -> list[Any]:
         low = int(s.get("minItems", 0))
         high = int(s.get("maxItems", max(low, 3)))
-        n = low if depth >= self.depth else self.rng.randint(max(low, min(1, high)), max(low, min(high, low + 2)))
+        if depth >= self.depth:
+            n = low
+        elif self.array_len is not None:  # fake_llm.py's --array-len: this many, within the bounds
+            n = max(low, min(self.array_len, high))
+        else:
+            n = self.rng.randint(max(low, min(1, high)), max(low, min(high, low + 2)))
         return [self.value(s.get("items") or {}, depth + 1) for _ in range(n)]
 
     def _string(self, s: dict[str, Any], depth: int) -> str:
@@ -155,14 +160,14 @@ def _chosen(tools: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
     return next((t for t in tools if name in (t.get("name"), t.get("function", {}).get("name"))), tools[0])
 
 
-def openai_reply(body: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+def openai_reply(body: dict[str, Any], rng: random.Random, array_len: int | None = None) -> dict[str, Any]:
     prompt = "\n".join(_text(m.get("content")) for m in body.get("messages", []))
     tools, choice = body.get("tools") or [], body.get("tool_choice")
     fmt = body.get("response_format") or {}
     if tools and choice != "none":
         name = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
         fn = _chosen(tools, name)["function"]
-        data = Instance(fn.get("parameters") or {}, rng).value(fn.get("parameters") or {})
+        data = Instance(fn.get("parameters") or {}, rng, array_len=array_len).value(fn.get("parameters") or {})
         request = {**body, "tools": [{"function": fn}]}
         return openai_body(data, request, (len(prompt + json.dumps(tools)) // 4, len(json.dumps(data)) // 4))
     schema = None
@@ -170,11 +175,11 @@ def openai_reply(body: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         schema = (fmt.get("json_schema") or {}).get("schema") or {"type": "object"}
     elif fmt.get("type") == "json_object":
         schema = schema_in_text(prompt) or {"type": "object"}
-    text = json.dumps(Instance(schema, rng).value(schema)) if schema else "fake reply"
+    text = json.dumps(Instance(schema, rng, array_len=array_len).value(schema)) if schema else "fake reply"
     return openai_body(text, body, (len(prompt) // 4, len(text) // 4))
 
 
-def anthropic_reply(body: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+def anthropic_reply(body: dict[str, Any], rng: random.Random, array_len: int | None = None) -> dict[str, Any]:
     system = body.get("system")
     prompt = "\n".join([_text(system) if system else "", *(_text(m.get("content")) for m in body.get("messages", []))])
     tools, choice = body.get("tools") or [], body.get("tool_choice") or {}
@@ -182,7 +187,7 @@ def anthropic_reply(body: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return anthropic_body("fake reply", body, (len(prompt) // 4, 3))
     tool = _chosen(tools, choice.get("name"))
     schema = tool.get("input_schema") or {"type": "object"}
-    data = Instance(schema, rng).value(schema)
+    data = Instance(schema, rng, array_len=array_len).value(schema)
     return anthropic_body(data, {**body, "tools": [tool]}, (len(prompt + json.dumps(tools)) // 4, len(json.dumps(data)) // 4))
 
 
@@ -192,8 +197,9 @@ class SchemaProvider:
 
     def __init__(self, *, seed: Any = 0, latency: float = 0.0, port: int = 0, error_rate: float = 0.0,
                  garbage_rate: float = 0.0, limit: Any = None, batch_polls: int = 1,
-                 batch_expire_fraction: float = 0.0) -> None:
-        self.seed, self.latency = seed, latency
+                 batch_expire_fraction: float = 0.0, array_len: int | None = None) -> None:
+        self.seed, self.latency, self.array_len = seed, latency, array_len
+        """`array_len`: items in every generated array the schema allows that many in (None: 1-3, seeded)."""
         self.limit = limit
         """A `limited.ProviderLimit` (or None): online model requests over it get 429, all its headers."""
         self.faults = Faults(error_rate=error_rate, garbage_rate=garbage_rate, seed=seed)
@@ -215,6 +221,16 @@ class SchemaProvider:
         with self._lock:
             self.log.append(entry)
 
+    def stats(self) -> dict[str, Any]:
+        """Totals of the log, as fake_llm.py's /_fake/stats: llm_calls (model requests, 429s included) and
+        by_status (every request, by its status as a string)."""
+        with self._lock:
+            log = list(self.log)
+        by_status: dict[str, int] = {}
+        for e in log:
+            by_status[str(e["status"])] = by_status.get(str(e["status"]), 0) + 1
+        return {"llm_calls": sum(1 for e in log if e.get("llm")), "by_status": by_status}
+
     def answer(self, wire: str, body: dict[str, Any], batch: str | None = None, custom_id: str | None = None,
                raw: bytes | None = None) -> tuple[int, dict[str, Any], str | None]:
         """(status, reply, fault) for one model request (online, or a batch line), logged; the reply
@@ -230,7 +246,8 @@ class SchemaProvider:
             status, reply, _ = fault_reply(wire, fault)
         else:
             rng = self.rng_for(raw)
-            reply = openai_reply(body, rng) if wire == "openai" else anthropic_reply(body, rng)
+            make = openai_reply if wire == "openai" else anthropic_reply
+            reply = make(body, rng, self.array_len)
             reply, status = garble(reply, rng) if fault == "garbage" else reply, 200
             usage = reply["usage"]
             entry["prompt_tokens"] = usage.get("prompt_tokens", usage.get("input_tokens"))
@@ -319,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--latency-ms", type=float, default=0.0, help="milliseconds per online model request")
     p.add_argument("--error-rate", type=float, default=0.0, help="share of model requests answered 429 / 500")
     p.add_argument("--garbage-rate", type=float, default=0.0, help="share of structured replies made unreadable")
+    p.add_argument("--array-len", type=int, default=None, help="items in every generated array (default 1-3)")
     p.add_argument("--batch-polls", type=int, default=1, help="a batch ends on its N-th GET (0: at once)")
     p.add_argument("--batch-expire-fraction", type=float, default=0.0, help="last share of a batch left unanswered")
     p.add_argument("--rpm", type=float, default=0.0, help="requests per rate-limit window (0: no limit)")
@@ -332,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         limit = ProviderLimit(rpm=args.rpm, tpm=args.tpm, window=args.ratelimit_window_s)
     fake = SchemaProvider(seed=args.seed, latency=args.latency_ms / 1000, port=args.port, error_rate=args.error_rate,
                           garbage_rate=args.garbage_rate, limit=limit, batch_polls=args.batch_polls,
-                          batch_expire_fraction=args.batch_expire_fraction)
+                          batch_expire_fraction=args.batch_expire_fraction, array_len=args.array_len)
     print(f"PORT={fake.server.server_address[1]}", flush=True)
     try:
         fake.server.serve_forever()
