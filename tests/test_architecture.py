@@ -323,6 +323,39 @@ def test_the_provider_check_can_fail(tmp_path):
                                               "judgeflow.backends.table:1: ['anthropic', 'openai']"]
 
 
+def wires_outside_providers(root: Path = PACKAGE) -> list[str]:
+    """Classes of a provider's wire (`class X(Wire)`, `class Y(AnthropicWire)`, ...) defined anywhere but
+    backends/providers/: a provider's wire hooks live in its own module, beside its other hooks."""
+    found = []
+    for mod, (path, _) in modules(root).items():
+        if mod.startswith("judgeflow.backends.providers"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(ast.unparse(b).split(".")[-1].endswith("Wire") for b in node.bases):
+                found.append(f"{mod}.{node.name}")
+    return found
+
+
+def test_every_wire_lives_in_its_providers_module():
+    from judgeflow.backends.providers import PROVIDERS, provider
+
+    assert wires_outside_providers() == []
+    for name, module in PROVIDERS.items():
+        home = type(provider(name).wire()).__module__
+        assert home in ("judgeflow.backends.providers.wire", f"judgeflow.backends.providers.{module}"), (name, home)
+    from judgeflow.backends.llm import wire as moved  # the old import path, kept until 0.4 (CHANGELOG, "Moved")
+    from judgeflow.backends.providers import anthropic, azure, ollama, wire
+
+    assert (moved.Wire, moved.AnthropicWire, moved.AzureWire, moved.OllamaWire, moved.GivenClient) == (
+        wire.Wire, anthropic.AnthropicWire, azure.AzureWire, ollama.OllamaWire, wire.GivenClient)
+
+
+def test_the_wire_check_can_fail(tmp_path):
+    pkg = _package(tmp_path, {"backends/llm/wire.py": "class Wire:\n    pass\n\n\nclass OllamaWire(Wire):\n    pass\n",
+                              "backends/providers/anthropic.py": "class AnthropicWire(base.Wire):\n    pass\n"})
+    assert wires_outside_providers(pkg) == ["judgeflow.backends.llm.wire.OllamaWire"]
+
+
 def test_every_judging_gives_its_spec_back():
     """The spec round trip (tests/config/test_spec.py checks it through JSON and the run store)."""
     from judgeflow import Cascade, Judge, Panel, Repeats

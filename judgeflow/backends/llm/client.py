@@ -60,7 +60,7 @@ from .failures import (
     classify,
 )
 from ..providers import wire_of
-from .wire import Wire
+from ..providers.wire import Wire
 
 T = TypeVar("T", bound=BaseModel)
 STRUCTURED = ("auto", "tools", "tools_strict", "json_schema", "json")

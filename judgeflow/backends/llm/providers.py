@@ -1,5 +1,5 @@
 """Per-provider construction: `make_client("provider/model", ...)` builds the SDK client and the
-`LLMClient`; a provider's differences from the OpenAI wire are the hooks of its `Wire` (wire.py),
+`LLMClient`; a provider's differences from the OpenAI wire are the hooks of its `Wire` (backends/providers/),
 never branches in the ask loop (client.py).
 
 Providers: `openai/<model>`, `anthropic/<model>`, `ollama/<model>`, `azure/<deployment>`;
@@ -27,7 +27,7 @@ from ..limits import limiter_for
 from .client import STRUCTURED, LLMClient
 from .failures import _short
 from ..providers import wire_of
-from .wire import instructor_mode
+from ..providers.wire import instructor_mode
 
 #: seconds per request to a provider's API (the default --timeout)
 DEFAULT_TIMEOUT = 120.0
