@@ -27,7 +27,7 @@ from typing import Any
 from ..criteria import Criterion
 from ..errors import ConfigError, JudgeflowError
 from ..items import Item
-from ..judge import Judge
+from .._judge import Judge
 from ..backends import Backend
 from ..results import Judgment, Usage
 from .edits import CriterionEdit, edits_reply, read_edits

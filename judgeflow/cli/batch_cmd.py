@@ -32,13 +32,13 @@ from ..runs.pricing import load_prices
 from ..runs.run import Run
 from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
 from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize
-from .argtypes import positive_seconds, share
+from .argtypes import Subparsers, positive_seconds, share
 from . import SUMMARIES
 
 __all__ = ["cmd_collect", "cmd_status", "cost_line", "open_batches_note", "register", "settle_intents", "submit"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("batch", help=SUMMARIES["batch"])
     bsub = p.add_subparsers(dest="batch_command", required=True, metavar="ACTION")
     sp = bsub.add_parser("status", help="where a batch run is")

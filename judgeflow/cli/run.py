@@ -29,7 +29,7 @@ from rich.markup import escape
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, ProviderUnavailable
-from ..judge import Judge
+from .._judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, Judging
 from ..results import Judgment, Usage
 from ..runs.gc_tuning import tuned_gc
@@ -41,7 +41,7 @@ from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, answer_line, run_failure, summarize
 from . import ensemble, ray_cmd
-from .argtypes import non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
+from .argtypes import Subparsers, non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
 from .render import console
 from . import SUMMARIES
 
@@ -51,7 +51,7 @@ configuration; 3 stopped on a systemic provider error (authentication, refused c
 model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help=SUMMARIES["run"], epilog=EXIT_CODES)
     p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
     p.add_argument("-o", "--output", type=Path,

@@ -25,7 +25,7 @@ from ..providers import provider as provider_named
 from ..providers.base import Provider
 from ..limits import limiter_for
 from .client import STRUCTURED, LLMClient
-from .failures import _short
+from .failures import short
 from ..providers import wire_of
 from ..providers.wire import instructor_mode
 
@@ -171,6 +171,6 @@ def _from_provider(p: Provider, name: str, *, provider: str, structured: str, ap
     try:
         client = instructor.from_provider(f"{provider}/{name}", async_client=True, **mode_arg)
     except Exception as e:  # noqa: BLE001 - the SDK's own configuration errors (credentials, region)
-        raise ConfigError(f"cannot set up {provider}/{name}: {_short(e, 200)}") from None
+        raise ConfigError(f"cannot set up {provider}/{name}: {short(e, 200)}") from None
     return LLMClient(client=client, provider=provider, temperature=temperature, wire=wire_of(provider, given_client=True),
                      structured="tools" if structured == "auto" else structured, **common)

@@ -137,5 +137,6 @@ class RunState(Event):
 
     status: str
     done: int
-    total: int
+    total: int | None
+    """Rows of its input (None: not counted yet)."""
     batches: int
