@@ -19,7 +19,7 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -203,7 +203,8 @@ def default_output(args: argparse.Namespace, con: Console) -> None:
     con.print(f"note: no -o given: writing the results to {args.output}", markup=False, soft_wrap=True)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def cmd_run(args: argparse.Namespace, *, command: Callable[[str], str] | None = None) -> int:
+    """`judgeflow run`; `command` turns the run's resume command into the caller's (`judgeflow bench`)."""
     con = console(stderr=True)
     default_output(args, con)
     if args.ray:
@@ -224,6 +225,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     with spool(args.input) as (source, sha), RunStore(settings.store) as store:  # stdin is copied once
         run = Run.open(store, settings, judging=judge, source=source, sha=sha, resume=args.resume,
                        say=lambda note: con.print(note, soft_wrap=True, markup=False))
+        if command is not None:
+            run.store.update_run(run.run_id, settings=run.info.settings, command=command(run.command))
+            run.info = run.store.get_run(run.run_id)
         note_offline(args, con)  # said only once the inputs are known to be fine
         note_aliases(run.aliases, con)
         if settings.batch:
