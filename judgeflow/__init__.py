@@ -4,8 +4,6 @@ Labels everywhere: 1 = hallucination/error, 0 = none found, None = unscored.
 """
 
 import importlib as _importlib
-import sys as _sys
-import types as _types
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
@@ -14,7 +12,9 @@ __version__ = "0.2.0"
 # Every public name loads on first use: `judgeflow --version` and `--help` import none of the
 # judging code, offline judging never loads the provider SDKs (openai, anthropic, Instructor: seconds
 # to import), a run served from the response cache never builds the workflow (LangGraph, about a
-# second), and judging never loads calibration (numpy). One table: name -> the module defining it.
+# second), and judging never loads calibration (numpy). One table: name -> the module defining it
+# (PEP 562). No public name is also a submodule's name (`judge` lives in `_judge.py`): importing a
+# submodule sets the package attribute of its name, which would shadow the function.
 _LAZY = {
     "Backend": "backends", "LLMJudge": "backends", "make_backend": "backends",
     "LexicalJudge": "backends.lexical", "RougeJudge": "backends.rouge",
@@ -26,7 +26,7 @@ _LAZY = {
     "LLMError": "errors", "BudgetExceeded": "errors",
     "Budget": "runs.budget",
     "Item": "items", "load_items": "items", "read_items": "items",
-    "Judge": "judge", "judge": "judge",
+    "Judge": "_judge", "judge": "_judge",
     "Judging": "judging", "judge_many": "judging", "judge_stream": "judging",
     "Panel": "ensembles", "Cascade": "ensembles", "Repeats": "ensembles",
     "areview": "spec_review", "review": "spec_review",
@@ -55,7 +55,7 @@ if _TYPE_CHECKING:
     from .criteria import Criterion, list_criteria, load_criterion
     from .errors import BudgetExceeded, ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
     from .items import Item, load_items, read_items
-    from .judge import Judge, judge
+    from ._judge import Judge, judge
     from .ensembles import Cascade, Panel, Repeats
     from .judging import Judging, judge_many, judge_stream
     from .frames import results_to_dataframe
@@ -136,16 +136,3 @@ __all__ = [
     "tune",
 ]
 
-
-class _Package(_types.ModuleType):
-    """The package keeps the function `judgeflow.judge` when its module `judgeflow/judge.py` is imported
-    (the import system sets a package attribute for every submodule it loads; every other public name
-    has no module of its own name)."""
-
-    def __setattr__(self, name: str, value: _Any) -> None:
-        if name == "judge" and isinstance(value, _types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from .details import empty_reason
-from .quotes import CITATION, ELLIPSIS, QUOTES, quote_in
+from .quotes import CITATION, QUOTES, quote_in
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion
 from .results import ClaimResult, Judgment, RequirementResult
@@ -91,9 +91,6 @@ def combine(judgment: Judgment, requirements: list[RequirementResult]) -> Judgme
     return judgment.model_copy(update=update)
 
 
-_CITATION, _ELLIPSIS, _QUOTES = CITATION, ELLIPSIS, QUOTES  # the names the review app's spans import
-
-
 def verify_evidence(claims: Sequence[ClaimResult], evidence: dict[str, str | None]) -> list[ClaimResult]:
     """Mark whether each claim's evidence quote really occurs in the evidence it names.
 
@@ -107,8 +104,8 @@ def verify_evidence(claims: Sequence[ClaimResult], evidence: dict[str, str | Non
     out = []
     for c in claims:
         text = evidence.get(c.basis or "")
-        quote = _CITATION.sub("", c.evidence or "")
-        found = quote_in(quote, text) if text and quote.strip().strip(_QUOTES).strip() else None
+        quote = CITATION.sub("", c.evidence or "")
+        found = quote_in(quote, text) if text and quote.strip().strip(QUOTES).strip() else None
         out.append(c.model_copy(update={"evidence_found": found}) if found is not None else c)
     return out
 

@@ -13,10 +13,12 @@ import difflib
 import hashlib
 import os
 import string
-try:
+import sys
+
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path

@@ -243,7 +243,8 @@ def items_from_record(record: Mapping[str, Any], *, path: str | None = None, lin
                                "but no assistant message with text to judge; add the agent's reply, or give "
                                "\"answer\"", path=path, line=line, field="messages",
                                item_id=str(item_id) if item_id is not None else None)
-    out, shared = [], {}  # type: ignore[var-annotated]
+    out: list[Item] = []
+    shared: dict[Any, str] = {}
     for i in at:
         fields = trace_fields(messages, i, system=system, shared=shared)
         given = rec.get("source")

@@ -16,7 +16,7 @@ import contextlib
 import hashlib
 import json
 import threading
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .errors import ConfigError, InvalidItemError
@@ -30,6 +30,7 @@ DEFAULT_CONCURRENCY = 16
 CACHE_VERSION = 2  # 2: the verdict guide shows the fact kinds and not_errors
 
 J = TypeVar("J", bound="Judging")
+T = TypeVar("T")
 
 
 @runtime_checkable
@@ -231,9 +232,9 @@ class SyncFacade:
     #: item field -> the column of a dict item holding it (a Judge's `column_map=`)
     column_map: ColumnMap | None = None
 
-    def judge(self: Any, item: ItemLike) -> Judgment:
+    def judge(self: Judging, item: ItemLike) -> Judgment:
         """Sync facade over `ajudge`."""
-        return run_sync(self.ajudge(item))  # type: ignore[no-any-return]
+        return run_sync(self.ajudge(item))
 
     def judge_many(self: Any, items: Iterable[ItemLike], *, concurrency: int | None = None) -> list[Judgment]:
         """Sync facade over `judge_stream`: all items, concurrently, in input order."""
@@ -242,8 +243,8 @@ class SyncFacade:
     async def __aenter__(self: J) -> J:
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()  # type: ignore[attr-defined]
+    async def __aexit__(self: Judging, *exc: object) -> None:
+        await self.aclose()
 
 
 _loop: asyncio.AbstractEventLoop | None = None
@@ -266,7 +267,7 @@ def _background_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
-def run_sync(coro: Any) -> Any:
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion from sync code, on the shared background loop."""
     future = asyncio.run_coroutine_threadsafe(coro, _background_loop())
     try:

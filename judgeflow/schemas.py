@@ -197,7 +197,7 @@ def repair_json(text: str, pairs: Any = None) -> tuple[Any, str | None]:
     return value, ", ".join(fixes) or None
 
 
-class KeyedObject(dict):  # type: ignore[type-arg]
+class KeyedObject(dict[str, Any]):
     """A JSON object that remembers the keys it was given more than once (json keeps the last)."""
 
     repeated: tuple[str, ...] = ()
@@ -283,11 +283,11 @@ class ReplyModel(BaseModel):
     _keyed_ids: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
-    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return _clean_schema(super().model_json_schema(*args, **kwargs))
 
     @classmethod
-    def model_validate_json(cls, json_data: Any, *, strict: bool | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
+    def model_validate_json(cls, json_data: Any, *, strict: bool | None = None, **kwargs: Any) -> Any:
         if isinstance(json_data, (bytes, bytearray)):
             json_data = json_data.decode("utf-8", errors="replace")
         try:
@@ -313,7 +313,7 @@ class _ClaimEntry(ReplyModel):
         return v.strip()
 
 
-def _enum(values: tuple[str, ...], description: str | None, default: Any = ...) -> tuple[Any, Any]:
+def enum_field(values: tuple[str, ...], description: str | None, default: Any = ...) -> tuple[Any, Any]:
     """A string field that the schema restricts to `values` (an enum the model's decoder honours).
 
     Validation checks membership in the reply model's validator instead of a Literal type, so
@@ -334,7 +334,7 @@ def claims_reply(fact_kinds: tuple[str, ...], max_items: int | None = None) -> t
     max_items bounds the list in the schema, so a small model under a grammar cannot ramble on."""
     entry = create_model(  # no descriptions: the decompose prompt says what text and kind are
         "Claim", __base__=ReplyModel, __validators__={"_kind": _kind_validator(fact_kinds), "_text": _text_validator()},
-        text=(str, Field()), kind=_enum(fact_kinds, None, "other"), quote=(str, Field(default="")),
+        text=(str, Field()), kind=enum_field(fact_kinds, None, "other"), quote=(str, Field(default="")),
     )
     model = create_model(
         "Claims", __base__=ReplyModel, __doc__="The answer's claims.",
@@ -364,8 +364,8 @@ def _verdict_fields(bases: tuple[str, ...], verdicts: tuple[str, ...], described
     return {  # evidence and reason first: the model quotes and reasons before it decides
         "evidence": (str, Field(default="", description=d("A short verbatim quote from the evidence, or empty."))),
         "reason": (str, Field(default="", description=d("One sentence explaining the verdict."))),
-        "basis": _enum(bases, d("What settled the verdict.")),
-        "verdict": _enum(verdicts, d("The verdict.")),
+        "basis": enum_field(bases, d("What settled the verdict.")),
+        "verdict": enum_field(verdicts, d("The verdict.")),
     }
 
 
@@ -446,7 +446,7 @@ def single_reply(fact_kinds: tuple[str, ...], bases: tuple[str, ...], verdicts: 
     entry = create_model(  # no descriptions: the single prompt says what each field is
         "JudgedClaim", __base__=ReplyModel,
         __validators__={"_kind": _kind_validator(fact_kinds), "_text": _text_validator()},
-        text=(str, Field()), kind=_enum(fact_kinds, None, "other"), quote=(str, Field(default="")),
+        text=(str, Field()), kind=enum_field(fact_kinds, None, "other"), quote=(str, Field(default="")),
         **_verdict_fields(bases, verdicts, described=False),
     )
     model = create_model(
@@ -490,7 +490,7 @@ def coverage_reply(statuses: tuple[str, ...], ids: tuple[str, ...]) -> type[Repl
         "RequirementStatus", __base__=ReplyModel,
         evidence=(str, Field(default="", description="A short verbatim quote from the output, or empty.")),
         reason=(str, Field(default="", description="One sentence explaining the status.")),
-        status=_enum(statuses, "The status."),
+        status=enum_field(statuses, "The status."),
     )
 
     def valid(self: Any) -> Any:

@@ -24,7 +24,8 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Awaitable
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -37,6 +38,8 @@ from .backends import Backend, make_backend
 from .results import TraceEntry, Usage
 from .schemas import Claim, ClaimCheck
 from .workflow import JudgeContext, Strategy, build_graph
+
+T = TypeVar("T")
 
 DEFAULT_MODEL = "baseline/lexical"
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -148,7 +151,7 @@ def build_served_graph() -> Any:
     and a run without one gets `ServedContext()`: the operator's defaults, its endpoint hidden."""
     from langgraph.graph.state import CompiledStateGraph
 
-    class ServedGraph(CompiledStateGraph):  # type: ignore[misc,type-arg]
+    class ServedGraph(CompiledStateGraph):  # type: ignore[type-arg]
         def stream(self, *args: Any, context: Any = None, **kwargs: Any) -> Any:
             return super().stream(*args, context=ServedContext() if context is None else context, **kwargs)
 
@@ -210,17 +213,17 @@ class HidingEndpoint:
         return api_message(text)
 
     async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
-        return await self._hiding(trace, self.backend.decompose(item, criterion, usage, trace))  # type: ignore[no-any-return]
+        return await self._hiding(trace, self.backend.decompose(item, criterion, usage, trace))
 
     async def check(self, item: Item, criterion: Criterion, claims: list[Claim], usage: Usage,
                     trace: list[TraceEntry]) -> list[ClaimCheck]:
-        return await self._hiding(trace, self.backend.check(item, criterion, claims, usage, trace))  # type: ignore[no-any-return]
+        return await self._hiding(trace, self.backend.check(item, criterion, claims, usage, trace))
 
     async def single(self, item: Item, criterion: Criterion, usage: Usage,
                      trace: list[TraceEntry]) -> tuple[list[Claim], list[ClaimCheck]]:
-        return await self._hiding(trace, self.backend.single(item, criterion, usage, trace))  # type: ignore[no-any-return]
+        return await self._hiding(trace, self.backend.single(item, criterion, usage, trace))
 
-    async def _hiding(self, trace: list[TraceEntry], step: Any) -> Any:
+    async def _hiding(self, trace: list[TraceEntry], step: Awaitable[T]) -> T:
         try:
             return await step
         except LLMError as e:

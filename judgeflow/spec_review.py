@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from .errors import InvalidItemError
 from .items import Item
-from .judge import Judge
+from ._judge import Judge
 from .judging import run_sync
 from .results import Judgment
 

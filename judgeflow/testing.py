@@ -31,7 +31,7 @@ from .backends.llm_judge import default_model
 from .criteria import Criterion
 from .errors import ConfigError
 from .items import Item
-from .judge import Judge
+from ._judge import Judge
 from .judging import Judging, run_sync
 from .results import Judgment
 from .runs.cache import Cached, FileCache
@@ -49,7 +49,7 @@ class Checker:
 
     def judge_item(self, item: Item) -> Judgment:
         """Judge one Item (cached); never raises for a hallucination: read `.label` (1, 0 or None)."""
-        return run_sync(self.judging.ajudge(item))  # type: ignore[no-any-return]
+        return run_sync(self.judging.ajudge(item))
 
     def judge(self, answer: Any, *, reference: str | None = None, source: Any = None, spec: str | None = None,
               question: str | None = None) -> Judgment:

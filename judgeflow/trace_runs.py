@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .traces import ToolCall, TraceError, TraceMessage, _arguments, _label, _raw, _text
+from .traces import ToolCall, TraceError, TraceMessage, tool_arguments, label_messages, raw_messages, content_text
 
 _QUESTION = ("question", "input", "query", "prompt", "user_input")
 _ANSWER = ("answer", "output", "result", "response", "text")
@@ -92,7 +92,8 @@ def langsmith_messages(run: Mapping[str, Any]) -> list[TraceMessage]:
     outputs = run.get("outputs")
     said = outputs.get("messages") if isinstance(outputs, Mapping) else None
     if isinstance(said, list) and said:  # a LangGraph agent returns the whole conversation
-        return _label([r for i, m in enumerate(said) for r in _raw(_constructor(m), f"outputs.messages[{i}]")], "run")
+        said_raw = [r for i, m in enumerate(said) for r in raw_messages(_constructor(m), f"outputs.messages[{i}]")]
+        return label_messages(said_raw, "run")
     raw: list[dict[str, Any]] = _start(run)
     for child in run.get("child_runs") or []:
         _walk(child, raw, "child_runs")
@@ -100,7 +101,7 @@ def langsmith_messages(run: Mapping[str, Any]) -> list[TraceMessage]:
     said = [r["text"] for r in raw if r["role"] == "assistant" and r["text"].strip()]
     if final and (not said or said[-1].strip() != final.strip()):
         raw.append({"role": "assistant", "text": final, "calls": []})
-    return _label(raw, "run")
+    return label_messages(raw, "run")
 
 
 def _start(run: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -112,7 +113,7 @@ def _start(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     if isinstance(msgs, list) and msgs and isinstance(msgs[0], list):  # chat model runs nest a batch
         msgs = msgs[0]
     if isinstance(msgs, list):
-        return [r for i, m in enumerate(msgs) for r in _raw(_constructor(m), f"inputs.messages[{i}]")]
+        return [r for i, m in enumerate(msgs) for r in raw_messages(_constructor(m), f"inputs.messages[{i}]")]
     question = next((inputs[k] for k in _QUESTION if isinstance(inputs.get(k), str)), None)
     if question is None:
         raise TraceError(f"run {run.get('name')!r} has no conversation: its inputs hold neither \"messages\" nor a "
@@ -137,7 +138,7 @@ def _walk(top: Any, raw: list[dict[str, Any]], where: str) -> None:
         elif kind in ("llm", "chat_model"):
             reply = _generated(run.get("outputs"))
             if reply is not None:
-                raw.extend(_raw(reply, f"run {run.get('name')!r} outputs"))
+                raw.extend(raw_messages(reply, f"run {run.get('name')!r} outputs"))
         else:
             inner = f"{where}[{run.get('name')}].child_runs" if len(where) < 200 else where
             stack.extend((child, inner) for child in reversed(run.get("child_runs") or []))
@@ -157,7 +158,7 @@ def _tool(run: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         text = (_answer(outputs) or "") if outputs else ""
     if run.get("error"):
         text = f"{text}\n{run['error']}".strip()
-    call = ToolCall(id=call_id, name=name, arguments=_arguments(args))
+    call = ToolCall(id=call_id, name=name, arguments=tool_arguments(args))
     return ({"role": "assistant", "text": "", "calls": [call]},
             {"role": "tool", "text": text, "call_id": call_id, "tool": name, "failed": bool(run.get("error"))})
 
@@ -197,7 +198,7 @@ def _answer(outputs: Any) -> str | None:
     if isinstance(outputs, Mapping):
         out = _constructor(outputs)
         if out is not outputs:
-            return _text(out["data"].get("content"), "outputs")
+            return content_text(out["data"].get("content"), "outputs")
         for key in _ANSWER:
             if key in outputs:
                 return _answer(outputs[key])
@@ -205,7 +206,7 @@ def _answer(outputs: Any) -> str | None:
         if isinstance(msgs, list) and msgs:
             last = _constructor(msgs[-1])
             data = last.get("data", last) if isinstance(last, Mapping) else {}
-            return _text(data.get("content") if isinstance(data, Mapping) else getattr(last, "content", ""), "outputs")
+            return content_text(data.get("content") if isinstance(data, Mapping) else getattr(last, "content", ""), "outputs")
         if "content" in outputs:
-            return _text(outputs["content"], "outputs")
+            return content_text(outputs["content"], "outputs")
     return json.dumps(outputs, ensure_ascii=False, default=str)

@@ -92,7 +92,7 @@ def is_trace(record: Mapping[str, Any]) -> bool:
 
 # ----- formats -> raw messages (role, text, calls, call_id, tool, failed) ----------------------------
 
-def _text(content: Any, where: str) -> str:
+def content_text(content: Any, where: str) -> str:
     """Text of a content field: a string, or a list of parts/blocks (text parts joined)."""
     if content is None:
         return ""
@@ -110,11 +110,11 @@ def _text(content: Any, where: str) -> str:
         elif isinstance(block, Mapping) and isinstance(block.get("text"), str):
             parts.append(block["text"])
         elif isinstance(block, Mapping) and block.get("type") == "document":  # Anthropic document block
-            parts.append(_text((block.get("source") or {}).get("data"), where))
+            parts.append(content_text((block.get("source") or {}).get("data"), where))
     return "\n".join(p for p in parts if p)
 
 
-def _arguments(args: Any) -> str:
+def tool_arguments(args: Any) -> str:
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
@@ -134,7 +134,7 @@ def _call(raw: Any, where: str) -> ToolCall:
     if not call_id:
         raise TraceError(f"{where} ({name}) has no \"id\"; a tool result refers to its call by this id", f"{where}.id")
     args = fn.get("arguments", fn.get("args", fn.get("input")))
-    return ToolCall(id=str(call_id), name=name, arguments=_arguments(args))
+    return ToolCall(id=str(call_id), name=name, arguments=tool_arguments(args))
 
 
 def _blocks(role: str, content: Any, where: str) -> list[dict[str, Any]]:
@@ -149,9 +149,9 @@ def _blocks(role: str, content: Any, where: str) -> list[dict[str, Any]]:
         if not b.get("tool_use_id"):
             raise TraceError(f"{here} (tool_result) has no \"tool_use_id\"; give the id of the tool_use it answers",
                              f"{here}.tool_use_id")
-        out.append({"role": "tool", "text": _text(b.get("content"), f"{here}.content"),
+        out.append({"role": "tool", "text": content_text(b.get("content"), f"{here}.content"),
                     "call_id": str(b["tool_use_id"]), "failed": bool(b.get("is_error")), "where": f"{here}.tool_use_id"})
-    text = _text(plain if isinstance(content, list) else content, f"{where}.content")
+    text = content_text(plain if isinstance(content, list) else content, f"{where}.content")
     calls = [_call(b, f"{where}.content[{i}]") for i, b in uses]
     if text or calls or not out:
         out.append({"role": role, "text": text, "calls": calls})
@@ -171,7 +171,7 @@ def _langchain(msg: Any) -> dict[str, Any]:
             "name": data.get("name"), "failed": data.get("status") == "error"}
 
 
-def _raw(msg: Any, where: str) -> list[dict[str, Any]]:
+def raw_messages(msg: Any, where: str) -> list[dict[str, Any]]:
     """One input message (any format) as raw messages (an Anthropic user message may hold several)."""
     if not isinstance(msg, Mapping) or ("data" in msg and "type" in msg and "role" not in msg):
         if not isinstance(msg, Mapping) and not hasattr(msg, "content"):
@@ -186,7 +186,7 @@ def _raw(msg: Any, where: str) -> list[dict[str, Any]]:
         if not call_id:
             raise TraceError(f"{where} is a tool message without \"tool_call_id\"; give the id of the call it answers",
                              f"{where}.tool_call_id")
-        return [{"role": "tool", "text": _text(msg.get("content"), f"{where}.content"), "call_id": str(call_id),
+        return [{"role": "tool", "text": content_text(msg.get("content"), f"{where}.content"), "call_id": str(call_id),
                  "tool": msg.get("name"), "failed": bool(msg.get("failed")), "where": f"{where}.tool_call_id"}]
     out = _blocks(role, msg.get("content"), where)
     calls = msg.get("tool_calls") or []
@@ -211,11 +211,11 @@ def read_messages(messages: Any, *, field: str = "messages", system: str | None 
     if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
         raise TraceError(f"{field} must be a list of messages, got {type(messages).__name__}", field)
     raw = [{"role": "system", "text": system, "calls": []}] if system else []
-    raw += [r for i, m in enumerate(messages) for r in _raw(m, f"{field}[{i}]")]
-    return _label(raw, field)
+    raw += [r for i, m in enumerate(messages) for r in raw_messages(m, f"{field}[{i}]")]
+    return label_messages(raw, field)
 
 
-def _label(raw: list[dict[str, Any]], field: str) -> list[TraceMessage]:
+def label_messages(raw: list[dict[str, Any]], field: str) -> list[TraceMessage]:
     names: dict[str, str] = {}
     out: list[TraceMessage] = []
     turn = 0

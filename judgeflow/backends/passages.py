@@ -34,6 +34,7 @@ from ..text import SENTENCE as _SENT
 from ..text import content_words as _content
 from ..text import numbers as _numbers
 from ..traces import split_document
+from .base import Backend
 
 DEFAULT_PASSAGE_CHARS = 800
 
@@ -225,7 +226,7 @@ class PassageJudge:
                 f"max_source_chars={max_source_chars} is smaller than one passage ({passage_chars} chars); "
                 "give at least 200 and at least passage_chars, e.g. max_source_chars=6000"
             )
-        self.inner = inner
+        self.inner: Backend = inner
         self.model: str = inner.model
         self.max_source_chars = max_source_chars
         self.passage_chars = passage_chars
@@ -240,15 +241,15 @@ class PassageJudge:
 
     @property
     def structured(self) -> str | None:
-        return self.inner.structured  # type: ignore[no-any-return]
+        return self.inner.structured
 
     @property
     def temperature(self) -> float | None:
-        return self.inner.temperature  # type: ignore[no-any-return]
+        return self.inner.temperature
 
     @property
     def notes(self) -> list[str]:
-        return self.inner.notes  # type: ignore[no-any-return]
+        return self.inner.notes
 
     @property
     def coverage(self) -> Any:

@@ -246,7 +246,10 @@ def percentile_ci(values: np.ndarray) -> tuple[float, float] | None:
 
 def wilson_low(k: int, n: int, z: float = 1.96) -> float:
     """The lower end of the Wilson score interval for k successes in n trials (`ensembles.cascade.wilson`)."""
-    return wilson(k, n, z)[0]  # type: ignore[index]  # n > 0 here
+    bounds = wilson(k, n, z)
+    if bounds is None:
+        raise ValueError("wilson_low of no trials (n = 0)")
+    return bounds[0]
 
 
 def kappa_interval(h: np.ndarray, j: np.ndarray, *, seed: int, n_boot: int) -> tuple[tuple[float, float] | None, str | None]:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from ..errors import InvalidItemError
 from ..items import parse_label
 from ..results import Judgment
-from .labels import LABEL_FIELDS, HumanLabels, Label, _first, label_rows
+from .labels import LABEL_FIELDS, HumanLabels, Label, first_field, label_rows
 
 LABELLER_FIELD = "labelled_by"
 """The field of a label row that names who gave the label."""
@@ -64,7 +64,7 @@ def _read_one(path: str | Path, out: Annotations) -> None:
                                    f"keep one label per id and labeller ({LABELLER_FIELD!r} names the labeller)",
                                    path=p, line=line, field="id", item_id=item_id)
         seen[item_id, who] = line
-        field, raw = _first(rec, LABEL_FIELDS)
+        field, raw = first_field(rec, LABEL_FIELDS)
 
         def bad(msg: str, f: str, _line: int = line, _id: str = item_id) -> InvalidItemError:
             return InvalidItemError(f"item '{_id}': {msg} (also accepted: yes/no)",

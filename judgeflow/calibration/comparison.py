@@ -111,7 +111,7 @@ def _load(run: Iterable[Judgment] | str | Path) -> tuple[list[Judgment], str | N
     return list(run), None
 
 
-def _check_same_items(a: list[Judgment], b: list[Judgment], wa: str, wb: str) -> None:
+def check_same_items(a: list[Judgment], b: list[Judgment], wa: str, wb: str) -> None:
     ids_a, ids_b = {j.id: j for j in a}, {j.id: j for j in b}
     for rows, where in ((a, wa), (b, wb)):
         dupes = [i for i, k in Counter(j.id for j in rows).items() if k > 1]
@@ -177,7 +177,7 @@ def compare(
     rows_a, path_a = _load(a)
     rows_b, path_b = _load(b)
     wa, wb = path_a or "run A", path_b or "run B"
-    _check_same_items(rows_a, rows_b, wa, wb)
+    check_same_items(rows_a, rows_b, wa, wb)
     human_spans = spans_of_results(rows_a)
     if isinstance(labels, (str, Path)):
         human_spans.update(read_human_spans(labels))

@@ -17,15 +17,17 @@ import json
 import re
 from typing import Any, Literal
 
-try:
+import sys
+
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # Python 3.10
+    import tomli as tomllib
 
 from pydantic import BaseModel, Field, ValidationError, create_model, field_validator
 
 from ..criteria import Criterion
-from ..schemas import ReplyModel, _enum
+from ..schemas import ReplyModel, enum_field
 
 Action = Literal["add", "replace", "remove"]
 LIST_FIELDS = ("not_errors", "fact_kinds")
@@ -82,15 +84,15 @@ def edits_reply(criterion: Criterion, max_edits: int) -> type[ReplyModel]:
         "CriterionEdit", __base__=ReplyModel,
         __validators__={"_field": field_validator("field")(one_of(fields)),
                         "_action": field_validator("action")(one_of(("add", "replace", "remove")))},
-        field=_enum(fields, "The criterion field to change."),
-        action=_enum(("add", "replace", "remove"), "add an entry to a list; replace an entry or a verdict's "
+        field=enum_field(fields, "The criterion field to change."),
+        action=enum_field(("add", "replace", "remove"), "add an entry to a list; replace an entry or a verdict's "
                      "meaning; remove an entry from a list."),
         old=(str, Field("", description="The exact current text replaced or removed; empty for add.")),
         new=(str, Field("", description="The new text; empty for remove. One short line.")),
         addresses=(list[str], Field(default_factory=list, description="Ids of the disagreements it fixes.")),
         why=(str, Field("", description="One sentence: why this fixes them.")),
     )
-    return create_model(  # type: ignore[no-any-return]
+    return create_model(
         "CriterionEdits", __base__=ReplyModel, __doc__="Concrete edits to the criterion's data, most useful first.",
         edits=(list[entry], Field(json_schema_extra={"maxItems": max_edits})),  # type: ignore[valid-type]
     )

@@ -39,7 +39,7 @@ class HumanLabels(BaseModel):
     """ids whose label is blank or null (skipped while labelling)."""
 
 
-def _first(rec: Mapping[str, Any], names: Iterable[str]) -> tuple[str | None, Any]:
+def first_field(rec: Mapping[str, Any], names: Iterable[str]) -> tuple[str | None, Any]:
     for name in names:
         if name in rec:
             return name, rec[name]
@@ -58,7 +58,7 @@ def label_rows(path: str | Path) -> Iterator[tuple[int, Mapping[str, Any], str]]
             raise rec
         if not isinstance(rec, Mapping):
             raise InvalidItemError(f"expected a JSON object per line, got {type(rec).__name__}", path=p, line=line)
-        _, raw_id = _first(rec, ID_FIELDS)
+        _, raw_id = first_field(rec, ID_FIELDS)
         if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
             raise InvalidItemError("row has no 'id'; each label row needs the id of the item it labels",
                                    path=p, line=line, field="id")
@@ -81,7 +81,7 @@ def read_labels(path: str | Path) -> HumanLabels:
             raise InvalidItemError(f"id {item_id!r} is labelled twice (first on line {seen[item_id]}); "
                                    "keep one label per id", path=p, line=line, field="id", item_id=item_id)
         seen[item_id] = line
-        field, raw = _first(rec, LABEL_FIELDS)
+        field, raw = first_field(rec, LABEL_FIELDS)
         any_label_field = any_label_field or field is not None
 
         def bad(msg: str, f: str, _line: int = line, _id: str = item_id) -> InvalidItemError:

@@ -13,7 +13,7 @@ from ..errors import InvalidItemError
 from ..files import write_jsonl_atomic
 from ..items import read_records
 from .annotators import PERSONAL_FIELDS
-from .labels import LABEL_FIELDS, _first
+from .labels import LABEL_FIELDS, first_field
 from .sampling import stratified_sample
 
 
@@ -37,7 +37,7 @@ def overlap_file(labelled: str | Path, n: int, output: str | Path, *, seed: int 
     for line, rec in read_records(labelled):
         if isinstance(rec, InvalidItemError):
             raise rec
-        _, raw = _first(rec, LABEL_FIELDS)
+        _, raw = first_field(rec, LABEL_FIELDS)
         if raw not in (None, ""):
             rows.append({**rec, "_first_label": str(raw)})
     if not rows:

@@ -159,7 +159,7 @@ def stability(
         RunsDiffer: the runs judged other items or with another judge or criterion.
         ConfigError: a single run without repeats.
     """
-    sources = [runs] if isinstance(runs, (str, Path)) or _is_rows(runs) else list(runs)  # type: ignore[list-item]
+    sources = [runs] if isinstance(runs, (str, Path)) or _is_rows(runs) else list(runs)
     rows, names = load_runs(sources, store)  # type: ignore[arg-type]
     per_item: dict[str, list[Verdict]] = {}
     invalid: set[str] = set()

@@ -82,6 +82,12 @@ class RankResult(BaseModel):
     why: str = ""
 
 
+
+def held_out_gain(rank: RankResult) -> float:
+    """A rank's kappa gain on its held-out folds (0 when it was not compared)."""
+    return (rank.comparison.kappa_diff or 0.0) if rank.comparison else 0.0
+
+
 class TuneReport(BaseModel):
     """What `tune` did, what it measured, and what it spent."""
 
@@ -299,7 +305,7 @@ def _decide(report: TuneReport) -> None:
     if not won:
         report.verdict = f"{NOTHING} ({len(tested)} edit rank(s) tested on held-out folds)."
         return
-    best = max(won, key=lambda r: r.comparison.kappa_diff or 0.0)  # type: ignore[union-attr]
+    best = max(won, key=held_out_gain)
     usable = [c for c in best.candidates if c.error is None]
     key, _ = Counter(c.edit.key() for c in usable).most_common(1)[0]
     chosen = next(c for c in usable if c.edit.key() == key)
@@ -441,7 +447,7 @@ def _check_priced(budget: StepBudget, models: list[str], prices: Any) -> None:
 
 
 async def _close(judging: StoreJudging, editor: Editor) -> None:
-    from ..judge import Judge
+    from .._judge import Judge
 
     await Judge(backend=judging.backend).aclose()
     if editor.owned:  # built here for --editor-model; the judge's own client was closed above
@@ -453,4 +459,4 @@ def tune(items: Iterable[Item | Mapping[str, Any] | InvalidItemError], criterion
     """Sync facade of `atune`: returns the tuned criterion (or None) and the report."""
     from ..judging import run_sync
 
-    return run_sync(atune(items, criterion, model, **kwargs))  # type: ignore[no-any-return]
+    return run_sync(atune(items, criterion, model, **kwargs))

@@ -11,7 +11,7 @@ from pathlib import Path
 from .comparison import ComparisonReport, Decision
 from .edits import dump_criterion, edited_toml, same_criterion, toml_diff
 from .report_html import CSS, e
-from .tune import RankResult, TuneReport, TuneResult
+from .tune import RankResult, TuneReport, TuneResult, held_out_gain
 
 MAX_FLIPS = 50
 
@@ -21,7 +21,7 @@ def shown_rank(report: TuneReport) -> RankResult | None:
     tested = [r for r in report.ranks if r.comparison is not None and r.comparison.kappa_diff is not None]
     if report.accepted_rank is not None:
         return next(r for r in report.ranks if r.rank == report.accepted_rank)
-    return max(tested, key=lambda r: r.comparison.kappa_diff or 0.0, default=None)  # type: ignore[union-attr]
+    return max(tested, key=held_out_gain, default=None)
 
 
 def spent_text(report: TuneReport) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 from ..criteria import Criterion
 from ..errors import JudgeflowError
 from ..items import Item
-from ..judge import Judge
+from .._judge import Judge
 from ..backends import Backend
 from ..results import Judgment, Usage
 from ..runs.budget import Budget

@@ -81,7 +81,7 @@ class Parser(argparse.ArgumentParser):
             parser.error(f"unrecognized arguments: {' '.join(hints)}")
         return ns
 
-    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
 
 

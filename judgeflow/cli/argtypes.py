@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import Any, TypeAlias
+
+#: what every subcommand's `register` gets: argparse's subparsers (generic to type checkers only)
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def positive_int(text: str) -> int:

@@ -23,7 +23,7 @@ from ..bench.report import ab_lines, figures_of, lines, published_of
 from ..errors import ConfigError
 from . import SUMMARIES
 from . import run as run_cmd
-from .argtypes import positive_int
+from .argtypes import Subparsers, positive_int
 from .render import console
 
 #: run flags `bench` does not take: its own input and output, its own --limit, and the batch/Ray paths
@@ -31,7 +31,7 @@ NOT_FROM_RUN = {"help", "input", "output", "limit", "batch"}
 DEFAULT_WORKDIR = Path(".judgeflow/bench")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("bench", help=SUMMARIES["bench"], description=__doc__.split("\n\n")[0],
                        epilog=run_cmd.EXIT_CODES)
     p.add_argument("name", choices=sorted(BENCHMARKS), help="the benchmark")

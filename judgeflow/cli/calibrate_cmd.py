@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .argtypes import Subparsers
 from .render import console, fit
 from ..calibration import DEFAULT_BOOT
 from . import SUMMARIES
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from ..calibration.agreement import Agreement, CalibrationReport
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("calibrate", help=SUMMARIES["calibrate"])
     p.add_argument("results", type=Path, help="results .jsonl written by `judgeflow run`")
     p.add_argument("--by", metavar="FIELD",

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .argtypes import Subparsers
 from .render import fit
 from .calibrate_cmd import add_report_args, emit, fmt, kappa_text
 from . import SUMMARIES
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from ..calibration.comparison import ComparisonReport, Decision
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("compare", help=SUMMARIES["compare"])
     p.add_argument("a", type=Path, help="results .jsonl of run A")
     p.add_argument("b", type=Path, help="results .jsonl of run B (the same items)")

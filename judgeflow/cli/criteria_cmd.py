@@ -9,13 +9,14 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
+from .argtypes import Subparsers
 from ..criteria import list_criteria, load_criterion
 from ..errors import CriterionError
 from .render import console, fit
 from . import SUMMARIES
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("criteria", help=SUMMARIES["criteria"])
     csub = p.add_subparsers(dest="criteria_command", required=True, metavar="ACTION")
     lp = csub.add_parser("list", help="list shipped criteria")

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .argtypes import share
+from .argtypes import Subparsers, share
 from .calibrate_cmd import show
 from . import SUMMARIES
 from .render import console, fit
@@ -26,7 +26,7 @@ the message says what differs) or bad input"""
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("gate", help=SUMMARIES["gate"], epilog=EXIT_CODES)
     p.add_argument("candidate", help="the changed bot's results (.jsonl from `judgeflow run -o`, or a run id in --store)")
     p.add_argument("--baseline", required=True, help="the baseline's results on the same questions with the same "

@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .argtypes import Subparsers
 from ..errors import ConfigError
 from . import SUMMARIES
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("review", help=SUMMARIES["review"])
     p.add_argument("results", type=Path, help="results .jsonl from `judgeflow run`")
     p.add_argument("--items", type=Path, help="the items file given to `judgeflow run` (results carry no texts); "

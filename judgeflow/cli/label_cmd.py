@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .argtypes import Subparsers
 from ..calibration.labeller import label_file
 from .render import console
 from . import SUMMARIES
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("label", help=SUMMARIES["label"])
     p.add_argument("file", type=Path, help="a .jsonl sample from `judgeflow sample` (labels are written into it)")
     p.add_argument("--start", type=int, metavar="N", help="start at item N (1-based) instead of the first open one")

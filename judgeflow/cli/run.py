@@ -29,7 +29,7 @@ from rich.markup import escape
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import ConfigError, ProviderUnavailable
-from ..judge import Judge
+from .._judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, Judging
 from ..results import Judgment, Usage
 from ..runs.gc_tuning import tuned_gc
@@ -41,7 +41,7 @@ from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, answer_line, run_failure, summarize
 from . import ensemble, otel_args, ray_cmd
-from .argtypes import non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
+from .argtypes import Subparsers, non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
 from .render import console
 from . import SUMMARIES
 
@@ -52,7 +52,7 @@ configuration; 3 stopped on a systemic provider error (authentication, refused c
 model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help=SUMMARIES["run"], epilog=EXIT_CODES)
     p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
     p.add_argument("-o", "--output", type=Path,
@@ -97,7 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="continue the last run that wrote OUTPUT: finished items are not judged again")
     p.add_argument("--no-cache", action="store_true",
                    help="do not serve results from the store's response cache (new results are still cached)")
-    _provider_flags(p)
+    provider_flags(p)
     p.add_argument("--max-input-chars", type=positive_int, default=DEFAULT_MAX_INPUT_CHARS,
                    help=f"an item whose texts together are longer is an invalid row (default {DEFAULT_MAX_INPUT_CHARS:,})")
     p.add_argument("--max-unscored", type=share, default=DEFAULT_MAX_UNSCORED,
@@ -130,7 +130,7 @@ def _row_flags(p: argparse.ArgumentParser) -> None:
     otel_args.add_arguments(p)
 
 
-def _provider_flags(p: argparse.ArgumentParser) -> None:
+def provider_flags(p: argparse.ArgumentParser) -> None:
     """How the run calls the provider: retries, rate limits, re-asks, timeout, HTTP stack, output shape, spend cap."""
     p.add_argument("--retries", type=non_negative_int, default=4,
                    help="provider retries on 5xx/timeouts, with backoff and jitter (default 4); 429s are waited out "

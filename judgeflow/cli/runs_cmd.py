@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
+from .argtypes import Subparsers
 from . import SUMMARIES
 from .render import console, fit
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from ..runs.history import RunCard, RunDiff
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("runs", help=SUMMARIES["runs"])
     p.add_argument("action", nargs="?", default="list", choices=("list", "show", "diff"),
                    help="list (default): every run, newest first; show RUN: one run's settings and rates; "

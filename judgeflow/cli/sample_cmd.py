@@ -8,12 +8,13 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
+from .argtypes import Subparsers
 from .render import console, fit
 from ..calibration.sampling import FOCUS, FOCUS_NOTE, JUDGE_LABEL, sample_file
 from . import SUMMARIES
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("sample", help=SUMMARIES["sample"])
     p.add_argument("input", type=Path, help="items (.jsonl or .csv)")
     p.add_argument("-n", type=int, default=40, help="sample size (default 40; the method asks for 30-50)")

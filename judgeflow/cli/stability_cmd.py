@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .argtypes import Subparsers
 from ..calibration import DEFAULT_BOOT
 from .calibrate_cmd import show
 from . import SUMMARIES
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from ..calibration.stability import StabilityReport
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("stability", help=SUMMARIES["stability"])
     p.add_argument("runs", nargs="+", help="two or more results files (or run ids) of the same items judged again "
                                            "with --no-cache, or one run made with `judgeflow run --repeats K`")

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from ..backends.llm_judge import DEFAULT_MODEL_ENV
 from ..runs.store import DEFAULT_STORE
-from .argtypes import positive_int, positive_seconds
+from .argtypes import Subparsers, positive_int, positive_seconds
 from .render import console, fit
 from . import SUMMARIES
 
@@ -25,7 +25,7 @@ budget resumes from the caches), or the editor model never gave a usable reply (
 2 bad input or configuration; 130 interrupted (the same command resumes)"""
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("tune", help=SUMMARIES["tune"], epilog=EXIT_CODES)
     p.add_argument("items", type=Path, help="labelled items (.jsonl/.csv with a label per row, or see --labels)")
     p.add_argument("--criterion", required=True, help="the criterion to tune: a shipped name or a .toml path")

@@ -21,14 +21,14 @@ from ..judging import DEFAULT_CONCURRENCY
 from ..runs.settings import RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore
 from . import SUMMARIES, otel_args
-from .argtypes import positive_int, positive_seconds, share
+from .argtypes import Subparsers, positive_int, positive_seconds, share
 from .render import console
 
 EXIT_CODES = """exit codes: 0 stopped (SIGTERM, Ctrl-C, or --once with nothing new); 2 bad input or configuration;
 3 stopped on a systemic provider error (fix it and start the same command again: judged traces are skipped)"""
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("watch", help=SUMMARIES["watch"], epilog=EXIT_CODES)
     p.add_argument("input", metavar="SOURCE",
                    help="a Phoenix server (http://127.0.0.1:6006, with --project), otlp://127.0.0.1:PORT (judgeflow "
@@ -56,9 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--store", type=Path, default=DEFAULT_STORE, help=f"the run store (default {DEFAULT_STORE})")
     p.add_argument("--no-cache", action="store_true", help="do not serve results from the response cache")
-    from .run import _provider_flags
+    from .run import provider_flags
 
-    _provider_flags(p)  # --budget among them: run's cap, here per --period
+    provider_flags(p)  # --budget among them: run's cap, here per --period
     otel_args.add_arguments(p)
     p.set_defaults(func=cmd_watch, threshold=None, coverage=None, map=None)
 

@@ -22,7 +22,7 @@ from pydantic import Field, TypeAdapter
 from ..ensembles.cascade import DEFAULT_ESCALATE_ON, CascadeSpec
 from ..ensembles.panel import PanelSpec
 from ..ensembles.repeats import RepeatsSpec
-from ..judge import JudgeSpec
+from .._judge import JudgeSpec
 from .judging_protocol import Specified, spec_of
 
 JudgingSpec = Annotated[JudgeSpec | PanelSpec | CascadeSpec | RepeatsSpec, Field(discriminator="kind")]

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from ..config.client import Spec, option
 from ..config.judging_protocol import spec_of
-from ..judge import JudgeSpec
+from .._judge import JudgeSpec
 from ..errors import ConfigError, InvalidItemError
 from .budget_cut import budget_cut
 from ..items import Item

@@ -38,7 +38,7 @@ from ..config.client import Spec, option
 from ..config.judging_protocol import spec_of
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
-from ..judge import Judge, JudgeSpec
+from .._judge import Judge, JudgeSpec
 from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, SyncFacade, as_item, combined_key, invalid_judgment
 from .budget_cut import budget_cut
 from ..results import JudgeVote, Judgment, TraceEntry, Usage

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from ..errors import InvalidItemError
-from ..judge import Judge
+from .._judge import Judge
 from ..judging import Judging, run_sync
 from ..languages import language_of
 from ..results import Judgment

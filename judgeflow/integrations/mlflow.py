@@ -31,7 +31,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..judge import Judge
+from .._judge import Judge
 from ..judging import Judging, run_sync
 from ..results import Judgment
 

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
-from ..judge import Judge
+from .._judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, Judging, judge_stream, row_id
 from ..results import JSON_FIELDS, Judgment, flat_row
 from ..runs.cache import cached

@@ -22,7 +22,7 @@ from langchain_core.runnables.config import get_config_list
 
 from ..errors import InvalidItemError
 from ..items import Item
-from ..judge import Judge
+from .._judge import Judge
 from ..judging import ItemLike, run_sync
 from ..results import Judgment
 from ..workflow import build_graph

@@ -23,7 +23,7 @@ from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler
 
-from ..judge import Judge
+from .._judge import Judge
 from ..results import Judgment
 from ..traces import is_trace
 from .runnable import to_item

@@ -27,10 +27,12 @@ from __future__ import annotations
 import json
 import os
 from functools import lru_cache
-try:
+import sys
+
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError

@@ -23,7 +23,7 @@ from ..config.run import DEFAULT_MAX_INPUT_CHARS, RunSpec, results_view
 from ..criteria import load_criterion
 from ..errors import ConfigError
 from ..items import parse_column_map
-from ..judge import Judge
+from .._judge import Judge
 from ..judging import DEFAULT_CONCURRENCY
 from ..redact import redact
 from .ensemble_spec import ensemble_spec

@@ -117,7 +117,7 @@ def test_run_with_an_llm_judged_unscored_and_invalid_rows(
         seen.append(model)
         return llm.backend()
 
-    monkeypatch.setattr(sys.modules["judgeflow.judge"], "make_backend", fake_backend)
+    monkeypatch.setattr(sys.modules["judgeflow._judge"], "make_backend", fake_backend)
     inp = write_lines(tmp_path / "items.jsonl", [
         MIXED[0], MIXED[1],
         {"id": "u", "question": "q", "answer": "UNPARSEABLE-u", "reference": "r", "label": 1},

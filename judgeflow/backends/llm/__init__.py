@@ -2,7 +2,8 @@
 
 `make_client("provider/model", base_url=..., api_key=...)` (providers.py: per-provider
 construction) returns an `LLMClient` (client.py: the ask loop); everything else receives it. What
-differs between providers is a `Wire` of hooks (wire.py), never a branch in the loop; what a
+differs between providers is a `Wire` of hooks (backends/providers/: the OpenAI wire's defaults in
+wire.py, each other wire in its provider's module), never a branch in the loop; what a
 failure means is failures.py. `LLMClient.ask()` sends typed requests (Instructor validates and re-asks on a
 `ValidationError`), counts calls, tokens, repairs and re-asks, and turns every provider or
 parsing failure into `LLMError`. This is the only module that imports instructor, openai or
@@ -30,7 +31,7 @@ from .client import (
 from .failures import classify
 from .providers import PROVIDERS, check_base_url, make_client, parse_model
 from ..providers import wire_of
-from .wire import Wire
+from ..providers.wire import Wire
 
 __all__ = ["DEFAULT_MAX_TOKENS_CAP", "FALLBACK", "PROVIDERS", "STRUCTURED", "SYSTEMIC_LIMIT", "LLMClient", "Wire",
            "check_base_url", "classify", "count_usage", "make_client", "parse_model", "prepared", "wire_of"]

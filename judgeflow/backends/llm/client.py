@@ -48,19 +48,19 @@ from ...validation import using_validation_context
 from ..connections import LoopClient
 from ..limits import CALL, DEFAULT_MAX_WAIT, Call, Limiter, RateLimited
 from .failures import (
-    _SHAPE,
-    _connect_failure,
-    _local_failure,
-    _context_length,
-    _is_provider_error,
-    _Provider,
-    _retry_wait,
-    _short,
-    _status,
+    SHAPE_WORDS,
+    connect_failure,
+    local_failure,
+    is_context_length,
+    is_provider_error,
+    ProviderFailure,
+    asked_wait,
+    short,
+    status_of,
     classify,
 )
 from ..providers import wire_of
-from .wire import Wire
+from ..providers.wire import Wire
 
 T = TypeVar("T", bound=BaseModel)
 STRUCTURED = ("auto", "tools", "tools_strict", "json_schema", "json")
@@ -89,7 +89,7 @@ def prepared(response_model: type[T]) -> type[T]:
 
     if issubclass(response_model, instructor.ResponseSchema):
         return response_model
-    return type(response_model.__name__, (response_model, instructor.ResponseSchema),  # type: ignore[return-value]
+    return type(response_model.__name__, (response_model, instructor.ResponseSchema),
                 {"__doc__": response_model.__doc__, "__module__": response_model.__module__,
                  "__qualname__": response_model.__qualname__})
 
@@ -260,24 +260,24 @@ class LLMClient:
                 if usage is not None:
                     usage.reasks += 1
                 continue
-            except _Provider as p:
+            except ProviderFailure as p:
                 e = p.error
-                if self.local and self.client is None and classify(e) is None and not _context_length(e):
+                if self.local and self.client is None and classify(e) is None and not is_context_length(e):
                     if _timed_out(e):
                         raise self._local_timeout(e, step, messages, usage, trace) from e
-                    if left > 0 and not self._rejected_shape(e) and _status(e) not in (400, 422):
+                    if left > 0 and not self._rejected_shape(e) and status_of(e) not in (400, 422):
                         left -= 1
-                        await asyncio.sleep(_retry_wait(e))
+                        await asyncio.sleep(asked_wait(e))
                         continue
-                if first and classify(e) is None and not _context_length(e) and not self._rejected_shape(e) \
-                        and _status(e) not in (400, 422):
+                if first and classify(e) is None and not is_context_length(e) and not self._rejected_shape(e) \
+                        and status_of(e) not in (400, 422):
                     first, retries = False, self.provider_retries - 1  # transient before the first answer: retry as the SDK would
-                    await asyncio.sleep(_retry_wait(e))
+                    await asyncio.sleep(asked_wait(e))
                     continue
                 if self._rejected_shape(e) and self.auto and not self._fell_back and self.structured in FALLBACK:
                     old, self.structured, self._fell_back = self.structured, FALLBACK[self.structured], True
                     note = (f"{self.base_url or self.provider} rejected the {old!r} request shape "
-                            f"({_short(e, 160)}); falling back to --structured {self.structured}")
+                            f"({short(e, 160)}); falling back to --structured {self.structured}")
                     self.notes.append(note)
                     log.warning(note)
                     continue
@@ -311,8 +311,8 @@ class LLMClient:
         if isinstance(cause, RateLimited):
             _record(trace, step, messages, {"error": str(cause)})
             return LLMError(str(cause))
-        if _is_provider_error(cause):
-            return _Provider(cause)  # type: ignore[arg-type]
+        if is_provider_error(cause):
+            return ProviderFailure(cause)
         self._healthy, self._streak = True, ("", 0)
         if usage is not None:
             usage.reasks += max(e.n_attempts - 1, 0)
@@ -320,7 +320,7 @@ class LLMClient:
         last = _reply_text(e.last_completion)
         last_error = e.failed_attempts[-1].exception if e.failed_attempts else (cause or e)
         _record(trace, step, messages, {"error": str(last_error)[:2000], "last_reply": last})
-        return LLMError(f"unparseable judge output after {e.n_attempts} attempt(s): {_short(last_error)}",
+        return LLMError(f"unparseable judge output after {e.n_attempts} attempt(s): {short(last_error)}",
                         attempts=e.n_attempts, last_reply=last)
 
     def _local_timeout(self, e: BaseException, step: str, messages: list[dict[str, Any]], usage: Usage | None,
@@ -335,13 +335,13 @@ class LLMClient:
                         f"{max(2 * (self.timeout or 0), 900):g}) and use --concurrency 1 for a single-slot server")
 
     def _rejected_shape(self, e: BaseException) -> bool:
-        return _status(e) in (400, 422, 500, 501) and bool(_SHAPE.search(str(e))) and not _context_length(e)
+        return status_of(e) in (400, 422, 500, 501) and bool(SHAPE_WORDS.search(str(e))) and not is_context_length(e)
 
     def _failed(self, e: BaseException, step: str, messages: list[dict[str, Any]],
                 trace: list[TraceEntry] | None) -> Exception:
         _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
-        if _context_length(e):
-            return LLMError(f"the request does not fit the model's context ({_short(e, 200)}); lower --max-tokens "
+        if is_context_length(e):
+            return LLMError(f"the request does not fit the model's context ({short(e, 200)}); lower --max-tokens "
                             "or cut long sources with --max-source-chars")
         systemic = classify(e)
         if systemic is None and self._rejected_shape(e):
@@ -349,12 +349,12 @@ class LLMClient:
                         f"choose another --structured ({', '.join(m for m in STRUCTURED[1:] if m != self.structured)})")
         if systemic is None:
             self._streak = ("", 0)
-            return LLMError(f"provider error after retries: {type(e).__name__}: {_short(e)}")
+            return LLMError(f"provider error after retries: {type(e).__name__}: {short(e)}")
         kind, fix = systemic
         n = self._streak[1] + 1 if self._streak[0] == kind else 1
         self._streak = (kind, n)
         where = self.base_url or f"{self.provider}'s API"
-        line = f"{fix} ({kind} from {where} for {self.model}: {_short(_local_failure(e) or _connect_failure(e) or e, 160)})"
+        line = f"{fix} ({kind} from {where} for {self.model}: {short(local_failure(e) or connect_failure(e) or e, 160)})"
         if n >= SYSTEMIC_LIMIT:
             self.stopped = f"stopped after {n} identical provider failures in a row: {line}"
             return ProviderUnavailable(self.stopped)
@@ -401,13 +401,13 @@ class LLMClient:
             if isinstance(e, RateLimited):
                 _record(trace, step, messages, {"error": str(e)})
                 raise LLMError(str(e)) from e
-            if _is_provider_error(e):
+            if is_provider_error(e):
                 if _timed_out(e) and usage is not None and not self.local:
                     usage.calls += 1 + (self.provider_retries if retries is None else retries)  # each attempt was sent
-                raise _Provider(e) from e
+                raise ProviderFailure(e) from e
             if isinstance(e, (InstructorError, ValidationError)):
                 _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
-                raise LLMError(f"judge output rejected: {type(e).__name__}: {_short(e)}") from e
+                raise LLMError(f"judge output rejected: {type(e).__name__}: {short(e)}") from e
             raise
         finally:
             if limit is not None:
@@ -423,9 +423,9 @@ class LLMClient:
 
 def _timed_out(e: BaseException) -> bool:
     """The request was sent and no reply came within the deadline (not a refused connection)."""
-    from .failures import _sdk_errors
+    from .failures import sdk_errors
 
-    return isinstance(e, _sdk_errors("APITimeoutError")) and _connect_failure(e) is None
+    return isinstance(e, sdk_errors("APITimeoutError")) and connect_failure(e) is None
 
 
 @lru_cache(maxsize=1024)

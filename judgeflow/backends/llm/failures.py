@@ -15,17 +15,17 @@ _CONTEXT_LENGTH = re.compile(
     r"maximum context length|context[_ ]length|context window|too many tokens|prompt is too long|"
     r"input is too long|reduce the length|exceeds? the (?:model'?s? )?(?:maximum|context)", re.IGNORECASE)
 
-_SHAPE = re.compile(r"response_format|json_schema|json_object|tool_choice|\btools?\b|function|strict|schema",
+SHAPE_WORDS = re.compile(r"response_format|json_schema|json_object|tool_choice|\btools?\b|function|strict|schema",
                     re.IGNORECASE)
 
 
-def _sdk_errors(name: str) -> tuple[type[BaseException], ...]:
+def sdk_errors(name: str) -> tuple[type[BaseException], ...]:
     """The exception class `name` (APIError, APITimeoutError, ...) of each provider SDK that is
     loaded: an SDK that was never imported cannot have raised anything."""
     return tuple(getattr(m, name) for m in (sys.modules.get("openai"), sys.modules.get("anthropic")) if m is not None)
 
 
-def _status(e: BaseException) -> int | None:
+def status_of(e: BaseException) -> int | None:
     return getattr(e, "status_code", None)
 
 
@@ -39,7 +39,7 @@ def _causes(e: BaseException) -> list[BaseException]:
     return seen
 
 
-def _connect_failure(e: BaseException) -> BaseException | None:
+def connect_failure(e: BaseException) -> BaseException | None:
     """The failed connect (refused, no such host) behind `e`, if any: the SDKs' aiohttp transport
     reports aiohttp's ClientConnectorError as a connect timeout. A connection dropped after it was
     made (mid-body) is not one: the server is there."""
@@ -53,7 +53,7 @@ def _connect_failure(e: BaseException) -> BaseException | None:
     return None
 
 
-def _local_failure(e: BaseException) -> BaseException | None:
+def local_failure(e: BaseException) -> BaseException | None:
     """Out of file descriptors (EMFILE, ENFILE) behind `e`: this machine's limit, not the endpoint's."""
     for cause in _causes(e):
         if isinstance(cause, OSError) and cause.errno in (errno.EMFILE, errno.ENFILE):
@@ -63,13 +63,13 @@ def _local_failure(e: BaseException) -> BaseException | None:
 
 def classify(e: BaseException) -> tuple[str, str] | None:
     """(kind, what to do) for a systemic provider error that will fail every call alike, else None."""
-    status = _status(e)
-    if _local_failure(e) is not None:
+    status = status_of(e)
+    if local_failure(e) is not None:
         return ("too many open files", "judgeflow ran out of file descriptors (a limit of this machine, not the "
                                        "endpoint's): raise it (`ulimit -n 4096`) or lower --concurrency")
-    if isinstance(e, _sdk_errors("APITimeoutError")) and _connect_failure(e) is None:
+    if isinstance(e, sdk_errors("APITimeoutError")) and connect_failure(e) is None:
         return None  # slow, not broken: the SDK's retries handle it
-    if isinstance(e, _sdk_errors("APIConnectionError")) and _connect_failure(e) is not None:
+    if isinstance(e, sdk_errors("APIConnectionError")) and connect_failure(e) is not None:
         return ("connection", "cannot connect: check --base-url (host, port, scheme) and that the server is running")
     if status in (401, 403):
         return (f"HTTP {status}", "authentication failed: check the API key (OPENAI_API_KEY / ANTHROPIC_API_KEY) "
@@ -83,7 +83,7 @@ def classify(e: BaseException) -> tuple[str, str] | None:
     return None
 
 
-class _Provider(Exception):
+class ProviderFailure(Exception):
     """Internal: a provider (HTTP/transport) error, to be classified by LLMClient._ask."""
 
     def __init__(self, error: BaseException) -> None:
@@ -91,8 +91,8 @@ class _Provider(Exception):
         super().__init__(str(error))
 
 
-def _is_provider_error(e: BaseException | None) -> bool:
-    if isinstance(e, _sdk_errors("APIError")) or (e is not None and _local_failure(e) is not None):
+def is_provider_error(e: BaseException | None) -> bool:
+    if isinstance(e, sdk_errors("APIError")) or (e is not None and local_failure(e) is not None):
         return True  # an SDK error, or out of file descriptors (classified as a local systemic failure)
     from ..providers import PROVIDERS, provider
 
@@ -100,7 +100,7 @@ def _is_provider_error(e: BaseException | None) -> bool:
     return e is not None and any(provider(name).owns_error(e) for name in PROVIDERS)
 
 
-def _retry_wait(e: BaseException) -> float:
+def asked_wait(e: BaseException) -> float:
     """Seconds to wait before retrying, as the provider asked (retry-after), else half a second."""
     headers = getattr(getattr(e, "response", None), "headers", None) or {}
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
@@ -113,10 +113,10 @@ def _retry_wait(e: BaseException) -> float:
     return 0.5
 
 
-def _context_length(e: BaseException) -> bool:
-    return _status(e) in (400, 413, 422, None) and bool(_CONTEXT_LENGTH.search(str(e)))
+def is_context_length(e: BaseException) -> bool:
+    return status_of(e) in (400, 413, 422, None) and bool(_CONTEXT_LENGTH.search(str(e)))
 
 
-def _short(e: BaseException | str, n: int = 300) -> str:
+def short(e: BaseException | str, n: int = 300) -> str:
     s = redact(" ".join(str(e).split()))  # a provider may echo the Authorization header back
     return s if len(s) <= n else s[: n - 1] + "…"

@@ -1,5 +1,5 @@
 """Per-provider construction: `make_client("provider/model", ...)` builds the SDK client and the
-`LLMClient`; a provider's differences from the OpenAI wire are the hooks of its `Wire` (wire.py),
+`LLMClient`; a provider's differences from the OpenAI wire are the hooks of its `Wire` (backends/providers/),
 never branches in the ask loop (client.py).
 
 Providers: `openai/<model>`, `anthropic/<model>`, `ollama/<model>`, `azure/<deployment>`;
@@ -25,9 +25,9 @@ from ..providers import provider as provider_named
 from ..providers.base import Provider
 from ..limits import limiter_for
 from .client import STRUCTURED, LLMClient
-from .failures import _short
+from .failures import short
 from ..providers import wire_of
-from .wire import instructor_mode
+from ..providers.wire import instructor_mode
 
 #: seconds per request to a provider's API (the default --timeout)
 DEFAULT_TIMEOUT = 120.0
@@ -176,6 +176,6 @@ def _from_provider(p: Provider, name: str, *, provider: str, structured: str, ap
     try:
         client = instructor.from_provider(f"{provider}/{name}", async_client=True, **mode_arg)
     except Exception as e:  # noqa: BLE001 - the SDK's own configuration errors (credentials, region)
-        raise ConfigError(f"cannot set up {provider}/{name}: {_short(e, 200)}") from None
+        raise ConfigError(f"cannot set up {provider}/{name}: {short(e, 200)}") from None
     return LLMClient(client=client, provider=provider, temperature=temperature, wire=wire_of(provider, given_client=True),
                      structured="tools" if structured == "auto" else structured, **common)

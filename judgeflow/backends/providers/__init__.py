@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import importlib
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
+
+from .wire import GivenClient, Wire
 
 if TYPE_CHECKING:
     from .base import Provider
@@ -43,15 +45,11 @@ def provider_of(model: str) -> Provider:
     return provider(model.partition("/")[0])
 
 
-def wire_of(name: str, *, given_client: bool = False) -> Any:
+def wire_of(name: str, *, given_client: bool = False) -> Wire:
     """The ask loop's hooks for provider `name` (an unknown name speaks the OpenAI wire); with a ready
     Instructor client, the ones that leave its requests alone."""
     wire = provider(name if known(name) else "openai").wire()
-    if given_client:
-        from ..llm.wire import GivenClient
-
-        return GivenClient(wire)
-    return wire
+    return GivenClient(wire) if given_client else wire
 
 
 def known(name: str) -> bool:

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from .base import Provider, SdkArgs, missing_key
+from .wire import Wire, instructor_mode
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+#: Anthropic's minimum cacheable prefix (tokens) by model name prefix; 1024 for the others
+ANTHROPIC_CACHE_MINIMUM = (("claude-opus-4-5", 4096), ("claude-opus-4-6", 4096), ("claude-haiku-4-5", 4096),
+                           ("claude-sonnet-4-6", 2048), ("claude-3-5-haiku", 2048), ("claude-3-haiku", 2048))
 
 
 class Anthropic(Provider):
@@ -19,9 +29,7 @@ class Anthropic(Provider):
     batch = "judgeflow.runs.batch.anthropic:AnthropicBatches"
     refuses = {"tools_strict": "is for OpenAI-wire models; anthropic/ supports tools, json_schema and json"}
 
-    def make_wire(self) -> Any:
-        from ..llm.wire import AnthropicWire
-
+    def make_wire(self) -> Wire:
         return AnthropicWire()
 
     def tpm_bucket(self) -> str:
@@ -41,6 +49,57 @@ class Anthropic(Provider):
                 raise missing_key(model, "ANTHROPIC_API_KEY")
             key = "not-needed"
         return SdkArgs("anthropic", "AsyncAnthropic", dict(api_key=key, base_url=base_url, **kwargs)), base_url
+
+
+class AnthropicWire(Wire):
+    """The Anthropic Messages wire: temperature in the body, tools as Instructor sends them, and
+    `cache_control` breakpoints for prompt caching."""
+
+    name = "anthropic"
+    prompt_caching = True
+
+    def auto_structured(self, base_url: str | None) -> str:
+        return "tools"
+
+    def sampling(self, kwargs: dict[str, Any], temperature: float | None) -> None:
+        if temperature is not None:
+            kwargs["extra_body"] = {**kwargs.get("extra_body", {}), "temperature": temperature}
+
+    def request_shape(self, response_model: type[BaseModel], structured: str, custom_url: bool) -> dict[str, Any]:
+        return {}
+
+    def with_cache_breakpoint(self, messages: list[dict[str, Any]], prefix: int, model: str,
+                              response_model: type[BaseModel]) -> list[dict[str, Any]]:
+        name = model.partition("/")[2]
+        minimum = next((n for start, n in ANTHROPIC_CACHE_MINIMUM if name.startswith(start)), 1024)
+        return with_breakpoint(messages, prefix, minimum, schema_chars(response_model))
+
+    def instructor(self, sdk: Any, structured: str) -> Any:
+        import instructor
+
+        return instructor.from_anthropic(sdk, mode=instructor_mode(structured))
+
+
+@lru_cache(maxsize=1024)
+def schema_chars(response_model: type[BaseModel]) -> int:
+    """Characters of a reply model's schema (the tool definition is part of the cached prefix)."""
+    return len(json.dumps(response_model.model_json_schema()))
+
+
+def with_breakpoint(messages: list[dict[str, Any]], prefix: int, minimum: int,
+                     extra_chars: int = 0) -> list[dict[str, Any]]:
+    """The messages with the last one split at `prefix` characters into two text blocks, the first
+    marked `cache_control: ephemeral` (Anthropic caches tools, system and that block), if the part
+    up to there is at least `minimum` tokens (chars / 4); else the messages unchanged."""
+    *head, last = messages
+    text = last["content"]
+    if not isinstance(text, str) or not 0 < prefix < len(text):
+        return messages
+    if (extra_chars + sum(len(m["content"]) for m in head if isinstance(m["content"], str)) + prefix) / 4 < minimum:
+        return messages
+    blocks = [{"type": "text", "text": text[:prefix], "cache_control": {"type": "ephemeral"}},
+              {"type": "text", "text": text[prefix:]}]
+    return [*head, {**last, "content": blocks}]
 
 
 PROVIDER = Anthropic()

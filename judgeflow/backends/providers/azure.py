@@ -7,6 +7,7 @@ from typing import Any
 
 from ...errors import ConfigError
 from .base import Provider, SdkArgs
+from .wire import Wire
 
 
 class Azure(Provider):
@@ -14,9 +15,7 @@ class Azure(Provider):
     prices_id = 'azure'
     key_env = ("AZURE_OPENAI_API_KEY",)
 
-    def make_wire(self) -> Any:
-        from ..llm.wire import AzureWire
-
+    def make_wire(self) -> Wire:
         return AzureWire()
 
     def sdk_client(self, model: str, base_url: str | None, api_key: str | None, *, api_version: str | None,
@@ -29,6 +28,14 @@ class Azure(Provider):
         version = api_version or os.environ.get("OPENAI_API_VERSION") or "2024-10-21"
         return SdkArgs("openai", "AsyncAzureOpenAI", dict(api_key=key, azure_endpoint=endpoint, api_version=version,
                                                           **kwargs)), endpoint
+
+
+class AzureWire(Wire):
+    """The Azure OpenAI wire: the OpenAI wire, `auto` picking strict tools as on OpenAI's own API (an Azure
+    endpoint is always a base URL, which would otherwise pick plain tools)."""
+
+    def auto_structured(self, base_url: str | None) -> str:
+        return "tools_strict"
 
 
 PROVIDER = Azure()

@@ -11,6 +11,7 @@ from typing import NamedTuple
 from typing import Any
 
 from ...errors import ConfigError
+from .wire import Wire
 
 
 class SdkArgs(NamedTuple):
@@ -48,17 +49,16 @@ class Provider:
     #: --structured modes it refuses, with why
     refuses: dict[str, str] = {}
 
-    _wire: Any = None
+    _wire: Wire | None = None
 
-    def wire(self) -> Any:
-        """The hooks of its wire in the ask loop (backends/llm/wire.py), made once."""
+    def wire(self) -> Wire:
+        """The hooks of its wire in the ask loop (`wire.Wire`), made once."""
         if self._wire is None:
             self._wire = self.make_wire()
         return self._wire
 
-    def make_wire(self) -> Any:
-        from ..llm.wire import Wire
-
+    def make_wire(self) -> Wire:
+        """Its wire's hooks: the OpenAI wire's defaults; a provider whose wire differs returns its own."""
         return Wire()
 
     def tpm_bucket(self) -> str:

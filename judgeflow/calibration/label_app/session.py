@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agreement import calibrate, deciding_claim, field_value, two_places
-from ..comparison import _check_same_items, compare  # private: the same-items check, run at launch
+from ..comparison import check_same_items, compare  # the same-items check, run at launch
 from ...errors import ConfigError, InvalidItemError
 from ..labeller import Labeller, atomic_write
 from ..labels import LABEL_FIELDS, read_results
@@ -84,7 +84,7 @@ class ReviewSession:
         self.other: dict[str, Judgment] = {}
         if other:
             rows = read_results(other)
-            _check_same_items(self.results, rows, str(results), str(other))
+            check_same_items(self.results, rows, str(results), str(other))
             self.other = {j.id: j for j in rows}
         self.reveal_all = reveal
         self.created = False

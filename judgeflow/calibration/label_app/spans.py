@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import re
 
-from ...aggregate import _CITATION, _ELLIPSIS, _QUOTES  # private: the same rules the judge used
+from ...quotes import CITATION, ELLIPSIS, QUOTES  # the same rules the judge used
 
 _WORD = re.compile(r"\S+")
 
 
 def fragments(quote: str) -> list[str]:
     """The quote's pieces to look for (citation dropped, split at ellipses, quotes stripped)."""
-    quote = _CITATION.sub("", quote or "").strip().strip(_QUOTES).strip()
-    return [f.strip().strip(_QUOTES + " ") for f in _ELLIPSIS.split(quote) if f.strip().strip(_QUOTES + " ")]
+    quote = CITATION.sub("", quote or "").strip().strip(QUOTES).strip()
+    return [f.strip().strip(QUOTES + " ") for f in ELLIPSIS.split(quote) if f.strip().strip(QUOTES + " ")]
 
 
 def locate(fragment: str, text: str) -> tuple[int, int] | None:

@@ -41,7 +41,7 @@ import httpx2
 from ...errors import ConfigError, InvalidItemError
 from ...files import STDIO
 from ...items import Item
-from ...judge import Judge
+from ..._judge import Judge
 from ...judging import judge_stream, row_id
 from ...redact import remember_secret
 from ...results import Judgment, Usage

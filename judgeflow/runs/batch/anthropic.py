@@ -38,7 +38,7 @@ class AnthropicBatches:
 
     def submit(self, requests: dict[str, dict[str, Any]], tag: str) -> str:
         batch = self.client.messages.batches.create(
-            requests=[{"custom_id": key, "params": body} for key, body in requests.items()]  # type: ignore[misc]
+            requests=[{"custom_id": key, "params": body} for key, body in requests.items()]
         )
         return batch.id
 
