@@ -14,8 +14,9 @@ What it does per model request (POST .../chat/completions, .../messages, .../res
   `--rpm` / `--tpm` or learned from the headers every reply carries (OpenAI
   `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`; Anthropic
   `anthropic-ratelimit-{requests,input-tokens,output-tokens}-{limit,remaining,reset}`). A reply
-  re-syncs the bucket to the provider's `remaining` (less what was sent since), so other clients
-  of the same key (other processes, Ray actors) are accounted for; the refill rate is the lowest
+  re-syncs the bucket to the provider's `remaining` (less what was counted since, and less what was
+  counted before it but sent after it or not yet: a 429's re-send waiting out its retry-after), so
+  other clients of the same key (other processes, Ray actors) are accounted for; the refill rate is the lowest
   one consistent with every reply's (remaining, reset) pair. A request reserves its cost and
   sleeps until its slot: waiters are spread over time by construction, never woken together.
 - **429**: the limiter learns from the reply, waits as told (`retry-after-ms`, `retry-after`,
@@ -28,6 +29,8 @@ What it does per model request (POST .../chat/completions, .../messages, .../res
 - **Believed only so far**: a wait one reply claims (retry-after, a reset, a pace) is cut to
   MAX_BELIEVED_WAIT; a learned limit no reply confirms for BELIEVE_FOR is forgotten (`_expire`),
   and refuses requests unsent only after the provider itself refused one as too large.
+- **One bucket per machine**: every process calling one endpoint with one key reserves from, and
+  re-syncs, the same buckets in a state file under the user's cache folder (shared_limits.py).
 - **Adaptive concurrency** (AIMD): on a 429 the requests in flight are halved (once per round);
   each success adds 1/window, and the window is dropped once it is back above the old peak.
   `--concurrency` stays the ceiling.
@@ -140,8 +143,11 @@ class Ticket:
 
     costs: tuple[float, float, float, float]
     sent: float = 0.0
+    """When it was counted, then when it was sent (after waiting for its slot)."""
     marks: tuple[float, ...] = ()
     resent: int = 0
+    queued: bool = True
+    """Still waiting for its slot (not sent yet)."""
 
 
 @dataclass(eq=False)
@@ -158,6 +164,8 @@ class Limiter:
     in_flight: int = 0
     decreased_at: float = 0.0
     waiters: deque[asyncio.Future[None]] = field(default_factory=deque)
+    pending: set[Ticket] = field(default_factory=set)
+    """Requests counted against a limit and not answered yet (see `_behind`)."""
     rate_limited: int = 0
     """429s received."""
     waited: float = 0.0
@@ -274,6 +282,7 @@ class Limiter:
         if self.idle and not not_before:
             self.in_flight += 1
             self._count(ticket, time.monotonic())
+            ticket.queued = False
             return ticket
         if self.window is not None:
             await self._window_slot()
@@ -288,13 +297,14 @@ class Limiter:
                     pace = bucket.reserve(cost, now)
                     wait = max(wait, pace if bucket.source == "set" else min(pace, MAX_BELIEVED_WAIT))
             self._count(ticket, now)
+            self.pending.add(ticket)
         if wait > 0:
             try:
                 await self._sleep(wait, call)
             except BaseException:
-                self.release(ok=False)
+                self.release(ok=False, ticket=ticket)
                 raise
-        ticket.sent = time.monotonic()
+        ticket.sent, ticket.queued = time.monotonic(), False
         return ticket
 
     def _count(self, ticket: Ticket, now: float) -> None:
@@ -342,9 +352,10 @@ class Limiter:
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
 
-    def release(self, *, ok: bool) -> None:
+    def release(self, *, ok: bool, ticket: Ticket | None = None) -> None:
         """A request finished (its reply read, or failed): free its place in the window."""
         self.in_flight = max(0, self.in_flight - 1)
+        self.pending.discard(ticket)  # type: ignore[arg-type]
         if ok and self.window is not None:
             self.window += 1.0 / self.window
             if self.window > self.peak:
@@ -402,8 +413,19 @@ class Limiter:
                 # the provider counted `remaining` when it admitted the request, somewhere between
                 # `ticket.sent` and now (an event loop may be late to send): no refill is assumed
                 # since, so the level is never above the provider's
-                bucket.level = min(limit, remaining - later)
+                bucket.level = min(limit, remaining - later - self._behind(ticket, i))
                 bucket.at = bucket.seen = now
+
+    def _behind(self, ticket: Ticket, i: int) -> float:
+        """The cost (in dimension `i`) of requests counted before `ticket` but sent after it, or
+        not sent yet (a 429's re-send waiting out its retry-after, a request slower to leave):
+        the provider's `remaining` in `ticket`'s reply has not counted them, and `later` has not
+        either. Without this, a reply re-synced the bucket above the provider's by their cost."""
+        if not ticket.marks:
+            return 0.0
+        mark, sent = ticket.marks[i], ticket.sent
+        return sum(t.costs[i] for t in self.pending
+                   if t is not ticket and t.marks and t.marks[i] < mark and (t.queued or t.sent > sent))
 
     def _throttled(self, ticket: Ticket) -> None:
         """A 429: count it and halve the window (once for the requests sent before the last cut)."""

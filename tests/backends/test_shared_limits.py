@@ -152,3 +152,26 @@ def test_an_unusable_state_folder_falls_back_to_pacing_alone(tmp_path: Path, mon
     limiter = judge.backend.client.limiter  # type: ignore[attr-defined]
     assert limiter.shared.broken and limiter.buckets["requests"].limit == 6  # paced from the headers alone
     assert llm.statuses.count(429) <= 3
+
+
+def test_a_reply_does_not_resync_above_requests_counted_before_it_and_sent_after() -> None:
+    import asyncio
+
+    import httpx2
+
+    lim = Limiter(name="x")
+    lim.configure(tpm=10_000)
+    headers = httpx2.Headers({"x-ratelimit-limit-tokens": "10000", "x-ratelimit-remaining-tokens": "9000",
+                              "x-ratelimit-reset-tokens": "6s"})
+
+    async def go() -> float:
+        # a 429's re-send waiting out its retry-after: counted against the bucket, not sent yet
+        early = asyncio.ensure_future(lim.acquire((1.0, 3_000.0, 0.0, 0.0), None, not_before=time.monotonic() + 30))
+        await asyncio.sleep(0.01)
+        late = await lim.acquire((1.0, 1_000.0, 0.0, 0.0), None)
+        lim.observe(headers, late, 200)  # admitted first: the provider's remaining counts it, not the one waiting
+        level = lim.buckets["tokens"].level
+        early.cancel()
+        return level
+
+    assert asyncio.run(go()) <= 9_000 - 3_000  # the old code re-synced to 9,000, and a 429 followed
