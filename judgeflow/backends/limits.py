@@ -427,6 +427,16 @@ class Limiter:
         return sum(t.costs[i] for t in self.pending
                    if t is not ticket and t.marks and t.marks[i] < mark and (t.queued or t.sent > sent))
 
+    def give_back(self, dim: str, tokens: float) -> None:
+        """A reply used `tokens` less of bucket `dim` than was charged for it (its reply budget), and
+        the provider gives that back when the reply ends (Anthropic's output tokens): so does this."""
+        if tokens > 0 and dim in self.buckets:
+            with self._synced():
+                b = self.buckets.get(dim)
+                if b is not None:
+                    b.level = min(b.limit, b.level + tokens)
+                    self.charged -= tokens
+
     def _throttled(self, ticket: Ticket) -> None:
         """A 429: count it and halve the window (once for the requests sent before the last cut)."""
         with self._lock:

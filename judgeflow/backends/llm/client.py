@@ -47,6 +47,7 @@ from ...schemas import counting_repairs
 from ...validation import using_validation_context
 from ..connections import LoopClient
 from ..limits import CALL, DEFAULT_MAX_WAIT, Call, Limiter, RateLimited
+from ..reply_budgets import ReplyBudgets
 from .failures import (
     _SHAPE,
     _connect_failure,
@@ -131,6 +132,8 @@ class LLMClient:
     """The endpoint's rate limiter (shared with every client of the same endpoint, key and model)."""
     max_wait: float = DEFAULT_MAX_WAIT
     """Seconds an item may wait on the rate limit in all before it is given up (--max-wait)."""
+    budgets: ReplyBudgets = field(default_factory=ReplyBudgets, repr=False)
+    """Each step's max_tokens learned from its replies' use, sent while a token limit is known (reply_budgets.py)."""
     stopped: str | None = None
     """Why the provider is considered unavailable (set after SYSTEMIC_LIMIT identical failures)."""
     sdk: LoopClient | None = field(default=None, repr=False)
@@ -237,7 +240,7 @@ class LLMClient:
 
         if self.stopped:
             raise ProviderUnavailable(self.stopped)
-        cut_off = False
+        cut_off = full = False
         # Before the endpoint has answered once, the first try goes without the SDK's retries, so a
         # refused connection or a bad key fails in milliseconds; a transient error (429, 5xx,
         # timeout) is then retried as usual (the same number of requests in all).
@@ -245,10 +248,17 @@ class LLMClient:
         retries: int | None = 0 if first or self.local else None
         left = self.provider_retries  # a local endpoint's transient (not timeout) retries, counted here
         while True:
+            sent = budget if full or cut_off or not self._learning() else self.budgets.budget(step, budget)
             try:
-                result = await self._once(response_model, messages, context, usage, trace, step, budget, retries,
-                                          send=send)
+                result = await self._once(response_model, messages, context, usage, trace, step, sent, retries,
+                                          send=send, sized=budget)
             except IncompleteOutputException:
+                if sent < budget:  # cut off at a learned budget: asked again at the sized one
+                    self.budgets.cut(step)
+                    full = True
+                    if usage is not None:
+                        usage.reasks += 1
+                    continue
                 if cut_off or self.max_tokens or budget >= self.max_tokens_cap:
                     _record(trace, step, messages, {"error": f"reply cut off at max_tokens={budget}"})
                     raise LLMError(f"the reply was cut off at max_tokens={budget}; raise --max-tokens "
@@ -281,6 +291,18 @@ class LLMClient:
                 raise self._failed(e, step, messages, trace) from e
             self._healthy, self._streak = True, ("", 0)
             return result
+
+    def _learning(self) -> bool:
+        """Learned reply budgets are sent only under a known token limit, and never over --max-tokens."""
+        lim = self.limiter
+        return not self.max_tokens and lim is not None and ("tokens" in lim.buckets or "output" in lim.buckets)
+
+    def _replied(self, step: str, sized: int, budget: int, u: Any) -> None:
+        """A reply's usage: what the step's replies use, and the unused reply budget given back."""
+        used = _int(u, "completion_tokens") or _int(u, "output_tokens")
+        self.budgets.record(step, sized, used)
+        if self.limiter is not None and used:
+            self.limiter.give_back("output", budget - used)
 
     def _request_kwargs(self, response_model: type[BaseModel]) -> dict[str, Any]:
         """The create call's other arguments: the client's extras, sampling and the request shape (hooks)."""
@@ -350,7 +372,7 @@ class LLMClient:
 
     async def _once(self, response_model: type[T], messages: list[dict[str, Any]], context: dict[str, Any] | None,
                     usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int,
-                    retries: int | None, *, send: list[dict[str, Any]] | None = None) -> T:
+                    retries: int | None, *, send: list[dict[str, Any]] | None = None, sized: int = 0) -> T:
         from instructor.core.exceptions import (
             IncompleteOutputException,
             InstructorError,
@@ -361,6 +383,7 @@ class LLMClient:
 
         def on_response(response: Any) -> None:
             replies.append(response)
+            self._replied(step, sized or budget, budget, getattr(response, "usage", None))
             if usage is not None:
                 usage.calls += 1
                 count_usage(usage, getattr(response, "usage", None))
