@@ -1,5 +1,5 @@
 """The package's structure, drawn from its source (ast): no import cycles; the flat core at the top of
-judgeflow/ never imports a wing folder (backends/, runs/, calibration/, integrations/, cli/) except
+judgeflow/ never imports a wing folder (backends/, runs/, calibration/, integrations/, cli/, bench/) except
 the provider table (`judgeflow.backends`); no getattr probe of a judge; a run's status changes only
 in `runs/run.py`; one read-through cache (`runs/cache.py`).
 
@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "judgeflow"
-WINGS = ("backends", "runs", "calibration", "integrations", "cli")
+WINGS = ("backends", "runs", "calibration", "integrations", "cli", "bench")
 # the public surface and the entry points may import anything
 EDGE = {"judgeflow", "judgeflow.__main__", "judgeflow.testing", "judgeflow.pytest_plugin"}
 # the one wing module the core may read: the Backend protocol and the lazy provider table
