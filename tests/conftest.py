@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,11 +46,18 @@ def _no_keys(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) ->
         monkeypatch.delenv(var, raising=False)
 
 
+_LIMITS_DIRS = itertools.count()
+
+
 @pytest.fixture(autouse=True)
-def _fresh_limiters() -> None:
-    """Each test starts with no rate limits learned (limiters are process-wide, per endpoint and key)."""
+def _fresh_limiters(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test starts with no rate limits learned (limiters are process-wide, per endpoint and key),
+    and its own folder of limits shared between processes (made only when a limit is met; child
+    processes inherit it)."""
     from judgeflow.backends.limits import forget
 
+    folder = tmp_path_factory.getbasetemp() / "shared-limits" / str(next(_LIMITS_DIRS))
+    monkeypatch.setenv("JUDGEFLOW_LIMITS_DIR", str(folder))
     forget()
 
 

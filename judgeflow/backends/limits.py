@@ -14,8 +14,9 @@ What it does per model request (POST .../chat/completions, .../messages, .../res
   `--rpm` / `--tpm` or learned from the headers every reply carries (OpenAI
   `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`; Anthropic
   `anthropic-ratelimit-{requests,input-tokens,output-tokens}-{limit,remaining,reset}`). A reply
-  re-syncs the bucket to the provider's `remaining` (less what was sent since), so other clients
-  of the same key (other processes, Ray actors) are accounted for; the refill rate is the lowest
+  re-syncs the bucket to the provider's `remaining` (less what was counted since, and less what was
+  counted before it but sent after it or not yet: a 429's re-send waiting out its retry-after), so
+  other clients of the same key (other processes, Ray actors) are accounted for; the refill rate is the lowest
   one consistent with every reply's (remaining, reset) pair. A request reserves its cost and
   sleeps until its slot: waiters are spread over time by construction, never woken together.
 - **429**: the limiter learns from the reply, waits as told (`retry-after-ms`, `retry-after`,
@@ -28,6 +29,8 @@ What it does per model request (POST .../chat/completions, .../messages, .../res
 - **Believed only so far**: a wait one reply claims (retry-after, a reset, a pace) is cut to
   MAX_BELIEVED_WAIT; a learned limit no reply confirms for BELIEVE_FOR is forgotten (`_expire`),
   and refuses requests unsent only after the provider itself refused one as too large.
+- **One bucket per machine**: every process calling one endpoint with one key reserves from, and
+  re-syncs, the same buckets in a state file under the user's cache folder (shared_limits.py).
 - **Adaptive concurrency** (AIMD): on a 429 the requests in flight are halved (once per round);
   each success adds 1/window, and the window is dropped once it is back above the old peak.
   `--concurrency` stays the ceiling.
@@ -39,6 +42,7 @@ one header scan of its reply (`python benchmarks/cpu.py`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import hashlib
 import math
@@ -47,12 +51,14 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ..config.client import DEFAULT_MAX_WAIT  # the longest an item waits on rate limits, in all (--max-wait)
 from ..redact import redact
+from .shared_limits import MAX_DEBT, SharedState, wall_offset
 
 #: what a bucket's refill rate is taken to be before the replies tell more: the limit per minute
 MINUTE = 60.0
@@ -137,8 +143,11 @@ class Ticket:
 
     costs: tuple[float, float, float, float]
     sent: float = 0.0
+    """When it was counted, then when it was sent (after waiting for its slot)."""
     marks: tuple[float, ...] = ()
     resent: int = 0
+    queued: bool = True
+    """Still waiting for its slot (not sent yet)."""
 
 
 @dataclass(eq=False)
@@ -155,6 +164,8 @@ class Limiter:
     in_flight: int = 0
     decreased_at: float = 0.0
     waiters: deque[asyncio.Future[None]] = field(default_factory=deque)
+    pending: set[Ticket] = field(default_factory=set)
+    """Requests counted against a limit and not answered yet (see `_behind`)."""
     rate_limited: int = 0
     """429s received."""
     waited: float = 0.0
@@ -167,6 +178,10 @@ class Limiter:
     too_large_at: float = -math.inf
     """When the provider itself last refused a request as too large (a learned limit refuses
     requests unsent only for BELIEVE_FOR after that: one reply's header alone never does)."""
+    shared: SharedState | None = field(default=None, repr=False)
+    """The endpoint's state file shared with the other processes on this machine (shared_limits.py)."""
+    set_limits: dict[str, float] = field(default_factory=dict)
+    """The limits set by hand in this process (--rpm, --tpm), re-affirmed in the shared state."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- settings ------------------------------------------------------------------------------
@@ -176,16 +191,71 @@ class Limiter:
         from .providers import provider
 
         now = time.monotonic()
-        with self._lock:
-            for dim, per_minute in (("requests", rpm), (provider(wire).tpm_bucket(), tpm)):
-                if per_minute:
-                    limit = float(per_minute) / _SHARE[0]
-                    self.buckets[dim] = Bucket(limit, limit / MINUTE, limit, now, "set")
+        dims = [(dim, float(n) / _SHARE[0]) for dim, n in (("requests", rpm), (provider(wire).tpm_bucket(), tpm)) if n]
+        self.set_limits.update(dims)
+        with self._synced(create=bool(dims)):
+            for dim, limit in dims:
+                b = self.buckets.get(dim)
+                if b is None or b.source != "set" or b.limit != limit:  # (another process's bucket is kept)
+                    self.buckets[dim] = Bucket(limit, limit / MINUTE, limit, now, "set", seen=now)
 
     @property
     def idle(self) -> bool:
-        """True when nothing limits requests (the fast path)."""
-        return not self.buckets and self.window is None and not self.blocked_until
+        """True when nothing limits requests (the fast path): no limit known here, nor shared by
+        another process (one stat of the state file)."""
+        return not self.buckets and self.window is None and not self.blocked_until and \
+            (self.shared is None or not self.shared.exists())
+
+    # -- the state shared with other processes -------------------------------------------------
+    @contextlib.contextmanager
+    def _synced(self, create: bool = True) -> Iterator[None]:
+        """This limiter's lock, and the buckets as every process on the machine sees them: read
+        from the shared state file before the body, written back after it (shared_limits.py)."""
+        with self._lock:
+            shared = self.shared if _SHARE[0] == 1 else None  # Ray actors split the limit instead
+            if shared is None:
+                yield
+                return
+            with shared.session(create=create) as data:
+                if data is None:
+                    yield
+                    return
+                offset = wall_offset()
+                self._load(data, time.monotonic(), offset)
+                yield
+                data.update(self._state(offset))
+
+    def _load(self, data: dict[str, Any], now: float, offset: float) -> None:
+        buckets: dict[str, Bucket] = {}
+        for dim, b in (data.get("buckets") or {}).items():
+            try:
+                bucket = Bucket(float(b["limit"]), float(b["rate"]), float(b["level"]), min(now, b["at"] - offset),
+                                str(b["source"]), float(b["low"]), float(b["high"]), float(b["seen"]) - offset)
+            except (KeyError, TypeError, ValueError):
+                continue
+            if dim in DIMS and bucket.limit > 0 and bucket.rate > 0:
+                bucket.level = max(bucket.level, -MAX_DEBT * bucket.limit)  # a corrupt file claims no endless debt
+                buckets[dim] = bucket
+        for dim, limit in self.set_limits.items():  # this process's --rpm/--tpm, unless a reply taught better
+            if dim not in buckets or (buckets[dim].source == "set" and buckets[dim].limit != limit):
+                level = min(limit, buckets[dim].level) if dim in buckets else limit
+                buckets[dim] = Bucket(limit, limit / MINUTE, level, now, "set")
+            if buckets[dim].source == "set":
+                buckets[dim].seen = now
+        self.buckets = buckets
+        spent = data.get("spent")
+        if isinstance(spent, list) and len(spent) == len(DIMS):
+            self.spent = [float(x) for x in spent]
+        self.blocked_until = float(data.get("blocked_until") or 0.0) - offset if data.get("blocked_until") else 0.0
+        self._expire_locked(now)
+
+    def _state(self, offset: float) -> dict[str, Any]:
+        return {"endpoint": self.name, "spent": list(self.spent),
+                "blocked_until": self.blocked_until + offset if self.blocked_until else 0.0,
+                "buckets": {dim: {"limit": b.limit, "rate": b.rate, "level": b.level, "at": b.at + offset,
+                                  "source": b.source, "low": b.low, "high": b.high if math.isfinite(b.high) else 1e300,
+                                  "seen": b.seen + offset}
+                            for dim, b in self.buckets.items()}}
 
     # -- before a request ----------------------------------------------------------------------
     def too_large(self, costs: tuple[float, float, float, float]) -> str | None:
@@ -212,12 +282,13 @@ class Limiter:
         if self.idle and not not_before:
             self.in_flight += 1
             self._count(ticket, time.monotonic())
+            ticket.queued = False
             return ticket
         if self.window is not None:
             await self._window_slot()
         else:
             self.in_flight += 1
-        with self._lock:
+        with self._synced(create=bool(self.buckets)):
             now = time.monotonic()
             wait = max(not_before, self.blocked_until) - now
             for dim, cost in zip(DIMS, costs):
@@ -226,13 +297,14 @@ class Limiter:
                     pace = bucket.reserve(cost, now)
                     wait = max(wait, pace if bucket.source == "set" else min(pace, MAX_BELIEVED_WAIT))
             self._count(ticket, now)
+            self.pending.add(ticket)
         if wait > 0:
             try:
                 await self._sleep(wait, call)
             except BaseException:
-                self.release(ok=False)
+                self.release(ok=False, ticket=ticket)
                 raise
-        ticket.sent = time.monotonic()
+        ticket.sent, ticket.queued = time.monotonic(), False
         return ticket
 
     def _count(self, ticket: Ticket, now: float) -> None:
@@ -247,9 +319,14 @@ class Limiter:
         """Forget learned limits no reply has confirmed for BELIEVE_FOR (and a hold past the cap):
         one hostile or stale reply is never believed for the life of the process."""
         with self._lock:
-            for dim in [d for d, b in self.buckets.items() if b.source == "learned" and now - b.seen > BELIEVE_FOR]:
-                del self.buckets[dim]
-            self.blocked_until = min(self.blocked_until, now + MAX_BELIEVED_WAIT)
+            self._expire_locked(now)
+
+    def _expire_locked(self, now: float) -> None:
+        # a limit set by hand in another process is believed while that process re-affirms it
+        for dim in [d for d, b in self.buckets.items() if now - b.seen > BELIEVE_FOR and (
+                b.source == "learned" or (self.shared is not None and d not in self.set_limits))]:
+            del self.buckets[dim]
+        self.blocked_until = min(self.blocked_until, now + MAX_BELIEVED_WAIT)
 
     async def _sleep(self, wait: float, call: Call | None) -> None:
         budget = call.max_wait - _spent(call, time.monotonic()) if call is not None else math.inf
@@ -275,9 +352,10 @@ class Limiter:
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
 
-    def release(self, *, ok: bool) -> None:
+    def release(self, *, ok: bool, ticket: Ticket | None = None) -> None:
         """A request finished (its reply read, or failed): free its place in the window."""
         self.in_flight = max(0, self.in_flight - 1)
+        self.pending.discard(ticket)  # type: ignore[arg-type]
         if ok and self.window is not None:
             self.window += 1.0 / self.window
             if self.window > self.peak:
@@ -318,7 +396,7 @@ class Limiter:
 
     def _learn(self, found: dict[str, dict[str, bytes]], ticket: Ticket) -> None:
         now = time.monotonic()
-        with self._lock:
+        with self._synced():
             for dim, fields in found.items():
                 limit, remaining = _number(fields.get("limit")), _number(fields.get("remaining"))
                 if not limit or remaining is None:
@@ -331,12 +409,33 @@ class Limiter:
                     bucket = self.buckets[dim] = Bucket(limit, limit / MINUTE, remaining, now, "learned")
                 bucket.learn(limit, remaining, reset, slack)
                 i = DIMS.index(dim)
-                later = self.spent[i] - ticket.marks[i] if ticket.marks else 0.0
+                later = max(0.0, self.spent[i] - ticket.marks[i]) if ticket.marks else 0.0
                 # the provider counted `remaining` when it admitted the request, somewhere between
                 # `ticket.sent` and now (an event loop may be late to send): no refill is assumed
                 # since, so the level is never above the provider's
-                bucket.level = min(limit, remaining - later)
+                bucket.level = min(limit, remaining - later - self._behind(ticket, i))
                 bucket.at = bucket.seen = now
+
+    def _behind(self, ticket: Ticket, i: int) -> float:
+        """The cost (in dimension `i`) of requests counted before `ticket` but sent after it, or
+        not sent yet (a 429's re-send waiting out its retry-after, a request slower to leave):
+        the provider's `remaining` in `ticket`'s reply has not counted them, and `later` has not
+        either. Without this, a reply re-synced the bucket above the provider's by their cost."""
+        if not ticket.marks:
+            return 0.0
+        mark, sent = ticket.marks[i], ticket.sent
+        return sum(t.costs[i] for t in self.pending
+                   if t is not ticket and t.marks and t.marks[i] < mark and (t.queued or t.sent > sent))
+
+    def give_back(self, dim: str, tokens: float) -> None:
+        """A reply used `tokens` less of bucket `dim` than was charged for it (its reply budget), and
+        the provider gives that back when the reply ends (Anthropic's output tokens): so does this."""
+        if tokens > 0 and dim in self.buckets:
+            with self._synced():
+                b = self.buckets.get(dim)
+                if b is not None:
+                    b.level = min(b.limit, b.level + tokens)
+                    self.charged -= tokens
 
     def _throttled(self, ticket: Ticket) -> None:
         """A 429: count it and halve the window (once for the requests sent before the last cut)."""
@@ -352,7 +451,7 @@ class Limiter:
         returns the time this request may be sent again."""
         now = time.monotonic()
         seconds = min(seconds, MAX_BELIEVED_WAIT)
-        with self._lock:
+        with self._synced():
             if not self.buckets:
                 self.blocked_until = max(self.blocked_until, now + seconds)
         return now + seconds * (1.0 + 0.25 * random.random()) + 0.05 * random.random()
@@ -466,7 +565,7 @@ def limiter_for(provider: str, base_url: str | None, api_key: str | None, model:
         limiter = _LIMITERS.get(key)
         if limiter is None:
             where = redact(base_url) if base_url else f"{provider}'s API"  # never credentials in a URL
-            limiter = _LIMITERS[key] = Limiter(name=f"{model} at {where}")
+            limiter = _LIMITERS[key] = Limiter(name=f"{model} at {where}", shared=SharedState.for_key(key))
         return limiter
 
 
@@ -479,6 +578,9 @@ def limiters() -> list[Limiter]:
 def forget() -> None:
     """Drop every limiter (what was learned with them) and any split: tests, or a process that changes keys."""
     with _REGISTRY_LOCK:
+        for lim in _LIMITERS.values():
+            if lim.shared is not None:
+                lim.shared.close()
         _LIMITERS.clear()
         _SHARE[0] = 1
 

@@ -92,11 +92,11 @@ class Paced:
             try:
                 response = await self.inner.handle_async_request(request)
             except BaseException:
-                limiter.release(ok=False)
+                limiter.release(ok=False, ticket=ticket)
                 raise
             status = response.status_code
             retry = limiter.observe(response.headers, ticket, status)
-            limiter.release(ok=status != 429)
+            limiter.release(ok=status != 429, ticket=ticket)
             if status != 429:
                 return response
             await response.aread()

@@ -47,6 +47,7 @@ from ...schemas import counting_repairs
 from ...validation import using_validation_context
 from ..connections import LoopClient
 from ..limits import CALL, DEFAULT_MAX_WAIT, Call, Limiter, RateLimited
+from ..reply_budgets import ReplyBudgets
 from .failures import (
     SHAPE_WORDS,
     connect_failure,
@@ -131,6 +132,8 @@ class LLMClient:
     """The endpoint's rate limiter (shared with every client of the same endpoint, key and model)."""
     max_wait: float = DEFAULT_MAX_WAIT
     """Seconds an item may wait on the rate limit in all before it is given up (--max-wait)."""
+    budgets: ReplyBudgets = field(default_factory=ReplyBudgets, repr=False)
+    """Each step's max_tokens learned from its replies' use, sent while a token limit is known (reply_budgets.py)."""
     budget: Any = None
     """The spend cap shared by every client of a run (`runs.budget.Budget`): each request reserves its
     bound before it is sent and settles to what it used; None: no cap."""
@@ -240,7 +243,7 @@ class LLMClient:
 
         if self.stopped:
             raise ProviderUnavailable(self.stopped)
-        cut_off = False
+        cut_off = full = False
         # Before the endpoint has answered once, the first try goes without the SDK's retries, so a
         # refused connection or a bad key fails in milliseconds; a transient error (429, 5xx,
         # timeout) is then retried as usual (the same number of requests in all).
@@ -248,10 +251,17 @@ class LLMClient:
         retries: int | None = 0 if first or self.local else None
         left = self.provider_retries  # a local endpoint's transient (not timeout) retries, counted here
         while True:
+            sent = budget if full or cut_off or not self._learning() else self.budgets.budget(step, budget)
             try:
-                result = await self._once(response_model, messages, context, usage, trace, step, budget, retries,
-                                          send=send)
+                result = await self._once(response_model, messages, context, usage, trace, step, sent, retries,
+                                          send=send, sized=budget)
             except IncompleteOutputException:
+                if sent < budget:  # cut off at a learned budget: asked again at the sized one
+                    self.budgets.cut(step)
+                    full = True
+                    if usage is not None:
+                        usage.reasks += 1
+                    continue
                 if cut_off or self.max_tokens or budget >= self.max_tokens_cap:
                     _record(trace, step, messages, {"error": f"reply cut off at max_tokens={budget}"})
                     raise LLMError(f"the reply was cut off at max_tokens={budget}; raise --max-tokens "
@@ -285,6 +295,17 @@ class LLMClient:
             self._healthy, self._streak = True, ("", 0)
             return result
 
+    def _learning(self) -> bool:
+        """Learned reply budgets are sent only under a known token limit, and never over --max-tokens."""
+        lim = self.limiter
+        return not self.max_tokens and lim is not None and ("tokens" in lim.buckets or "output" in lim.buckets)
+
+    def _replied(self, step: str, sized: int, budget: int, u: Any) -> None:
+        """A reply's usage: what the step's replies use, and the unused reply budget given back."""
+        used = _int(u, "completion_tokens") or _int(u, "output_tokens")
+        self.budgets.record(step, sized, used)
+        if self.limiter is not None and used:
+            self.limiter.give_back("output", budget - used)
     async def _reserve(self, response_model: type[BaseModel], messages: list[dict[str, Any]], max_tokens: int) -> Any:
         """Hold the most this request can cost on the shared budget (None: no budget); raises
         BudgetExceeded (an LLMError: the item ends unscored) when it cannot fit."""
@@ -362,7 +383,7 @@ class LLMClient:
 
     async def _once(self, response_model: type[T], messages: list[dict[str, Any]], context: dict[str, Any] | None,
                     usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int,
-                    retries: int | None, *, send: list[dict[str, Any]] | None = None) -> T:
+                    retries: int | None, *, send: list[dict[str, Any]] | None = None, sized: int = 0) -> T:
         from instructor.core.exceptions import (
             IncompleteOutputException,
             InstructorError,
@@ -375,6 +396,7 @@ class LLMClient:
 
         def on_response(response: Any) -> None:
             replies.append(response)
+            self._replied(step, sized or budget, budget, getattr(response, "usage", None))
             spent.calls += 1
             count_usage(spent, getattr(response, "usage", None))
             if usage is not None:
