@@ -355,7 +355,8 @@ class Limiter:
     def release(self, *, ok: bool, ticket: Ticket | None = None) -> None:
         """A request finished (its reply read, or failed): free its place in the window."""
         self.in_flight = max(0, self.in_flight - 1)
-        self.pending.discard(ticket)  # type: ignore[arg-type]
+        if ticket is not None:
+            self.pending.discard(ticket)
         if ok and self.window is not None:
             self.window += 1.0 / self.window
             if self.window > self.peak:

@@ -38,10 +38,11 @@ class Scripted(SchemaProvider):
         self.change = change
         self.checks = 0
 
-    def reply(self, path: str, raw: bytes) -> tuple[int, dict[str, Any]]:
-        status, body = super().reply(path, raw)
-        if status != 200:
-            return status, body
+    def answer(self, wire: str, body: dict[str, Any], batch: str | None = None, custom_id: str | None = None,
+               raw: bytes | None = None) -> tuple[int, dict[str, Any], str | None]:
+        status, body, fault = super().answer(wire, body, batch, custom_id, raw)
+        if status != 200 or fault is not None or not isinstance(body, dict):
+            return status, body, fault
         get, put = _payload(body)
         data = json.loads(get())
         if isinstance(data, dict) and "claims" in data:  # the decompose reply
@@ -50,7 +51,7 @@ class Scripted(SchemaProvider):
         elif isinstance(data, dict) and "c1" in data:  # a check reply
             self.checks += 1
             put(self.change(data, self.checks) if self.change else json.dumps(data))
-        return status, body
+        return status, body, fault
 
 
 def _payload(body: dict[str, Any]) -> tuple[Callable[[], str], Callable[[str], None]]:
