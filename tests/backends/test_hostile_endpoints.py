@@ -226,7 +226,7 @@ def test_too_many_open_files_is_reported_as_a_local_limit(tmp_path, transport: s
 
 @pytest.mark.parametrize("strategy", ["graph", "single"])
 def test_ten_thousand_claims_to_a_two_word_answer_are_cut_to_the_bound(strategy: str) -> None:
-    listed = [{"text": f"Claim number {i}.", "kind": "other", "evidence": "", "reason": "r",
+    listed = [{"text": f"Moscow, 1147: claim {i}.", "kind": "other", "evidence": "", "reason": "r",
                "basis": "reference", "verdict": "supported"} for i in range(10_000)]
 
     def check_all(request: dict) -> dict:  # a verdict for every claim asked about
