@@ -48,9 +48,11 @@ def _no_keys(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) ->
 @pytest.fixture(autouse=True)
 def _fresh_limiters() -> None:
     """Each test starts with no rate limits learned (limiters are process-wide, per endpoint and key)."""
+    from judgeflow.backends import local_pace
     from judgeflow.backends.limits import forget
 
     forget()
+    local_pace.forget()
 
 
 @pytest.fixture(autouse=True, scope="session")
