@@ -107,7 +107,9 @@ def make_client(model: str, config: ClientConfig | None = None, **options: Any) 
                               "for an OpenAI-compatible gateway")
         return _from_provider(p, name, structured=c.structured, api_key=c.api_key, temperature=c.temperature, **common)
     local, common["timeout"] = deadline(provider, base_url, c.timeout)
-    adaptive = local and c.timeout is None  # the deadline follows the endpoint's replies (local_pace)
+    # the deadline follows the endpoint's replies (local_pace; set per request on the Deadline transport,
+    # which a caller's own http_client does not have)
+    adaptive = local and c.timeout is None and c.http_client is None
     sdk_kwargs: dict[str, Any] = {"max_retries": 0 if local else c.provider_retries,
                                   "timeout": PACE_CAP if adaptive else common["timeout"],
                                   "transport": check_transport(c.http_transport)}
