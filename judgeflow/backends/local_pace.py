@@ -11,9 +11,12 @@ client of it, sits under the SDK as a transport (`attach`) and
   queued it), takes one back and holds the limit there (a ceiling, probed again after REPROBE flat
   replies); a timeout sets it to 1. The caller's own limit (`--concurrency`) stays the ceiling of
   what is asked for.
-- **deadline** (only when no `--timeout` was given): the local default (`providers.LOCAL_TIMEOUT`)
-  is a floor; once replies arrive, each request may take FACTOR x the slowest reply seen, and a
-  timeout doubles the deadline of the requests after it, up to CAP. A given `--timeout` is kept as is.
+- **deadline**: the local default (`providers.LOCAL_TIMEOUT`) is a floor; once replies arrive, each
+  request may take FACTOR x the slowest reply seen, and a timeout doubles the deadline of the
+  requests after it, up to CAP.
+
+A given `--timeout` (or a caller's own `http_client`) turns the pace off: the deadline and the
+concurrency are then as set (a localhost proxy to a hosted API is not a single-slot server).
 
 Requests are counted where they are sent (the limiter, `usage.calls`); this module only decides when.
 `stats()` and the timed-out row's reason say what the endpoint showed.

@@ -186,8 +186,10 @@ from judgeflow.backends.llm import make_client
 from judgeflow.errors import ProviderUnavailable
 from judgeflow.schemas import claims_reply
 
+# the loopback fake stands in for a provider's API: a given timeout keeps every request in flight at
+# once (a local endpoint without one is paced, one request at a time to start: no new sockets)
 client = make_client("openai/m", base_url=sys.argv[1] + "/v1", api_key="k", provider_retries=0, max_retries=0,
-                     http_transport=sys.argv[2])
+                     http_transport=sys.argv[2], timeout=60)
 ask = lambda: client.ask(claims_reply(("other",)), [{"role": "user", "content": "hi"}])
 
 async def main():

@@ -27,7 +27,16 @@ def test_a_timed_out_local_request_is_sent_once_counted_and_the_fix_named() -> N
     assert sent == 1, "a local request that timed out must not be sent again"
     assert row.status == "unscored" and row.usage.calls == 1
     assert "--timeout" in (row.error or "") and "not sent again" in (row.error or "")
-    assert "in flight at most" in (row.error or ""), "the reason says what the endpoint showed"
+
+
+def test_a_local_endpoint_slower_than_the_paced_deadline_says_what_it_showed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(providers, "LOCAL_TIMEOUT", 0.2)  # scaled: the floor, shorter than the call
+    with SchemaProvider(latency=1.0) as server:
+        row = Judge("openai/local-model", base_url=f"{server.base_url}/v1", api_key="k").judge(ITEM)
+        sent = server.received
+    assert sent == 1 and row.status == "unscored" and row.usage.calls == 1
+    assert "within 0.2 s" in (row.error or "") and "1 request(s) in flight at most" in (row.error or "")
+    assert "--timeout" in (row.error or "") and local_pace.stats()[0]["deadline"] >= 0.4  # doubled for later requests
 
 
 def test_a_slow_local_endpoint_scores_at_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:

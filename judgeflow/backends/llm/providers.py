@@ -107,8 +107,9 @@ def make_client(model: str, config: ClientConfig | None = None, **options: Any) 
                               "for an OpenAI-compatible gateway")
         return _from_provider(p, name, structured=c.structured, api_key=c.api_key, temperature=c.temperature, **common)
     local, common["timeout"] = deadline(provider, base_url, c.timeout)
-    # the deadline follows the endpoint's replies (local_pace; set per request on the Deadline transport,
-    # which a caller's own http_client does not have)
+    # requests in flight and the deadline follow the endpoint's replies (local_pace; the deadline is set
+    # per request on the Deadline transport, which a caller's own http_client does not have); a given
+    # --timeout keeps both as set (a localhost proxy to a hosted API, say)
     adaptive = local and c.timeout is None and c.http_client is None
     sdk_kwargs: dict[str, Any] = {"max_retries": 0 if local else c.provider_retries,
                                   "timeout": PACE_CAP if adaptive else common["timeout"],
@@ -116,7 +117,7 @@ def make_client(model: str, config: ClientConfig | None = None, **options: Any) 
     if c.http_client is not None:
         sdk_kwargs["http_client"] = c.http_client
     limits = {"rpm": c.rpm, "tpm": c.tpm, "max_wait": c.max_wait,
-              "pace": (common["timeout"], adaptive) if local else None}
+              "pace": (common["timeout"], adaptive) if adaptive else None}
     return _sdk_client(p, base_url, c.api_key, c.api_version, c.structured, c.temperature, sdk_kwargs, common, limits)
 
 
