@@ -23,7 +23,8 @@ _LAZY = {
     "SingleJudgment": "schemas",
     "Criterion": "criteria", "list_criteria": "criteria", "load_criterion": "criteria",
     "ConfigError": "errors", "CriterionError": "errors", "InvalidItemError": "errors", "JudgeflowError": "errors",
-    "LLMError": "errors",
+    "LLMError": "errors", "BudgetExceeded": "errors",
+    "Budget": "runs.budget",
     "Item": "items", "load_items": "items", "read_items": "items",
     "Judge": "judge", "judge": "judge",
     "Judging": "judging", "judge_many": "judging", "judge_stream": "judging",
@@ -52,13 +53,14 @@ if _TYPE_CHECKING:
     from .calibration.stability import StabilityReport, stability
     from .calibration.tune import TuneReport, TuneResult, atune, tune
     from .criteria import Criterion, list_criteria, load_criterion
-    from .errors import ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
+    from .errors import BudgetExceeded, ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
     from .items import Item, load_items, read_items
     from .judge import Judge, judge
     from .ensembles import Cascade, Panel, Repeats
     from .judging import Judging, judge_many, judge_stream
     from .frames import results_to_dataframe
     from .results import ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage
+    from .runs.budget import Budget
     from .runs.store import RunStore
     from .schemas import Claim, ClaimCheck, ClaimChecks, Claims, SingleJudgment
     from .spec_review import areview, review
@@ -75,6 +77,8 @@ def __getattr__(name: str) -> _Any:
 
 __all__ = [
     "Backend",
+    "Budget",
+    "BudgetExceeded",
     "CalibrationReport",
     "Cascade",
     "Claim",

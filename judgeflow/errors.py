@@ -6,6 +6,7 @@
     ├── ConfigError           a model string, provider or option is invalid
     ├── RunsDiffer            two runs cannot be compared (other items, criterion or judge; .differences)
     └── LLMError              the judge model failed after retries (.attempts, .last_reply)
+        └── BudgetExceeded    a call would pass the spend cap (--budget): not sent
 
 A judge failure is never a verdict: an item whose judge raised LLMError is recorded
 as unscored (label None) with the message as its reason.
@@ -62,6 +63,15 @@ class LLMError(JudgeflowError):
     def __init__(self, message: str, *, attempts: int | None = None, last_reply: str | None = None):
         self.attempts, self.last_reply = attempts, last_reply
         super().__init__(message)
+
+
+#: how the reason of a row whose calls the spend cap refused starts (BudgetExceeded's messages do)
+OVER_BUDGET = "budget"
+
+
+class BudgetExceeded(LLMError):
+    """A call would pass the spend cap (`--budget`, `Judge(budget=...)`): it is not sent, and its item
+    ends unscored with a reason starting "budget" (a resume judges it)."""
 
 
 class ProviderUnavailable(JudgeflowError):

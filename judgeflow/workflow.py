@@ -28,7 +28,7 @@ from .backends import Backend, make_backend
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion, load_criterion
 from .details import uncarried, with_dropped
-from .errors import JudgeflowError, LLMError
+from .errors import BudgetExceeded, JudgeflowError, LLMError
 from .items import Item
 from .results import ClaimResult, JudgmentStatus, RequirementResult, TraceEntry, Usage
 from .routing import choose_criterion
@@ -182,6 +182,11 @@ def after_route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["d
     return "single" if _context(runtime).strategy == "single" else "decompose"
 
 
+def _why(step: str, e: LLMError) -> str:
+    """The unscored reason: the step and the error; a spend cap reached comes first ("budget: ...")."""
+    return str(e) if isinstance(e, BudgetExceeded) else f"{step}: {e}"
+
+
 async def decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["check", "cover", "aggregate"]]:
     """Split the answer into claims."""
     assert state.criterion is not None
@@ -189,7 +194,7 @@ async def decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Comman
     try:
         claims = await _context(runtime).resolved_backend().decompose(state.item, state.criterion, usage, trace)
     except LLMError as e:
-        return _then(state, runtime, {"status": "unscored", "error": f"decompose: {e}", "usage": usage, "trace": trace},
+        return _then(state, runtime, {"status": "unscored", "error": _why("decompose", e), "usage": usage, "trace": trace},
                      after_decompose)
     checked = _context(runtime).check_dropped
     if checked and claims:
@@ -219,7 +224,7 @@ async def check(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Li
     try:
         checks = await _context(runtime).resolved_backend().check(state.item, state.criterion, state.claims, usage, trace)
     except LLMError as e:
-        return _then(state, runtime, {"status": "unscored", "error": f"check: {e}", "usage": usage, "trace": trace},
+        return _then(state, runtime, {"status": "unscored", "error": _why("check", e), "usage": usage, "trace": trace},
                      after_claims)
     return _then(state, runtime, {"checks": checks, "usage": usage, "trace": trace}, after_claims)
 
@@ -231,7 +236,7 @@ async def single(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[L
     try:
         claims, checks = await _context(runtime).resolved_backend().single(state.item, state.criterion, usage, trace)
     except LLMError as e:
-        return _then(state, runtime, {"status": "unscored", "error": f"single: {e}", "usage": usage, "trace": trace},
+        return _then(state, runtime, {"status": "unscored", "error": _why("single", e), "usage": usage, "trace": trace},
                      after_claims)
     dropped = uncarried(state.item.answer, claims) if claims else []  # one call: not checked, only named
     return _then(state, runtime, {"claims": claims, "checks": checks, "dropped": dropped or None, "usage": usage,
@@ -267,7 +272,9 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
             update |= {"status": "unscored", "error": reason}
     if state.coverage_error is not None:
         if update["label"] != 1:  # a found violation stands; otherwise the judge could not decide
-            update |= {"label": None, "status": "unscored", "error": f"requirements: {state.coverage_error}"}
+            why = state.coverage_error
+            update |= {"label": None, "status": "unscored",
+                       "error": why if why.startswith("budget") else f"requirements: {why}"}
     elif state.requirements is not None:
         update["label"], update["reason"] = cover_label(update["label"], update.get("reason", state.reason),
                                                         state.requirements)

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..criteria import Criterion, load_criterion
-from ..errors import ConfigError, InvalidItemError, LLMError, ProviderUnavailable
+from ..errors import OVER_BUDGET, BudgetExceeded, ConfigError, InvalidItemError, LLMError, ProviderUnavailable
 from ..items import Item
 from ..results import Judgment, Usage
 from .agreement import Agreement, Disagreement, agreement, deciding_claim
@@ -42,7 +42,8 @@ from .edits import CriterionEdit, EditError, apply_edit
 from .tune_prompt import editor_messages
 from .tune_own import own_gain
 from .tune_power import TunePower, of_report
-from .tune_seams import Budget, BudgetReached, Editor, StoreJudging
+from ..runs.budget import Budget
+from .tune_seams import BudgetReached, Editor, StepBudget, StoreJudging
 
 ALPHA = 0.05
 MIN_LABELS = 10
@@ -162,20 +163,23 @@ class _Tuner:
     """One tune's state: the items, the folds, the seams, the spending."""
 
     def __init__(self, items: list[Item], criterion: Criterion, judging: StoreJudging, editor: Editor, *,
-                 folds: int, candidates: int, seed: int, budget: Budget, prices: Any) -> None:
+                 folds: int, candidates: int, seed: int, budget: StepBudget, prices: Any,
+                 carried: tuple[bool, bool] = (False, False)) -> None:
         self.items, self.criterion, self.judging, self.editor = items, criterion, judging, editor
         self.k, self.c, self.seed, self.budget, self.prices = folds, candidates, seed, budget, prices
+        self.carried = carried
+        """Whether the judge's and the editor's clients carry the cap (tune built them with it)."""
         self.report = TuneReport(criterion=criterion.name, model=judging.model, editor_model=editor.model,
                                  labelled=len(items), folds=folds, candidates=candidates, seed=seed)
 
-    def _spent(self, usage: Usage, model: str) -> None:
+    def _spent(self, usage: Usage, model: str, *, editor: bool = False) -> None:
         """Count `usage` against the budget and into the cost (None once a model's price is unknown)."""
         from ..runs.pricing import estimate_cost
 
         if not usage.calls:
             return
         cost = estimate_cost(model, usage, prices=self.prices)
-        self.budget.add(usage, cost)
+        self.budget.add(usage, model, carried=self.carried[editor])
         if cost is None:
             self.report.unpriced = sorted({*self.report.unpriced, model})
         self.report.cost = None if self.report.unpriced else (self.report.cost or 0.0) + (cost or 0.0)
@@ -190,6 +194,9 @@ class _Tuner:
             self.report.cached_items += int(j.cached)
         self.report.judge_usage.add(usage)
         self._spent(usage, self.judging.model)
+        cut = next((j.error for j in results if j.status == "unscored" and (j.error or "").startswith(OVER_BUDGET)), None)
+        if cut:  # the cap refused calls inside the step: its scores would be partial
+            raise BudgetReached(f"{doing}: {cut}")
         return dict(zip(positions, results))
 
     async def _propose(self, fold: int, train: list[int], baseline: list[Judgment]) -> list[Candidate]:
@@ -206,11 +213,13 @@ class _Tuner:
                 self.criterion, editor_messages(self.criterion, dis, self.c), self.c, usage)
         except ProviderUnavailable:
             raise
+        except BudgetExceeded as e:  # the cap refused the proposal call: the tune stops here
+            raise BudgetReached(f"fold {fold + 1}'s proposal: {e}") from None
         except LLMError as e:  # this fold gets no edits; the others still may
             edits, info.error = [], str(e)
         finally:
             self.report.editor_usage.add(usage)
-            self._spent(usage, self.editor.model)
+            self._spent(usage, self.editor.model, editor=True)
         info.proposed = len(edits)
         out = []
         for rank, edit in enumerate(edits):
@@ -347,7 +356,7 @@ async def atune(
     strategy: str = "graph",
     store: Any = None,
     proposals_dir: str | Path | None = None,
-    budget: Budget | str | None = None,
+    budget: Budget | StepBudget | str | None = None,
     prices: Any = None,
     seed: int = 0,
     concurrency: int = 16,
@@ -369,11 +378,14 @@ async def atune(
         raise ConfigError("the labels have one class only; label items of both classes (0 and 1)")
     if not 2 <= folds <= len(chosen) or candidates < 1:
         raise ConfigError(f"--folds must be 2..{len(chosen)} and --candidates at least 1 (got {folds}, {candidates})")
-    spend = budget if isinstance(budget, Budget) else Budget.parse(budget)
+    spend = budget if isinstance(budget, StepBudget) else StepBudget.parse(budget, prices=prices)
+    if spend.cap is not None:  # the clients tune builds carry the cap: each call reserves before it is sent
+        client_kwargs = {**client_kwargs, "budget": spend.cap}
+    carried = (backend is None, editor is None and (bool(editor_model) or backend is None))
     judging, ed = _seams(model, backend, editor, editor_model, store, strategy, concurrency, proposals_dir,
                          client_kwargs)
     tuner = _Tuner(chosen, original, judging, ed, folds=folds, candidates=candidates, seed=seed,
-                   budget=spend, prices=prices)
+                   budget=spend, prices=prices, carried=carried)
     _check_priced(spend, [judging.model, ed.model], prices)
     try:
         tuner.report.unlabelled, tuner.report.invalid = unlabelled, invalid
@@ -422,7 +434,7 @@ def _seams(model: str | None, backend: Any, editor: Any, editor_model: str | Non
 FIRST_CALL_TOKENS = (800, 120)
 
 
-def _check_priced(budget: Budget, models: list[str], prices: Any) -> None:
+def _check_priced(budget: StepBudget, models: list[str], prices: Any) -> None:
     from ..runs.pricing import price_for
 
     unknown = [m for m in dict.fromkeys(models) if price_for(m, prices) is None]

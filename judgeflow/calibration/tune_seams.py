@@ -9,12 +9,10 @@
 criterion's fingerprint is part of the key, so each edited criterion has its own entries).
 `Editor` asks a model for typed criterion edits through judgeflow's one LLM seam
 (`LLMClient.ask`), and keeps each reply in a file named by the request's hash, so a resumed tune
-asks nothing twice. A `Budget` is checked before each batch of calls is started.
+asks nothing twice. A `StepBudget` (the run's `runs.budget.Budget`) is checked before each batch of calls.
 """
 
 from __future__ import annotations
-
-import math
 
 import hashlib
 import json
@@ -25,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from ..criteria import Criterion
-from ..errors import ConfigError, JudgeflowError
+from ..errors import JudgeflowError
 from ..items import Item
 from ..judge import Judge
 from ..backends import Backend
 from ..results import Judgment, Usage
+from ..runs.budget import Budget
 from .edits import CriterionEdit, edits_reply, read_edits
 
 #: model calls one item costs at least, by strategy (decompose + check; one call)
@@ -41,51 +40,46 @@ class BudgetReached(JudgeflowError):
     """The next batch of calls would pass --budget (what is done so far is kept in the caches)."""
 
 
-class Budget:
-    """A cap on model calls and/or estimated USD, checked before a batch of calls is started."""
+class StepBudget:
+    """`tune --budget`: the run's one spend cap (`runs.budget.Budget`, the same as `run --budget`),
+    checked before each batch of calls is started, so a tune stops between steps, never inside one.
+    The clients tune builds carry the cap (each call reserves before it is sent); spend through a
+    backend or editor handed to tune is charged to it here (`carried=False`)."""
 
-    def __init__(self, calls: int | None = None, cost: float | None = None) -> None:
-        self.calls, self.cost = calls, cost
+    def __init__(self, cap: Budget | None) -> None:
+        self.cap = cap
         self.first_call: float | None = None
         """The estimated cost of one call before any was made (`tune` sets it from the prices), so
         a cost cap holds from the first step, not only once a call's cost is known."""
-        self.spent = Usage()
-        self.spent_cost = 0.0
 
     @classmethod
-    def parse(cls, text: str | None) -> Budget:
-        """`500` (calls), `$2.50` or `2.5usd` (estimated cost); None: no cap."""
-        if not text:
-            return cls()
-        t = text.strip().lower()
-        try:
-            if t.startswith("$") or t.endswith("usd"):
-                cost = float(t.strip("$").removesuffix("usd").strip())
-                if not math.isfinite(cost) or cost < 0:
-                    raise ValueError(cost)
-                return cls(cost=cost)
-            calls = int(t)
-            if calls < 0:
-                raise ValueError(calls)
-            return cls(calls=calls)
-        except ValueError:
-            raise ConfigError(f"--budget {text!r} is not a number of calls (500) or a cost ($2.50, 2.5usd): a "
-                              "finite amount of 0 or more") from None
+    def parse(cls, text: str | Budget | None, prices: Any = None) -> StepBudget:
+        """`500` (calls), `$2.50` or `2.5usd` (estimated cost), a ready Budget; None: no cap."""
+        return cls(text if isinstance(text, Budget) else Budget.parse(text, prices=prices))
 
-    def add(self, usage: Usage, cost: float | None) -> None:
-        self.spent.add(usage)
-        self.spent_cost += cost or 0.0
+    @property
+    def cost(self) -> float | None:
+        """The dollar cap, if any."""
+        return self.cap.usd_cap if self.cap is not None else None
+
+    def add(self, usage: Usage, model: str, *, carried: bool) -> None:
+        """Count a step's usage: already settled by the clients that carry the cap, else charged."""
+        if self.cap is not None and not carried:
+            self.cap.charge(usage, model)
 
     def check(self, planned_calls: int, doing: str) -> None:
         """Raise BudgetReached if `planned_calls` more calls would pass the cap."""
-        if self.calls is not None and self.spent.calls + planned_calls > self.calls:
-            raise BudgetReached(f"{doing} needs about {planned_calls} more call(s); {self.spent.calls} of the "
-                                f"budget's {self.calls} are spent")
-        per_call = self.spent_cost / self.spent.calls if self.spent.calls else self.first_call
-        if self.cost is not None and per_call is not None and planned_calls:
-            if self.spent_cost + per_call * planned_calls > self.cost:
-                raise BudgetReached(f"{doing} would cost about ${per_call * planned_calls:.4f} more; "
-                                    f"${self.spent_cost:.4f} of the budget's ${self.cost:.2f} are spent")
+        cap = self.cap
+        if cap is None or not planned_calls:
+            return
+        spent = cap.spent
+        if cap.calls_cap is not None and spent.calls + planned_calls > cap.calls_cap:
+            raise BudgetReached(f"{doing} needs about {planned_calls} more call(s); {spent.calls:g} of the "
+                                f"budget's {cap.calls_cap} are spent")
+        per_call = spent.usd / spent.calls if spent.calls and spent.usd else self.first_call
+        if cap.usd_cap is not None and per_call is not None and spent.usd + per_call * planned_calls > cap.usd_cap:
+            raise BudgetReached(f"{doing} would cost about ${per_call * planned_calls:.4f} more; "
+                                f"${spent.usd:.4f} of the budget's ${cap.usd_cap:.2f} are spent")
 
 
 class StoreJudging:

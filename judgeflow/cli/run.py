@@ -46,7 +46,8 @@ from .render import console
 from . import SUMMARIES
 
 
-EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored; 2 bad input or
+EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored, or stopped at
+--budget (rows unscored 'budget: ...'; --resume continues them); 2 bad input or
 configuration; 3 stopped on a systemic provider error (authentication, refused connection, unknown
 model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
 
@@ -121,6 +122,14 @@ def _checking_flags(p: argparse.ArgumentParser) -> None:
                         "claims (default on; --no-check-dropped names them in the row as not checked)")
 
 
+def add_budget(p: argparse.ArgumentParser) -> None:
+    """`--budget`: the hard spend cap (`runs.budget.Budget`), the same flag wherever a command calls a model."""
+    p.add_argument("--budget", help="a hard spend cap for this invocation: model calls (200) or estimated dollars "
+                                    "('$1.50'); each call reserves the most it can cost before it is sent, so no "
+                                    "concurrency passes it; rows that do not fit end unscored (reason 'budget: ...'), "
+                                    "the run exits 1 and --resume continues them")
+
+
 def _row_flags(p: argparse.ArgumentParser) -> None:
     """What each result row carries besides the verdict."""
     p.add_argument("--with-inputs", action="store_true",
@@ -129,7 +138,7 @@ def _row_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _provider_flags(p: argparse.ArgumentParser) -> None:
-    """How the run calls the provider: retries, rate limits, re-asks, timeout, HTTP stack, output shape."""
+    """How the run calls the provider: retries, rate limits, re-asks, timeout, HTTP stack, output shape, spend cap."""
     p.add_argument("--retries", type=non_negative_int, default=4,
                    help="provider retries on 5xx/timeouts, with backoff and jitter (default 4); 429s are waited out "
                         "up to --max-wait instead")
@@ -157,6 +166,7 @@ def _provider_flags(p: argparse.ArgumentParser) -> None:
                         "if the endpoint rejects the request shape)")
     p.add_argument("--max-tokens", type=positive_int,
                    help="max_tokens for every call (default: sized to each step, e.g. a budget per claim)")
+    add_budget(p)
 
 
 def settings_of(args: argparse.Namespace) -> RunSettings:
@@ -165,12 +175,13 @@ def settings_of(args: argparse.Namespace) -> RunSettings:
     return RunSettings.from_args(args, ensemble=ens, ensemble_flags=ensemble.resume_flags(args) if ens else None)
 
 
-def make_judge(args: argparse.Namespace) -> Judging:
-    """The Judge, Panel, Cascade or repeated Judge the flags ask for, built from the run's spec."""
+def make_judge(args: argparse.Namespace, budget: Any = None) -> Judging:
+    """The Judge, Panel, Cascade or repeated Judge the flags ask for, built from the run's spec; every
+    member's client shares `budget` (the run's one spend cap) when given."""
     settings = settings_of(args)
     ensemble.check(args)
     check_repeats(settings, args)
-    return settings.spec().judging.build()
+    return settings.spec().judging.build(**({"budget": budget} if budget is not None else {}))
 
 
 def check_repeats(settings: RunSettings, args: argparse.Namespace) -> None:
@@ -204,6 +215,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     con = console(stderr=True)
     default_output(args, con)
     if args.ray:
+        if args.budget:
+            raise ConfigError("--budget does not combine with --ray yet: each Ray worker would hold its own cap; "
+                              "run locally (drop --ray) or cap the rows with --limit N")
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
     check_output(args.output, args.input, store=args.store)
@@ -213,7 +227,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         check_batch_input(args.input)
     settings = settings_of(args)
-    judge = make_judge(args)
+    budget = settings.spend_cap()
+    judge = make_judge(args, budget)
     with spool(args.input) as (source, sha), RunStore(settings.store) as store:  # stdin is copied once
         run = Run.open(store, settings, judging=judge, source=source, sha=sha, resume=args.resume,
                        say=lambda note: con.print(note, soft_wrap=True, markup=False))
@@ -224,11 +239,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             return submit(run, con=con, max_unscored=settings.max_unscored, base_url=settings.base_url)
         return _judge_run(run, judge, settings, con, resume=args.resume, progress=not args.no_progress,
-                          as_json=args.json)
+                          as_json=args.json, budget=budget)
 
 
 def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *, resume: bool, progress: bool,
-               as_json: bool) -> int:
+               as_json: bool, budget: Any = None) -> int:
     """Judge the run's rows with progress, then finish it; exceptions become exit codes."""
     already = run.finished()
     if already or resume:
@@ -261,7 +276,7 @@ def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *,
                                                 f"with: {run.command}"), soft_wrap=True)
         return 3
     tally = run.finish(output)
-    return _report(run, judge, settings, tally, session, con, resume=resume, as_json=as_json)
+    return _report(run, judge, settings, tally, session, con, resume=resume, as_json=as_json, budget=budget)
 
 
 class Session:
@@ -288,7 +303,7 @@ class Session:
 
 
 def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, session: Session, con: Console, *,
-            resume: bool, as_json: bool) -> int:
+            resume: bool, as_json: bool, budget: Any = None) -> int:
     """Print the summary (or its JSON); 1 when nothing was judged or too many rows are unscored."""
     prices = load_prices(Path(settings.prices) if settings.prices else None)
     failed = run_failure(tally, settings.max_unscored)
@@ -297,6 +312,8 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
         summary = summary_json(tally, run_id=run.run_id, model=judge.model, output=output, prices=prices,
                                elapsed=session.elapsed, session_items=session.items)
         # with -o - the results are stdout: the summary goes to stderr, so stdout stays one result a line
+        if budget is not None:
+            summary["budget"] = budget.summary()
         print(json.dumps({**summary, "unreadable": dict(run.store.unreadable), "failure": failed}),
               file=sys.stderr if str(output) == STDIO else sys.stdout)
         return 1 if failed else 0
@@ -306,6 +323,9 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
         from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
 
         lines[-1] = cost_line(run.store, run.run_id, judge.model, prices) or lines[-1]
+    if budget is not None:
+        lines.append(f"budget: {budget.describe()} spent" + (f"; {budget.denied} call(s) refused at the cap"
+                                                             if budget.denied else ""))
     if settings.repeats > 1:
         lines.append(f"{settings.repeats} verdicts per item (--repeats), the calls above included: "
                      f"`judgeflow stability {output}` reports the items that flip")

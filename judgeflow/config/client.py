@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import ConfigError
 
@@ -91,6 +91,17 @@ class ClientConfig(BaseModel):
                                      results=True)
     max_source_chars: int | None = option(None, "Sources longer than this are cut to relevant passages (0: whole).",
                                           flag="--max-source-chars", results=True)
+
+    budget: Any = option(None, "A spend cap shared by every call of the judge (`judgeflow.Budget`; panels: one "
+                         "for all members); never recorded.", flag=None, results=False, exclude=True, repr=False)
+
+    @field_validator("budget")
+    @classmethod
+    def _a_budget(cls, value: Any) -> Any:
+        if value is not None and not callable(getattr(value, "reserve", None)):
+            raise ConfigError(f"budget={value!r} is not a Budget: pass judgeflow.Budget(calls=200), "
+                              "Budget(usd=1.5) or Budget.parse('$1.50')")
+        return value
 
     @classmethod
     def of(cls, config: ClientConfig | None = None, options: dict[str, Any] | None = None) -> ClientConfig:

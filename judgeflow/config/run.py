@@ -56,6 +56,9 @@ class RunSpec(Spec):
     prices: str | None = option(None, "A TOML/JSON price table.", flag="--prices", results=False)
     max_unscored: float = option(DEFAULT_MAX_UNSCORED, "Exit 1 above this share of unscored rows.",
                                  flag="--max-unscored", results=False)
+    budget: str | None = option(None, "A hard spend cap for this invocation: calls (200) or estimated dollars "
+                                "('$1.50'), reserved before each call (`runs.budget.Budget`).", flag="--budget",
+                                results=False)
 
     @model_validator(mode="after")
     def _composes(self) -> RunSpec:
@@ -63,6 +66,9 @@ class RunSpec(Spec):
         if self.batch and kind in ("panel", "cascade"):
             raise ConfigError("--batch does not support --panel, --samples or --cascade yet: run them online "
                               "(drop --batch), or judge each model on its own with --batch and compare the runs")
+        if self.batch and self.budget:
+            raise ConfigError("--budget does not combine with --batch yet: a batch is submitted whole, before any "
+                              "call's cost is known; run online (drop --batch), or cap the rows with --limit N")
         if self.batch and isinstance(self.judging, RepeatsSpec):
             raise ConfigError("--repeats does not combine with --batch yet: run online (drop --batch)")
         if kind in ("panel", "cascade") and any(j.coverage for j in self.judging.judges()):

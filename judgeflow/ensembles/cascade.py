@@ -30,6 +30,7 @@ from ..config.client import Spec, option
 from ..config.judging_protocol import spec_of
 from ..judge import JudgeSpec
 from ..errors import ConfigError, InvalidItemError
+from .budget_cut import budget_cut
 from ..items import Item
 from ..judging import DEFAULT_CONCURRENCY, Ensemble, ItemLike, Judging, as_item, combined_key, invalid_judgment
 from ..results import Judgment, TraceEntry, Usage
@@ -203,7 +204,7 @@ class Cascade(EnsembleBase):
         if self.keep_trace:
             trace = [t.model_copy(update={"step": f"cheap:{t.step}"}) for t in cheap.trace]
             trace += [t.model_copy(update={"step": f"strong:{t.step}"}) for t in (strong.trace if strong else [])]
-        return Judgment(
+        return budget_cut(Judgment(
             id=it.id, label=decider.label, status="judged" if decider.label is not None else "unscored",
             criterion=decider.criterion, routed_by=decider.routed_by, reason=reason if decider.label is not None else error,
             claims=decider.claims, error=error if decider.label is None else None, usage=usage, model=self.model,
@@ -212,7 +213,7 @@ class Cascade(EnsembleBase):
             cascade={"escalated": bool(reasons), "escalated_on": reasons, "audited": audited,
                      "cheap_label": cheap.label, "strong_label": strong.label if strong is not None else None},
             cached=cheap.cached and (strong is None or strong.cached),
-        )
+        ), [cheap, *([strong] if strong is not None else [])])
 
 
 class CascadeEstimate(BaseModel):

@@ -40,6 +40,7 @@ from ..errors import ConfigError, InvalidItemError
 from ..items import Item
 from ..judge import Judge, JudgeSpec
 from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, SyncFacade, as_item, combined_key, invalid_judgment
+from .budget_cut import budget_cut
 from ..results import JudgeVote, Judgment, TraceEntry, Usage
 
 Rule = Literal["majority", "any", "all"]
@@ -288,7 +289,7 @@ class Panel(EnsembleBase):
                 for k, j in enumerate(js):
                     tag = m.model + (f"#{k + 1}" if self.samples > 1 else "")
                     trace.extend(t.model_copy(update={"step": f"{tag}:{t.step}"}) for t in j.trace)
-        return Judgment(
+        return budget_cut(Judgment(
             id=it.id, label=label, status="judged" if label is not None else "unscored",
             criterion=decider.criterion, routed_by=decider.routed_by,
             reason=f"{rule}, {agreement} say {label}: {decider.reason}" if label is not None else why,
@@ -297,4 +298,4 @@ class Panel(EnsembleBase):
             human_label=it.label, extra=it.extra, trace=trace, judges=list(votes), agreement=agreement,
             confidence=(sum(x == label for x in all_scored) / len(all_scored)) if label is not None else None,
             cached=all(j.cached for j in results),
-        )
+        ), results)

@@ -25,6 +25,7 @@ from ..config.client import Spec, option
 from ..config.judging_protocol import spec_of
 from ..judge import JudgeSpec
 from ..errors import ConfigError, InvalidItemError
+from .budget_cut import budget_cut
 from ..items import Item
 from ..judging import (
     DEFAULT_CONCURRENCY,
@@ -111,5 +112,5 @@ class Repeats(EnsembleBase):
         usage = Usage()
         for j in results:
             usage.add(j.usage)
-        return first.model_copy(update={"repeats": [vote_of(j, "repeat") for j in results], "usage": usage,
-                                        "cached": all(j.cached for j in results)})
+        return budget_cut(first.model_copy(update={"repeats": [vote_of(j, "repeat") for j in results], "usage": usage,
+                                                   "cached": all(j.cached for j in results)}), results)

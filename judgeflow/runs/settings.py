@@ -97,6 +97,8 @@ class RunSettings(BaseModel):
     """Conversations: the system prompt counts as evidence."""
     batch: bool = setting(False, "--batch", resume=False)
     with_inputs: bool = setting(False, "--with-inputs")
+    budget: str | None = setting(None, "--budget")
+    """The spend cap as given (`--budget 200` calls, `--budget '$1.50'`): `spend_cap()` builds it."""
     """Result rows carry the item's question, answer, reference, source and spec (`--with-inputs`)."""
     coverage: bool = False
     """Requirement coverage (spec criteria): on with --mode spec unless --no-coverage."""
@@ -186,6 +188,13 @@ class RunSettings(BaseModel):
         elif not self.ensemble:  # a panel or cascade built in Python: the spec names it
             update.update(ensemble={"judging": update["judging"]}, model=model or self.model)
         return self.model_copy(update=update)
+
+    def spend_cap(self) -> Any:
+        """A new `runs.budget.Budget` for `--budget` (one per invocation, shared by every member), or None."""
+        from .budget import Budget
+        from .pricing import load_prices
+
+        return Budget.parse(self.budget, prices=load_prices(self.prices) if self.budget else None)
 
     def spec(self) -> RunSpec:
         """The typed spec of this run (`judgeflow.config.RunSpec`)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..results import Judgment, Usage
+from ..errors import OVER_BUDGET
 from .pricing import estimate_cost, price_for
 
 
@@ -43,6 +44,8 @@ class Tally:
     invalid: int = 0
     rate_limited: int = 0
     """Unscored rows given up on the provider's rate limit (their error says "rate limited")."""
+    over_budget: int = 0
+    """Unscored rows whose calls did not fit the spend cap (`--budget`; their error starts "budget")."""
     cached: int = 0
     answered: int = 0
     """Judged rows whose answer had something checkable (a claim or requirement): the answer rate's count."""
@@ -61,6 +64,7 @@ class Tally:
             self.answered += bool(j.claims or j.requirements)
         self.unscored += j.status == "unscored"
         self.rate_limited += j.status == "unscored" and RATE_LIMITED in (j.error or "")
+        self.over_budget += j.status == "unscored" and (j.error or "").startswith(OVER_BUDGET)
         if j.status == "invalid":
             self.invalid += 1
             reason = invalid_reason(j.error or "no reason given")
@@ -94,6 +98,9 @@ RATE_LIMITED = "rate limited"
 def run_failure(results: Tally | Iterable[Judgment], max_unscored: float) -> str | None:
     """Why a finished run is not a success (it judged nothing, or too many rows are unscored), else None."""
     t = Tally.of(results)
+    if t.over_budget:  # rows the spend cap left unjudged: the run did not finish; --resume judges them
+        return (f"stopped at --budget: {t.over_budget} of {t.rows} rows unscored (not sent); resume them, with a "
+                "larger --budget if needed (a budget caps each invocation)")
     if not t.judged:
         if not t.rows:
             return "nothing was judged: no rows"

@@ -118,3 +118,20 @@ def test_a_decoy_alone_with_one_real_fold_is_never_written() -> None:
     fake = FoldEditor([EDITS[0], EDITS[0], EDITS[1], EDITS[0]])
     result = tune(capital_items(), STRICT, backend=fake.backend(), folds=4, candidates=1)
     assert result.report.accepted is None or result.report.accepted.new == EDITS[1]["new"], result.report.verdict
+
+
+def test_tune_budget_is_the_runs_one_cap_and_holds_at_the_client(tmp_path, monkeypatch) -> None:
+    """`tune --budget` is `run --budget`'s Budget: the clients tune builds reserve before each call, so
+    the cap holds inside a step too (the schema fake: real SDK and Instructor, 16 items at once)."""
+    from fakes import SchemaProvider
+
+    from judgeflow.runs.budget import Budget
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    budget = Budget(calls=30)
+    with SchemaProvider(seed=4, latency=0.005) as fake:
+        result = tune(capital_items(), STRICT, "openai/x", base_url=fake.base_url + "/v1", folds=2, candidates=1,
+                      budget=budget, store=tmp_path / "runs.sqlite", concurrency=16)
+        replies = len(fake.requests)
+    assert result.report.status == "budget" and result.criterion is None
+    assert replies <= 30 and budget.spent.calls == replies and budget.reserved.calls == 0

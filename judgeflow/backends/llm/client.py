@@ -133,6 +133,9 @@ class LLMClient:
     """The endpoint's rate limiter (shared with every client of the same endpoint, key and model)."""
     max_wait: float = DEFAULT_MAX_WAIT
     """Seconds an item may wait on the rate limit in all before it is given up (--max-wait)."""
+    budget: Any = None
+    """The spend cap shared by every client of a run (`runs.budget.Budget`): each request reserves its
+    bound before it is sent and settles to what it used; None: no cap."""
     stopped: str | None = None
     """Why the provider is considered unavailable (set after SYSTEMIC_LIMIT identical failures)."""
     sdk: LoopClient | None = field(default=None, repr=False)
@@ -284,6 +287,15 @@ class LLMClient:
             self._healthy, self._streak = True, ("", 0)
             return result
 
+    async def _reserve(self, response_model: type[BaseModel], messages: list[dict[str, Any]], max_tokens: int) -> Any:
+        """Hold the most this request can cost on the shared budget (None: no budget); raises
+        BudgetExceeded (an LLMError: the item ends unscored) when it cannot fit."""
+        if self.budget is None:
+            return None
+        size = len(json.dumps(messages, default=str).encode()) + _schema_bytes(response_model)
+        amount = self.budget.bound(self.model, attempts=self.max_retries + 1, request_bytes=size, max_tokens=max_tokens)
+        return await self.budget.reserve(amount)
+
     def _request_kwargs(self, response_model: type[BaseModel]) -> dict[str, Any]:
         """The create call's other arguments: the client's extras, sampling and the request shape (hooks)."""
         kwargs = dict(self.extra_kwargs)
@@ -365,13 +377,18 @@ class LLMClient:
 
         replies: list[Any] = []
 
+        spent = Usage()  # this request's replies, for the spend cap
+
         def on_response(response: Any) -> None:
             replies.append(response)
+            spent.calls += 1
+            count_usage(spent, getattr(response, "usage", None))
             if usage is not None:
                 usage.calls += 1
                 count_usage(usage, getattr(response, "usage", None))
 
         repairs: list[Any] = []
+        held = await self._reserve(response_model, messages if send is None else send, budget)
         limit = CALL.set(Call(max_tokens=budget, max_wait=self.max_wait, account=usage)) if self.limiter else None
         try:
             with using_validation_context(context), counting_repairs() as repairs:
@@ -401,6 +418,8 @@ class LLMClient:
         finally:
             if limit is not None:
                 CALL.reset(limit)
+            if held is not None:
+                held.settle(spent, self.model)
         if usage is not None:
             usage.reasks += max(len(replies) - 1, 0)
             usage.repairs += len(repairs)
@@ -413,6 +432,15 @@ def _timed_out(e: BaseException) -> bool:
     from .failures import _sdk_errors
 
     return isinstance(e, _sdk_errors("APITimeoutError")) and _connect_failure(e) is None
+
+
+@lru_cache(maxsize=1024)
+def _schema_bytes(response_model: type[BaseModel]) -> int:
+    """The size of the reply model's JSON schema (sent as the tool or response format)."""
+    try:
+        return len(json.dumps(response_model.model_json_schema()).encode())
+    except Exception:  # noqa: BLE001 - a schema pydantic cannot render: a generous allowance
+        return 16_000
 
 
 def _int(obj: Any, name: str) -> int:

@@ -91,7 +91,9 @@ def make_client(model: str, config: ClientConfig | None = None, **options: Any) 
         config: base_url, api_key, temperature (0 by default, so verdicts are as repeatable as the
             provider allows; for anthropic/ sent only to a custom base_url), max_retries (re-asks),
             provider_retries, timeout, http_client (tests: a MockTransport), structured, max_tokens,
-            max_tokens_cap, api_version, http_transport, rpm, tpm, max_wait: each field documented there.
+            max_tokens_cap, api_version, http_transport, rpm, tpm, max_wait, budget: each field documented
+            there. A `budget` (`runs.budget.Budget`) is shared by every client given it: each call
+            reserves its bound before it is sent (BudgetExceeded when it cannot fit).
     """
     c = ClientConfig.of(config, options)
     provider, name = parse_model(model)
@@ -99,7 +101,10 @@ def make_client(model: str, config: ClientConfig | None = None, **options: Any) 
     base_url = _checked(c.structured, c.base_url or os.environ.get("JUDGEFLOW_BASE_URL") or None, c.max_tokens)
     common: dict[str, Any] = {"model": model, "provider": provider, "max_retries": c.max_retries,
                               "provider_retries": c.provider_retries, "local": is_local(provider, base_url),
-                              "max_tokens": c.max_tokens, "max_tokens_cap": max(c.max_tokens_cap, 16)}
+                              "max_tokens": c.max_tokens, "max_tokens_cap": max(c.max_tokens_cap, 16),
+                              "budget": c.budget}
+    if c.budget is not None:  # a dollar cap with no price for the model: refused now, before any call
+        c.budget.check_model(model)
     if p.from_provider:
         if base_url:  # from_provider would hand it to the create call, not the SDK client (STYLE.md)
             raise ConfigError(f"--base-url is not supported for {provider}/ models (configure the endpoint "
