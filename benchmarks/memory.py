@@ -2,6 +2,7 @@
 
     python benchmarks/memory.py                          # offline + fake LLM, factual and faithfulness
     python benchmarks/memory.py --sizes 1000 10000 --llm-sizes 1000 --cached 1000
+    python benchmarks/memory.py --sizes 100000 --llm-sizes 10000 --cached 0 --fake in-repo [--root /tmp/base]
 
 Each measurement is one `judgeflow run IN -o OUT` in its own process (interpreter start and imports
 included); peak RSS is that process's `ru_maxrss` (os.wait4). Items are synthetic: the rows of
@@ -59,9 +60,10 @@ def write_items(path: Path, case: str, n: int) -> int:
 
 
 def run(args: list[str], env: dict[str, str]) -> tuple[int, float, float]:
-    """(exit code, wall seconds, peak RSS in MB) of one `judgeflow run` process."""
+    """(exit code, wall seconds, peak RSS in MB) of one `judgeflow run` process (in the checkout
+    measured: `-m` puts the working directory first on the import path)."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "judgeflow", *args], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "judgeflow", *args], env=env, cwd=env["PYTHONPATH"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -73,8 +75,9 @@ def run(args: list[str], env: dict[str, str]) -> tuple[int, float, float]:
     return proc.returncode, wall, usage.ru_maxrss / 1024  # Linux: kilobytes
 
 
-def start_fake() -> tuple[subprocess.Popen[str], str]:
-    proc, root = external.start_fake(shared=SHARED)
+def start_fake(which: str) -> tuple[subprocess.Popen[str], str]:
+    # a folder without tools/fake_llm.py: external.start_fake takes tests/fakes/schema_provider.py
+    proc, root = external.start_fake(shared=ROOT / "tests" if which == "in-repo" else SHARED)
     return proc, root + "/v1"
 
 
@@ -94,12 +97,16 @@ def main() -> None:
     ap.add_argument("--cached", type=int, default=1_000, help="items in the cached re-run (0 to skip)")
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--shared", type=Path, default=SHARED, help="the folder holding data/ and tools/fake_llm.py")
+    ap.add_argument("--fake", choices=["auto", "in-repo"], default="auto",
+                    help="in-repo: tests/fakes/schema_provider.py even when the shared fake is there")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the checkout whose judgeflow runs (a baseline)")
     a = ap.parse_args()
     globals()["SHARED"] = a.shared  # optional: without its data/ the rows are generated
-    env = {**os.environ, "OPENAI_API_KEY": "sk-fake-benchmark", "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "OPENAI_API_KEY": "sk-fake-benchmark", "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": str(a.root.resolve())}
     env.pop("JUDGEFLOW_MODEL", None)
     env.pop("JUDGEFLOW_BASE_URL", None)
-    fake, url = start_fake()
+    fake, url = start_fake(a.fake)
     try:
         with tempfile.TemporaryDirectory(prefix="jf-memory-") as tmp:
             t = Path(tmp)

@@ -2,6 +2,7 @@
 provider would serve from its prompt cache.
 
     python benchmarks/tokens.py            # ~2 min
+    python benchmarks/tokens.py --claims --baseline /tmp/base   # 3. only, this checkout beside another
 
 Against ../shared/tools/fake_llm.py (schema-following; its replies are valid, so nothing is
 re-asked), OpenAI wire. Tokens = ceil(chars / 4) of what is actually sent: every message's text
@@ -17,6 +18,11 @@ plus the JSON of the tool definitions (the fake's own count, which judgeflow rea
    OpenAI: cached when the common prefix is >= 1024 tokens, in steps of 128.
    Anthropic: the cache_control breakpoint sits after the source; cached when the prefix up to it
    is identical and at least the model's minimum (1024 for Sonnet 4.5/Opus 4.1, 4096 for Haiku 4.5).
+3. Graph prompt tokens of one faithfulness item (the file's first row) as its claims grow: the fake
+   lists N claims (`--array-len N`) for N = 2, 9, 12, 28, beside RAGAS Faithfulness and DeepEval
+   Faithfulness as quoted in issue #40 (2,215 and 2,628 tokens at 28 claims, +10 and +16 a claim;
+   the other sizes follow from those slopes; not measured here). With `--baseline DIR` the same is
+   measured on another checkout (its own judgeflow, same fake, same item) in the same sitting.
 """
 
 from __future__ import annotations
@@ -46,11 +52,14 @@ ISSUE_BEFORE = {("factual", "graph"): 1399, ("factual", "single"): 893,
                 ("faithfulness", "graph"): 1726, ("faithfulness", "single"): 1302}
 AIMS = {("factual", "graph"): 1000, ("faithfulness", "graph"): 1280}
 _SOURCE = re.compile(r"<source>.*?</source>", re.S)
+#: quoted from issue #40: (prompt tokens at 28 claims, tokens a claim adds)
+PEERS_BY_CLAIMS = [("RAGAS Faithfulness", 2215, 10), ("DeepEval Faithfulness", 2628, 16)]
+CLAIM_SIZES = (2, 9, 12, 28)
 
 
-def start_fake(log: Path) -> tuple[subprocess.Popen[str], str]:
+def start_fake(log: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, str(SHARED / "tools" / "fake_llm.py"), "--port", "0", "--log", str(log),
-                             "--log-bodies"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                             "--log-bodies", *extra], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline() if proc.stdout else ""
     if not line.startswith("PORT="):
         proc.kill()
@@ -163,15 +172,70 @@ def caching(tmp: Path) -> None:
               f"Opus 4.1), {s['anthropic_4096']:.1%} (4096: Haiku 4.5)")
 
 
+def by_claims(tmp: Path) -> dict[int, dict[str, float]]:
+    """{N: prompt tokens, claims, calls, check schema tokens} of the first faithfulness row, graph."""
+    out = {}
+    for n in CLAIM_SIZES:
+        log = tmp / f"claims-{n}.log"
+        proc, url = start_fake(log, "--array-len", str(n))
+        try:
+            row = judge(url, "faithfulness.jsonl", "faithfulness", "graph", 1, 1)[0]
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+        checks = [r for r in _logged(log) if "ClaimChecks" in json.dumps(r.get("tools"))]
+        schema = sum(math.ceil(len(json.dumps(r["tools"])) / 4) for r in checks)
+        out[n] = {"prompt": row.usage.input_tokens, "claims": len(row.claims), "calls": row.usage.calls,
+                  "schema": schema}
+    return out
+
+
+def _logged(log: Path) -> list[dict[str, Any]]:
+    bodies = (json.loads(line).get("request") for line in log.read_text(encoding="utf-8").splitlines())
+    return [b for b in bodies if isinstance(b, dict) and "messages" in b]
+
+
+def claims_table(baseline: Path | None) -> None:
+    print("3. graph prompt tokens, one faithfulness item, by claims (peers quoted from issue #40):")
+    roots = ([("before", baseline.resolve())] if baseline else []) + [("after", ROOT)]
+    got = {}
+    for name, root in roots:
+        done = subprocess.run([sys.executable, __file__, "--claims-worker"], capture_output=True, text=True,
+                              check=False, env={**os.environ, "PYTHONPATH": str(root)})
+        if done.returncode:
+            raise SystemExit(f"{name} ({root}) failed: {done.stderr[-2000:]}")
+        got[name] = {int(k): v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items()}
+    head = "".join(f" | {name}: prompt (calls, check schema) ratio RAGAS / DeepEval" for name in got)
+    print(f"   {'claims':>6} | RAGAS | DeepEval{head}")
+    for n in CLAIM_SIZES:
+        peers = [at28 - per * (28 - n) for _, at28, per in PEERS_BY_CLAIMS]
+        cells = "".join(
+            f" | {g[n]['prompt']:>5,} ({g[n]['calls']}, {g[n]['schema']:,}) {g[n]['prompt'] / peers[0]:.2f}x / "
+            f"{g[n]['prompt'] / peers[1]:.2f}x" for g in (got[name] for name in got))
+        claims = {g[n]["claims"] for g in got.values()}
+        print(f"   {'/'.join(map(str, sorted(claims))):>6} | {peers[0]:,} | {peers[1]:,}{cells}")
+    for name, g in got.items():
+        print(f"   {name}: +{(g[28]['prompt'] - g[2]['prompt']) / 26:.0f} prompt tokens a claim from 2 to 28 claims "
+              "(RAGAS +10, DeepEval +16)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--no-cache-share", action="store_true", help="only the per-item token table")
+    ap.add_argument("--claims", action="store_true", help="only the table by claims (3.)")
+    ap.add_argument("--baseline", type=Path, help="another checkout, measured beside this one in 3.")
+    ap.add_argument("--claims-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     need_shared(SHARED)
     with tempfile.TemporaryDirectory() as d:
-        per_item(Path(d))
-        if not args.no_cache_share:
-            caching(Path(d))
+        if args.claims_worker:  # run by claims_table with PYTHONPATH at the checkout measured
+            print(json.dumps(by_claims(Path(d))))
+            return 0
+        if not args.claims:
+            per_item(Path(d))
+            if not args.no_cache_share:
+                caching(Path(d))
+        claims_table(args.baseline)
     return 0
 
 

@@ -273,6 +273,8 @@ def _json_array(text: str, path: str) -> Iterator[Row]:
         raise InvalidItemError(f"cannot be read as JSON ({_json_error(e)})", path=path) from None
     if isinstance(data, dict) and isinstance(data.get("items"), list):
         data = data["items"]
+    if isinstance(data, dict) and isinstance(data.get("resourceSpans"), list):
+        data = [data]  # one OTLP JSON trace document (read as traces by `io.openinference`)
     if not isinstance(data, list):
         raise InvalidItemError(
             f"a .json file must hold an array of item objects, got {type(data).__name__} "

@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
 from .errors import ConfigError, InvalidItemError
+from .io.openinference import otlp_rows
 from .trace_runs import cycle_message, langsmith_messages, run_trees
 from .traces import TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages, trace_fields
 
@@ -555,11 +556,12 @@ def read_items(path: str | Path, *, data: bytes | None = None, name: str | None 
     name messages give when `path` is a copy of the input (see `files.read_rows`). `column_map`:
     field -> column, for columns of other names (`check_column_map`). Conversations: `turns="all"`
     gives one item per assistant turn, `system=True` counts the system prompt as evidence
-    (`items_from_record`); a flat LangSmith export is read as its run trees.
+    (`items_from_record`); a flat LangSmith export is read as its run trees, and OTLP JSON trace data
+    (OpenInference spans) as one item per trace (`io.openinference`).
     """
     shown = str(path) if name is None else name
     column_map = check_column_map(column_map)
-    for line, rec in _with_run_trees(read_records(path, data=data, name=name)):
+    for line, rec in _with_run_trees(otlp_rows(read_records(path, data=data, name=name), path=shown)):
         if isinstance(rec, InvalidItemError):
             rec.line = rec.line if rec.line is not None else line
             yield rec

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator, model_validator
 
@@ -157,19 +157,20 @@ class SingleJudgment(BaseModel):
 # ---------------------------------------------------------------------------------------------
 
 #: bump when the reply schemas change (part of the LLM backend's cache fingerprint)
-REPLIES_VERSION = 5  # 5: claims carry the answer quote they come from (spans)
+REPLIES_VERSION = 6  # 6: a verdict entry used per id is one $defs entry (#40); 5: claims carry their quote
 _REPAIRS: ContextVar[list[str] | None] = ContextVar("judgeflow_reply_repairs", default=None)
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
 
-def repair_json(text: str) -> tuple[Any, str | None]:
+def repair_json(text: str, pairs: Any = None) -> tuple[Any, str | None]:
     """Parse a model's JSON leniently: (value, what was repaired or None).
 
     Handles a ```json fence, text before or after the outermost object, and raw control
     characters (a newline, a tab) inside strings. Raises ValueError if no object can be read.
+    pairs: json's object_pairs_hook (`KeyedObject` sees a key given twice).
     """
     try:
-        return json.loads(text), None
+        return json.loads(text, object_pairs_hook=pairs), None
     except (json.JSONDecodeError, TypeError):
         pass
     if not isinstance(text, str):
@@ -186,14 +187,27 @@ def repair_json(text: str) -> tuple[Any, str | None]:
         body = body[start : end + 1]
         fixes.append("text around the JSON object")
     try:
-        value = json.loads(body)
+        value = json.loads(body, object_pairs_hook=pairs)
     except json.JSONDecodeError:
         try:
-            value = json.loads(body, strict=False)  # raw control characters inside strings
+            value = json.loads(body, strict=False, object_pairs_hook=pairs)  # raw control characters inside strings
         except json.JSONDecodeError as e:
             raise ValueError(f"invalid JSON: {e}") from None
         fixes.append("control characters in strings")
     return value, ", ".join(fixes) or None
+
+
+class KeyedObject(dict):  # type: ignore[type-arg]
+    """A JSON object that remembers the keys it was given more than once (json keeps the last)."""
+
+    repeated: tuple[str, ...] = ()
+
+    @classmethod
+    def from_pairs(cls, pairs: list[tuple[str, Any]]) -> KeyedObject:
+        obj = cls(pairs)
+        if len(obj) < len(pairs):
+            obj.repeated = tuple(repeated([k for k, _ in pairs]))
+        return obj
 
 
 @contextmanager
@@ -208,9 +222,13 @@ def counting_repairs() -> Iterator[list[str]]:
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema as the model should see it: $refs inlined, no titles or defaults below the top,
-    every property required and no additional properties (what OpenAI's strict mode demands)."""
+    """The schema as the model should see it: no titles or defaults below the top, every property
+    required and no additional properties (what OpenAI's strict mode demands), and each $ref
+    inlined except where one definition is used more than once (the check reply's verdict entry,
+    one per claim id): that stays one entry in $defs, each use a bare {"$ref": ...}, so the request
+    grows by a reference per claim id rather than by a copy of the entry (#40)."""
     defs = schema.get("$defs", {})
+    shared = _shared_refs(schema)
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -218,6 +236,8 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(node, dict):
             return node
         if "$ref" in node:
+            if node["$ref"] in shared and len(node) == 1:
+                return node
             target = defs[node["$ref"].rsplit("/", 1)[-1]]
             node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
         out = {k: walk(v) for k, v in node.items() if k not in ("title", "default", "$defs")}
@@ -229,14 +249,38 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
         return out
 
     cleaned = walk(schema)
+    kept = {ref.rsplit("/", 1)[-1] for ref in shared}
+    if kept:
+        cleaned["$defs"] = {name: walk(defs[name]) for name in sorted(kept)}
     cleaned["title"] = schema.get("title", "Reply")
     return cleaned
+
+
+def _shared_refs(schema: dict[str, Any]) -> set[str]:
+    """The local $refs used as a bare {"$ref": ...} more than once (kept as references)."""
+    counts: dict[str, int] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, list):
+            for n in node:
+                visit(n)
+        elif isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/") and len(node) == 1:
+                counts[ref] = counts.get(ref, 0) + 1
+            for v in node.values():
+                visit(v)
+
+    visit({k: v for k, v in schema.items() if k != "$defs"})
+    return {ref for ref, n in counts.items() if n > 1}
 
 
 class ReplyModel(BaseModel):
     """Base of every reply model: a clean, strict-mode schema and lenient JSON parsing."""
 
     model_config = ConfigDict(extra="ignore")
+    #: the ids a reply keyed by id must give, each exactly once (`_keyed`); empty for other replies
+    _keyed_ids: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
@@ -247,7 +291,7 @@ class ReplyModel(BaseModel):
         if isinstance(json_data, (bytes, bytearray)):
             json_data = json_data.decode("utf-8", errors="replace")
         try:
-            value, fixed = repair_json(json_data)
+            value, fixed = repair_json(json_data, KeyedObject.from_pairs if cls._keyed_ids else None)
         except ValueError:
             return super().model_validate_json(json_data, strict=strict, **kwargs)  # pydantic's own error
         if fixed:
@@ -346,8 +390,10 @@ def _vocab_validator(bases: tuple[str, ...], verdicts: tuple[str, ...], checks: 
 
 def _keyed(name: str, doc: str, entry: type[BaseModel], ids: tuple[str, ...], legacy: str, id_key: str,
            noun: str, answer: str, after: Any = None) -> type[ReplyModel]:
-    """An object with one required property per id. Also reads the older array form
-    ({legacy: [{id_key: ..., ...}]}) that a model without constrained decoding may give."""
+    """An object with one required property per id. An id missing, given twice (seen while the
+    JSON is read: `KeyedObject`) or not asked for is re-asked with what is wrong, never read past.
+    Also reads the older array form ({legacy: [{id_key: ..., ...}]}) that a model without
+    constrained decoding may give, under the same rule."""
 
     def from_array(cls: Any, data: Any) -> Any:
         if isinstance(data, dict) and isinstance(data.get(legacy), list) and not any(i in data for i in ids):
@@ -357,15 +403,21 @@ def _keyed(name: str, doc: str, entry: type[BaseModel], ids: tuple[str, ...], le
             if problems:
                 raise ValueError("; ".join(problems))
             return {str(r[id_key]): {k: v for k, v in r.items() if k != id_key} for r in rows}
+        if isinstance(data, dict):
+            problems = exactly_once(list(ids), [*data, *getattr(data, "repeated", ())], noun, answer)
+            if problems:
+                raise ValueError("; ".join(problems))
         return data
 
     fields: dict[str, Any] = {f"k{n}": (entry, Field(alias=i)) for n, i in enumerate(ids)}
-    return create_model(
+    model = create_model(
         name, __base__=ReplyModel, __doc__=doc,
         __validators__={"_from_array": model_validator(mode="before")(classmethod(from_array)),
                         **({"_after": after} if after is not None else {})},
         **fields,
     )
+    model._keyed_ids = ids
+    return model
 
 
 def _entries(reply: BaseModel) -> list[tuple[str, Any]]:

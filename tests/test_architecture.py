@@ -1,5 +1,5 @@
 """The package's structure, drawn from its source (ast): no import cycles; the flat core at the top of
-judgeflow/ never imports a wing folder (backends/, runs/, calibration/, integrations/, cli/) except
+judgeflow/ never imports a wing folder (backends/, runs/, calibration/, integrations/, cli/, bench/) except
 the provider table (`judgeflow.backends`); no getattr probe of a judge; a run's status changes only
 in `runs/run.py`; one read-through cache (`runs/cache.py`).
 
@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "judgeflow"
-WINGS = ("backends", "runs", "calibration", "integrations", "cli")
+WINGS = ("backends", "runs", "calibration", "integrations", "cli", "bench")
 # the public surface and the entry points may import anything
 EDGE = {"judgeflow", "judgeflow.__main__", "judgeflow.testing", "judgeflow.pytest_plugin"}
 # the one wing module the core may read: the Backend protocol and the lazy provider table
@@ -350,3 +350,68 @@ def test_every_shipped_and_example_criterion_is_accepted_by_every_offline_judge(
             result = Judge(model, criterion=name).judge(item)
             assert result.status == "judged", (name, model, result.error)
             assert {c.verdict for c in result.claims} <= set(crit.verdicts), (name, model)
+
+
+# ---- #36: tests need ../shared only where its data (or the real fake_llm.py) is the point -----------
+
+TESTS = Path(__file__).resolve().parent
+#: the test files that may use ../shared, each with why the in-repo fakes (tests/fakes/: schema_provider.py
+#: with its batch APIs, faults and limits) or generated rows (tests/fakes/labelled.py) would not do
+SHARED_ALLOWED = {
+    "conftest.py": "defines the `fake_llm` and `shared_data` fixtures, which skip when ../shared is absent",
+    "cli/test_cli_traces.py": "the deliberate extra check against ../shared/tools/fake_llm.py itself (the guide "
+                              "asks to run against it); the same test runs on the in-repo schema fake",
+    "backends/test_lexical.py": "kappa floors against the human labels of ../shared/data: that data is the point",
+    "core/test_languages.py": "the 900+ answers of ../shared/data/factual_qa.jsonl detected as English: that data "
+                              "is the point",
+    "test_front_door.py": "checks that what users read never mentions ../shared",
+}
+_SHARED_NAMES = {"fake_llm", "shared_data", "FAKE_LLM", "SHARED", "SHARED_DATA"}
+_SHARED_TEXT = re.compile(r"(^|[/\\])shared($|[/\\])|fake_llm\.py")
+
+
+def shared_uses(path: Path) -> list[str]:
+    """What in a test file reaches for ../shared: a `fake_llm` / `shared_data` fixture argument, the
+    conftest's FAKE_LLM / SHARED / SHARED_DATA, or a string (not a docstring) naming shared/ or fake_llm.py."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        name = node.arg if isinstance(node, ast.arg) else node.id if isinstance(node, ast.Name) else None
+        if name in _SHARED_NAMES:
+            found.append(f"{path.name}:{node.lineno}: {name}")  # type: ignore[attr-defined]
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+              and _SHARED_TEXT.search(node.value)):
+            found.append(f"{path.name}:{node.lineno}: {node.value[:60]!r}")
+    return found
+
+
+def files_using_shared(root: Path = TESTS) -> dict[str, list[str]]:
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        if ".venv" in path.parts or "artifacts" in path.parts or path == Path(__file__).resolve():
+            continue  # this file names ../shared in the allow-list above
+        uses = shared_uses(path)
+        if uses:
+            out[path.relative_to(root).as_posix()] = uses
+    return out
+
+
+def test_tests_use_shared_only_where_the_allow_list_says_why():
+    """A test that needs a provider uses the in-repo fakes; a plain clone has no ../shared, so a test
+    waiting for it skips there. New users of ../shared need a line in SHARED_ALLOWED saying why."""
+    found = files_using_shared()
+    unexplained = {f: uses for f, uses in found.items() if f not in SHARED_ALLOWED}
+    assert unexplained == {}, "use tests/fakes/ (schema_provider.py, labelled.py) or add a reason to SHARED_ALLOWED"
+    assert sorted(SHARED_ALLOWED) == sorted(found), "an allowed file no longer uses ../shared: drop its line"
+
+
+def test_the_shared_check_can_fail(tmp_path):
+    (tmp_path / "test_a.py").write_text('"""Mentions ../shared/tools/fake_llm.py in a docstring only."""\n'
+                                        "def test_x(fake_llm):\n    pass\n")
+    (tmp_path / "test_b.py").write_text('from pathlib import Path\nP = Path("..") / "shared" / "data"\n')
+    (tmp_path / "test_c.py").write_text('"""Only ../shared in a docstring."""\nX = "shared_thing"\n')
+    assert files_using_shared(tmp_path) == {"test_a.py": ["test_a.py:2: fake_llm"],
+                                            "test_b.py": ["test_b.py:2: 'shared'"]}

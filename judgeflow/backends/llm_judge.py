@@ -23,6 +23,7 @@ from ..schemas import (
     requirements_reply,
     single_reply,
 )
+from ..config.client import DEFAULT_MAX_CLAIMS_PER_CHECK
 from ..coverage import STATUSES, Requirement, RequirementCheck, RequirementChecks, Requirements, requirements_block
 from ..criteria import Criterion
 from ..details import checkable, details
@@ -111,7 +112,7 @@ class LLMJudge:
     code. Each call asks for the output tokens its step needs (`max_tokens`), not a fixed 4096.
     """
 
-    def __init__(self, client: Any, *, max_claims_per_check: int = 25) -> None:
+    def __init__(self, client: Any, *, max_claims_per_check: int = DEFAULT_MAX_CLAIMS_PER_CHECK) -> None:
         self.client = client
         self.model: str = client.model
         self.max_claims_per_check = max_claims_per_check
@@ -247,7 +248,7 @@ class LLMRequirementChecker:
     @property
     def fingerprint(self) -> str:
         c = self.client  # the prompts enter the cache key through criterion.coverage_fingerprint
-        data = f"{c.model}|t={c.temperature}|{c.structured}|replies=2"
+        data = f"{c.model}|t={c.temperature}|{c.structured}|replies=3"  # 3: the status entry in $defs (#40)
         return "llm:" + hashlib.sha256(data.encode()).hexdigest()[:16]
 
     def _messages(self, criterion: Criterion, key: str, fields: dict[str, str]) -> list[dict[str, Any]]:

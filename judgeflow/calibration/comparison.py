@@ -25,6 +25,8 @@ from .agreement import (DEFAULT_BOOT, SMALL_SAMPLE, Agreement, agreement, bootst
                         percentile_ci, two_places)
 from ..errors import InvalidItemError
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
+from .span_compare import SpanComparison, compare_spans
+from .span_metrics import read_human_spans, spans_of_results
 from ..results import ClaimResult, Judgment
 
 Side = Literal["a", "b"]
@@ -89,6 +91,8 @@ class ComparisonReport(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     seed: int = 0
     n_boot: int = DEFAULT_BOOT
+    spans: SpanComparison | None = None
+    """Both runs' span-level precision/recall/F1 against human spans (labels' `spans` or `meta.spans`), when given."""
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -174,7 +178,9 @@ def compare(
     rows_b, path_b = _load(b)
     wa, wb = path_a or "run A", path_b or "run B"
     _check_same_items(rows_a, rows_b, wa, wb)
+    human_spans = spans_of_results(rows_a)
     if isinstance(labels, (str, Path)):
+        human_spans.update(read_human_spans(labels))
         labels = read_labels(labels)
     joined = join_labels(rows_a, labels)
     by_b = {j.id: j for j in rows_b}
@@ -199,6 +205,8 @@ def compare(
         seed=seed, n_boot=n_boot,
     )
     _paired_tests(report, paired, human, la, lb)
+    if human_spans:
+        report.spans = compare_spans([(ja, jb) for ja, jb, _ in paired], human_spans, seed=seed, n_boot=n_boot)
     report.warnings = _warnings(report, rows_a, rows_b, joined.only_in_labels)
     report.verdict = verdict(report)
     return report

@@ -92,9 +92,13 @@ def _chars(spans: Sequence[Span]) -> set[int]:
     return {i for s, e in spans for i in range(s, e)}
 
 
-def _counts(judge: Sequence[Span], human: Sequence[Span]) -> tuple[int, int, int]:
+def span_counts(judge: Sequence[Span], human: Sequence[Span]) -> tuple[int, int, int]:
+    """(characters the judge marked, characters people marked, characters both marked) of one item."""
     p, h = _chars(judge), _chars(human)
     return len(p), len(h), len(p & h)
+
+
+_counts = span_counts
 
 
 def _prf(pred: float, gold: float, both: float) -> tuple[float | None, float | None, float | None]:
@@ -134,9 +138,13 @@ def _interval(values: np.ndarray) -> tuple[float, float] | None:
 def spans_beside(rows: Sequence[Judgment], human: Mapping[str, list[Span]], *, seed: int = 0,
                  n_boot: int = 1000) -> SpanMetrics | None:
     """Span metrics of scored rows with known human spans; None when no such row exists."""
-    pairs = [([(s["start"], s["end"]) for s in j.spans or []], human[j.id])
-             for j in rows if j.label is not None and j.status == "judged" and j.id in human]
+    pairs = [(judge_spans(j), human[j.id]) for j in rows if j.label is not None and j.status == "judged" and j.id in human]
     return span_metrics(pairs, seed=seed, n_boot=n_boot) if pairs else None
+
+
+def judge_spans(j: Judgment) -> list[Span]:
+    """The judge's error spans of a row as (start, end) pairs."""
+    return [(s["start"], s["end"]) for s in j.spans or []]
 
 
 def span_text(m: SpanMetrics) -> str:

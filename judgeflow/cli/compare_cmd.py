@@ -63,6 +63,11 @@ def render(r: ComparisonReport, con: Console) -> None:
     con.print(f"kappa(B) - kappa(A): {diff} (paired bootstrap 95% CI)")
     con.print(f"McNemar exact: A right & B wrong {r.a_right_b_wrong}, B right & A wrong {r.b_right_a_wrong}, "
               f"p = {r.mcnemar_p:.3g}")
+    if r.spans is not None:
+        from ..calibration.span_compare import span_comparison_text
+
+        for line in span_comparison_text(r.spans, (r.a.name, r.b.name)):
+            con.print(escape(line))
     con.print(f"[bold]verdict:[/bold] {escape(r.verdict)}")
     for w in r.warnings:
         con.print(f"[yellow]warning:[/yellow] {escape(w)}")

@@ -19,7 +19,7 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from ..runs.run import Run
 from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, answer_line, run_failure, summarize
-from . import ensemble, ray_cmd
+from . import ensemble, otel_args, ray_cmd
 from .argtypes import non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
 from .render import console
 from . import SUMMARIES
@@ -131,10 +131,11 @@ def add_budget(p: argparse.ArgumentParser) -> None:
 
 
 def _row_flags(p: argparse.ArgumentParser) -> None:
-    """What each result row carries besides the verdict."""
+    """What each result row carries besides the verdict, and where verdicts go besides the results file."""
     p.add_argument("--with-inputs", action="store_true",
                    help="write each item's question, answer, reference, source and spec into its result row "
                         "(calibrate shows disagreements with them; the answer rate measures reference coverage)")
+    otel_args.add_arguments(p)
 
 
 def _provider_flags(p: argparse.ArgumentParser) -> None:
@@ -211,7 +212,8 @@ def default_output(args: argparse.Namespace, con: Console) -> None:
     con.print(f"note: no -o given: writing the results to {args.output}", markup=False, soft_wrap=True)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def cmd_run(args: argparse.Namespace, *, command: Callable[[str], str] | None = None) -> int:
+    """`judgeflow run`; `command` turns the run's resume command into the caller's (`judgeflow bench`)."""
     con = console(stderr=True)
     default_output(args, con)
     if args.ray:
@@ -229,9 +231,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     budget = settings.spend_cap()
     judge = make_judge(args, budget)
+    exporter = otel_args.exporter_of(args)  # before judging: OTel export needs the otel extra
     with spool(args.input) as (source, sha), RunStore(settings.store) as store:  # stdin is copied once
         run = Run.open(store, settings, judging=judge, source=source, sha=sha, resume=args.resume,
                        say=lambda note: con.print(note, soft_wrap=True, markup=False))
+        if command is not None:
+            run.store.update_run(run.run_id, settings=run.info.settings, command=command(run.command))
+            run.info = run.store.get_run(run.run_id)
         note_offline(args, con)  # said only once the inputs are known to be fine
         note_aliases(run.aliases, con)
         if settings.batch:
@@ -239,11 +245,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             return submit(run, con=con, max_unscored=settings.max_unscored, base_url=settings.base_url)
         return _judge_run(run, judge, settings, con, resume=args.resume, progress=not args.no_progress,
-                          as_json=args.json, budget=budget)
+                          as_json=args.json, budget=budget, exporter=exporter)
 
 
 def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *, resume: bool, progress: bool,
-               as_json: bool, budget: Any = None) -> int:
+               as_json: bool, budget: Any = None, exporter: Any = None) -> int:
     """Judge the run's rows with progress, then finish it; exceptions become exit codes."""
     already = run.finished()
     if already or resume:
@@ -255,7 +261,7 @@ def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *,
 
         if note := open_batches_note(run.store, run.run_id, con, settings.base_url):
             con.print(note, soft_wrap=True, markup=False)
-    session = Session()
+    session = Session(exporter)
     output = Path(settings.output or "-")
     try:
         with tuned_gc():
@@ -275,14 +281,21 @@ def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *,
         con.print("[red]error:[/red] " + escape(f"{e}. {n} of {run.total} rows saved; after fixing it, continue "
                                                 f"with: {run.command}"), soft_wrap=True)
         return 3
+    finally:
+        if exporter is not None:  # the spans of whatever was judged, also when stopped
+            exporter.close()
     tally = run.finish(output)
+    if exporter is not None:
+        con.print("  " + otel_args.describe(exporter), markup=False, soft_wrap=True)
     return _report(run, judge, settings, tally, session, con, resume=resume, as_json=as_json, budget=budget)
 
 
 class Session:
-    """What this invocation judged (a resumed run's earlier sessions are not in it)."""
+    """What this invocation judged (a resumed run's earlier sessions are not in it); each result is
+    also sent to `exporter` (OpenTelemetry), if any."""
 
-    def __init__(self) -> None:
+    def __init__(self, exporter: Any = None) -> None:
+        self.exporter = exporter
         self.usage = Usage()
         self.items = self.cached = self.errors = 0
         self.start = time.monotonic()
@@ -294,6 +307,8 @@ class Session:
         self.cached += j.cached
         self.errors += j.status == "unscored"
         self.elapsed = time.monotonic() - self.start
+        if self.exporter is not None:
+            self.exporter.export(j)
 
     def fields(self) -> dict[str, Any]:
         """The progress bar's fields."""

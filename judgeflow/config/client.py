@@ -22,8 +22,9 @@ from ..errors import ConfigError
 
 #: the default rate-limit wait (seconds) an item may spend before it is unscored (backends/limits.py)
 DEFAULT_MAX_WAIT = 600.0
-#: claims checked in one call at most; longer lists are split (backends/llm_judge.py)
-DEFAULT_MAX_CLAIMS_PER_CHECK = 25
+#: claims checked in one call at most; longer lists are split (backends/llm_judge.py). 40, the most a
+#: decomposition lists, since the check schema grows by a reference per claim (was 25: #40)
+DEFAULT_MAX_CLAIMS_PER_CHECK = 40
 #: the largest max_tokens a sized call asks for (backends/llm/client.py)
 DEFAULT_MAX_TOKENS_CAP = 4096
 

@@ -137,6 +137,24 @@ class Run:
         return cls(store, info, source=source, name=name, total=total, aliases=aliases)
 
     @classmethod
+    def online(cls, store: RunStore, settings: RunSettings, *, judging: Judging, key: str) -> Run:
+        """The run of an online source (`judgeflow watch`), named by `key` (e.g. "watch:SOURCE"): the
+        last one for that key, running again, else a new one. It has no input file: `judge` is given
+        the rows. ConfigError when the key's run was judged by another judging (what changes results)."""
+        settings = settings.with_judging(judging.spec(), model=judging.model) if isinstance(judging, Specified) \
+            else settings
+        info = store.latest_run(output_path=key)
+        if info is None:
+            run_id = store.start_run(settings=settings.record(), input_path=key, output_path=key, total=None,
+                                     command=f"judgeflow watch {key.removeprefix('watch:')}")
+            return cls(store, store.get_run(run_id), name=Path(key))
+        store.claim(info.run_id)
+        run = cls(store, info, name=Path(key))
+        run.check_judging(judging)
+        store.set_status(info.run_id, "running")
+        return run
+
+    @classmethod
     def attach(cls, store: RunStore, run_id: str) -> Run:
         """A run already in the store (a batch run being collected)."""
         return cls(store, store.get_run(run_id))

@@ -30,6 +30,10 @@ NOT_RUNNABLE = {
         "(OpenAI, Anthropic, Ollama); panels against fakes are tested in tests/core/test_ensembles.py",
     ("panels-and-cascades.md", "judgeflow run items.jsonl -o r.jsonl --cascade"): "needs two distinct models' "
         "endpoints; cascades against fakes are tested in tests/core/test_ensembles.py",
+    ("production.md", "judgeflow watch http://127.0.0.1:6006"): "watches a live Phoenix until stopped "
+        "(tests/integrations/test_phoenix.py starts one and runs it)",
+    ("production.md", "judgeflow watch otlp://"): "listens for traces until stopped (tests/runs/test_watch.py "
+        "sends it traces, then SIGTERM)",
 }
 #: (page, command start) -> the refusal it must give here, and why (the sandbox's judge is offline)
 REFUSALS = {

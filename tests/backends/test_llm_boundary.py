@@ -1,8 +1,9 @@
 """The model boundary against real HTTP endpoints: schema-following fake server, dead or hostile
 endpoints, lenient parsing, sized requests, structured-output modes, Azure.
 
-`fake_llm` (conftest.py) is ../shared/tools/fake_llm.py (unmodified) as a subprocess on 127.0.0.1, port 0: it
-fills every reply from the JSON schema the request carries and knows nothing else about judgeflow.
+The schema-following fake is tests/fakes/schema_provider.py on 127.0.0.1, port 0: it fills every reply
+from the JSON schema the request carries and knows nothing else about judgeflow (as
+../shared/tools/fake_llm.py does; tests/backends/test_schema_fake.py runs against that one too).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import FakeLLM, RawArgs, Status, moscow, moscow_checks, moscow_claims
+from fakes import FakeLLM, RawArgs, SchemaProvider, Status, moscow, moscow_checks, moscow_claims
+from fakes.labelled import factual_rows, faithfulness_rows, spec_rows, write_rows
 
 from judgeflow import Judge
 from judgeflow.backends import LLMJudge
@@ -37,32 +39,27 @@ def fake_stats(base: str) -> dict[str, Any]:
         return json.loads(r.read())
 
 
-def take(path: Path, n: int, out: Path) -> Path:
-    out.write_text("".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[:n]), encoding="utf-8")
-    return out
-
-
 def read_rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 # --- against the schema-following fake: every item scored --------------------------------------------
 
-@pytest.mark.slow
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 @pytest.mark.parametrize("strategy", ["graph", "single"])
-def test_schema_following_fake_scores_every_item(tmp_path: Path, fake_llm: str, shared_data: Path, wire: str,
-                                                 strategy: str) -> None:
-    base = f"{fake_llm}/v1" if wire == "openai" else fake_llm
-    runs = [("factual_qa.jsonl", 20, []), ("faithfulness.jsonl", 10, []), ("spec_review.jsonl", 5, ["--mode", "spec"])]
+def test_schema_following_fake_scores_every_item(tmp_path: Path, wire: str, strategy: str) -> None:
+    runs = [("factual", factual_rows(20), []), ("faithfulness", faithfulness_rows(10), []),
+            ("spec", spec_rows(5), ["--mode", "spec"])]
     rows: list[dict[str, Any]] = []
-    for name, n, extra in runs:
-        items = take(shared_data / name, n, tmp_path / f"in-{name}")
-        out = tmp_path / f"out-{name}"
-        code = main(["run", str(items), "-o", str(out), "--model", f"{wire}/fake-judge", "--base-url", base,
-                     "--strategy", strategy, "--store", str(tmp_path / "runs.sqlite"), "--no-progress", *extra])
-        assert code == 0
-        rows += read_rows(out)
+    with SchemaProvider(seed=0) as fake:
+        base = f"{fake.base_url}/v1" if wire == "openai" else fake.base_url
+        for name, given, extra in runs:
+            items = write_rows(tmp_path / f"in-{name}.jsonl", given)
+            out = tmp_path / f"out-{name}.jsonl"
+            code = main(["run", str(items), "-o", str(out), "--model", f"{wire}/fake-judge", "--base-url", base,
+                         "--strategy", strategy, "--store", str(tmp_path / "runs.sqlite"), "--no-progress", *extra])
+            assert code == 0
+            rows += read_rows(out)
     scored = [r for r in rows if r["status"] == "judged"]
     assert len(rows) == 35 and len(scored) / len(rows) >= 0.99, [r["error"] for r in rows if r["error"]][:3]
     assert {r["structured"] for r in rows} == {"tools"}
@@ -264,9 +261,8 @@ def free_port() -> int:
 
 
 @pytest.mark.parametrize("case", ["401", "404", "refused"])
-def test_a_dead_or_hostile_endpoint_stops_the_run_fast(tmp_path: Path, shared_data: Path, capsys: Any,
-                                                      case: str) -> None:
-    items = take(shared_data / "factual_qa.jsonl", 20, tmp_path / "in.jsonl")
+def test_a_dead_or_hostile_endpoint_stops_the_run_fast(tmp_path: Path, capsys: Any, case: str) -> None:
+    items = write_rows(tmp_path / "in.jsonl", factual_rows(20))
     server = None
     if case == "refused":
         base = f"http://127.0.0.1:{free_port()}/v1"

@@ -179,7 +179,7 @@ def test_model_that_keeps_missing_a_claim_leaves_item_unscored(provider: str) ->
 
 UNPARSEABLE = [
     pytest.param("The answer looks fine to me.", "", id="plain-text"),
-    pytest.param({"verdicts": {"c1": "ok"}}, "Field required", id="wrong-schema"),
+    pytest.param({"verdicts": {"c1": "ok"}}, "no verdict for claim ids", id="wrong-schema"),
     pytest.param({"checks": [{"claim_id": "c1", "verdict": "wrong", "basis": "reference"},
                              {"claim_id": "c2", "verdict": "supported", "basis": "reference"}]},
                  "verdict 'wrong' is not one of", id="verdict-outside-vocabulary"),

@@ -211,15 +211,17 @@ def test_cli_bad_labels_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "l.jsonl:1" in capsys.readouterr().err
 
 
-def test_offline_results_on_shared_data(shared_data: Path, tmp_path: Path) -> None:
+def test_offline_results_on_the_shipped_labelled_sample(tmp_path: Path) -> None:
+    from fakes.labelled import factual_rows
+
     from judgeflow import Judge
 
-    items = [json.loads(x) for x in (shared_data / "factual_qa.jsonl").read_text().splitlines()[:60]]
+    items = factual_rows(48)  # examples/data/factual_qa_sample.jsonl: labelled rows of two data sets
     rows = Judge("baseline/lexical", criterion="reference_faithfulness").judge_many(items)
     r = calibrate(rows, by="dataset")
     human = [it["label"] for it in items]
     judge = [j.label for j in rows]
-    assert r.n == 60
+    assert r.n == 48 and len({it["dataset"] for it in items}) == 2
     assert r.kappa == pytest.approx(cohen_kappa_score(human, judge))
 
 

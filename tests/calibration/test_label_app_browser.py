@@ -1,6 +1,7 @@
 """`judgeflow review` end to end in a real browser: Playwright driving Debian's chromium.
 
-Results come from the offline judge run at test time on a few rows of ../shared/data plus one
+Results come from the offline judge run at test time on a few generated labelled rows
+(tests/fakes/labelled.py: source-grounded summaries and the shipped factual sample) plus one
 item whose answer is an XSS attempt. Three items are labelled by keyboard; the test checks the
 labels file, the blind reveal, the calibration panel and that the XSS item stays inert, and keeps
 a screenshot in tests/artifacts/ (JUDGEFLOW_DOCS_SCREENSHOT=1 also refreshes docs/review-item.png).
@@ -20,14 +21,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from fakes.labelled import factual_rows, faithfulness_rows
 
 from judgeflow.calibration.agreement import calibrate
 from judgeflow.calibration.labels import read_labels
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
 CHROMIUM = os.environ.get("JUDGEFLOW_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 XSS = 'Paris. <script>window.__xss = 1; alert("xss")</script> <img src=x onerror="window.__xss = 2; alert(2)">'
 
@@ -36,18 +35,11 @@ pytest.importorskip("starlette", reason="the review extra is not installed: pip 
 if not Path(CHROMIUM).exists():
     pytest.skip(f"no chromium at {CHROMIUM}: apt-get install -y chromium (or set JUDGEFLOW_CHROMIUM)",
                 allow_module_level=True)
-if not (DATA / "faithfulness.jsonl").exists():
-    pytest.skip(f"no labelled data at {DATA}", allow_module_level=True)
-
-
-def head(path: Path, n: int) -> list[dict]:
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(next(f)) for _ in range(n)]
 
 
 @pytest.fixture
 def review_url(tmp_path: Path):
-    items = head(DATA / "faithfulness.jsonl", 3) + head(DATA / "factual_qa.jsonl", 3)
+    items = faithfulness_rows(3) + factual_rows(3)
     items.append({"id": "xss-1", "question": "Capital of France? <b>bold</b>", "reference": "Paris", "answer": XSS,
                   "dataset": "handmade", "label": 1})
     (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items), encoding="utf-8")

@@ -65,3 +65,23 @@ def test_calibrate_reports_span_scores_beside_kappa(tmp_path, capsys) -> None:
     assert calibrate(rp).spans is None  # no human spans anywhere: nothing reported
     assert main(["calibrate", str(rp), "--labels", str(lp)]) == 0
     assert "span precision 0.31" in capsys.readouterr().out
+
+
+def test_compare_reports_both_runs_span_scores_and_their_paired_difference(tmp_path, capsys) -> None:
+    from judgeflow.calibration.comparison import compare
+
+    rp, lp = _rows(tmp_path)
+    # run B marks exactly the people's spans: a 5-15, b 0-4, c nothing -> P = R = F1 = 14/14 = 1
+    b = [Judgment(id="a", label=1, human_label=1, spans=[{"start": 5, "end": 15, "claim": "c1", "text": ""}]),
+         Judgment(id="b", label=1, human_label=1, spans=[{"start": 0, "end": 4, "claim": "c1", "text": ""}]),
+         Judgment(id="c", label=0, human_label=0, spans=[]), Judgment.unscored("d", "boom", human_label=1)]
+    bp = tmp_path / "b.jsonl"
+    bp.write_text("".join(json.dumps(j.to_row()) + "\n" for j in b))
+    r = compare(rp, bp, lp, n_boot=200)
+    assert r.spans is not None and r.spans.items == 3
+    assert r.spans.a.f1 == pytest.approx(1 / 3) and r.spans.a.precision == pytest.approx(5 / 16)
+    assert r.spans.b.f1 == pytest.approx(1.0) and r.spans.f1_diff == pytest.approx(2 / 3)
+    assert compare(rp, bp).spans is None  # no human spans in the rows or a labels file
+    assert main(["compare", str(rp), str(bp), "--labels", str(lp)]) == 0
+    out = capsys.readouterr().out
+    assert "span precision 0.31" in out and "span F1(B) - F1(A): +0.67" in out

@@ -1,9 +1,9 @@
 """Judge stability (test-retest): flip rate, kappa between repeats, the claims that flip; its use by
 `calibrate` (beside the kappa with people) and `sample --focus unstable`.
 
-The end-to-end tests judge the same items twice with `judgeflow run` against the shared
-schema-following fake (../shared/tools/fake_llm.py; skipped when it is absent): with different
-seeds its verdicts are random, so the judge is pure noise; with the same seed it is perfectly stable.
+The end-to-end tests judge the same items twice with `judgeflow run` against the in-repo
+schema-following fake (tests/fakes/schema_provider.py): with different seeds its verdicts are
+random, so the judge is pure noise; with the same seed it is perfectly stable.
 """
 
 from __future__ import annotations
@@ -13,17 +13,13 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import SHARED
-from fakes import schema_fake
+from fakes import SchemaProvider
 
 from judgeflow.calibration.agreement import calibrate
 from judgeflow.calibration.stability import merged, stability
 from judgeflow.cli import main
 from judgeflow.errors import ConfigError, RunsDiffer
 from judgeflow.results import ClaimResult, JudgeVote, Judgment
-
-FAKE_LLM = SHARED / "tools" / "fake_llm.py"
-
 
 def row(i: int, label: int | None, *, human: int | None = None, repeats: list[int | None] | None = None,
         model: str = "openai/gpt-4o-mini", cached: bool = False) -> Judgment:
@@ -128,9 +124,10 @@ def test_merged_rows_feed_gate_calibrate_and_sample(tmp_path: Path, capsys: pyte
 def _judge_twice(tmp_path: Path, seeds: tuple[int, int], items: Path) -> list[Path]:
     outs = []
     for k, seed in enumerate(seeds):
-        with schema_fake(FAKE_LLM, "--seed", str(seed)) as url:
+        with SchemaProvider(seed=seed) as fake:
             out = tmp_path / f"run{k}-seed{seed}.jsonl"
-            assert main(["run", str(items), "-o", str(out), "--model", "openai/fake-judge", "--base-url", url,
+            assert main(["run", str(items), "-o", str(out), "--model", "openai/fake-judge", "--base-url",
+                         f"{fake.base_url}/v1",
                          "--strategy", "single", "--store", str(tmp_path / "runs.sqlite"), "--no-cache",
                          "--no-progress", "--retries", "0"]) == 0
             outs.append(out)
@@ -139,8 +136,6 @@ def _judge_twice(tmp_path: Path, seeds: tuple[int, int], items: Path) -> list[Pa
 
 @pytest.fixture
 def fake_items(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    if not FAKE_LLM.exists():
-        pytest.skip("../shared/tools/fake_llm.py is not beside the project")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     items = tmp_path / "items.jsonl"
     items.write_text("".join(json.dumps({"id": f"q{i:02d}", "question": f"In which year did event {i} happen?",
@@ -149,7 +144,6 @@ def fake_items(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return items
 
 
-@pytest.mark.slow  # the schema fake runs as a subprocess
 def test_the_schema_fake_with_different_seeds_is_noise(tmp_path: Path, fake_items: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     runs = _judge_twice(tmp_path, (1, 2), fake_items)
@@ -161,7 +155,6 @@ def test_the_schema_fake_with_different_seeds_is_noise(tmp_path: Path, fake_item
     assert json.loads(capsys.readouterr().out)["flipped"] == r.flipped
 
 
-@pytest.mark.slow
 def test_the_schema_fake_with_one_seed_is_stable(tmp_path: Path, fake_items: Path) -> None:
     r = stability(_judge_twice(tmp_path, (1, 1), fake_items))
     assert (r.compared, r.flipped, r.kappa) == (60, 0, 1.0)

@@ -2,8 +2,8 @@
 
 The fakes answer at the HTTP boundary (real openai SDK, real Instructor): `ReadingFake` reads the
 criterion text in each check prompt (it stops flagging correct extra details once the criterion's
-"never an error" list mentions details) or answers with seeded noise; the shared `fake_llm.py`
-fills every reply from its schema at random.
+"never an error" list mentions details) or answers with seeded noise; the schema fake
+(tests/fakes/schema_provider.py) fills every reply from its schema at random.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from fakes import FakeProvider, start_cli, stored_count
+from fakes import FakeProvider, SchemaProvider, start_cli, stored_count
+from fakes.labelled import factual_rows, write_rows
 from fakes.tuning import EDITS, ReadingFake, capital_items
 
 from judgeflow.calibration.edits import (
@@ -208,18 +209,15 @@ def test_an_editor_that_gives_no_valid_reply_leaves_its_fold_without_edits() -> 
     assert result.report.ranks == [] and NOTHING in result.report.verdict
 
 
-# -- against the shared schema-filling fake (random verdicts), through the CLI ------------------
+# -- against the schema-filling fake (random verdicts), through the CLI ------------------------
 
-@pytest.mark.slow
-def test_the_cli_with_a_random_judge_accepts_nothing(tmp_path: Path, fake_llm: str, shared_data: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    items = tmp_path / "fq.jsonl"
-    items.write_text("".join((shared_data / "factual_qa.jsonl").read_text(encoding="utf-8").splitlines(True)[:30]),
-                     encoding="utf-8")
+def test_the_cli_with_a_random_judge_accepts_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items = write_rows(tmp_path / "fq.jsonl", factual_rows(30))
     out = tmp_path / "out"
-    code = main(["tune", str(items), "--criterion", "factual_correctness", "--model", "openai/fake-judge",
-                 "--base-url", f"{fake_llm}/v1", "--store", str(tmp_path / "runs.sqlite"), "--folds", "3",
-                 "--candidates", "2", "-o", str(out)])
+    with SchemaProvider(seed=0) as fake:
+        code = main(["tune", str(items), "--criterion", "factual_correctness", "--model", "openai/fake-judge",
+                     "--base-url", f"{fake.base_url}/v1", "--store", str(tmp_path / "runs.sqlite"), "--folds", "3",
+                     "--candidates", "2", "-o", str(out)])
     text = capsys.readouterr().out
     assert code == 0 and NOTHING in " ".join(text.split())
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))

@@ -1,5 +1,5 @@
-"""Trace rows through `judgeflow run`: the trace set against the in-repo fake (real SDK + Instructor),
-against the shared schema-following fake, a flat LangSmith export, and --turns all."""
+"""Trace rows through `judgeflow run`: the trace set against the in-repo fakes (real SDK + Instructor),
+against the shared schema-following fake (an extra check), a flat LangSmith export, and --turns all."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes import FakeProvider
+from fakes import FakeProvider, SchemaProvider
 from fakes.traces import OPENAI, TRACES
 
 from judgeflow import read_items
@@ -33,17 +33,29 @@ def test_a_trace_set_judged_through_the_fake_provider(tmp_path: Path) -> None:
     assert "[tool get_weather, call_1]" in sent and "[user turn 1]" in sent
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("wire", ["openai", "anthropic"])
-def test_the_trace_set_against_the_shared_schema_following_fake(tmp_path: Path, fake_llm: str, wire: str) -> None:
-    """An extra check: the shared fake fills replies from the sent schema alone (the trace criterion's
-    verdict and basis enums included)."""
+def judge_traces_against(tmp_path: Path, root: str, wire: str) -> None:
+    """The trace set through `judgeflow run` against a schema-following fake at `root`: it fills replies
+    from the sent schema alone (the trace criterion's verdict and basis enums included)."""
     out = tmp_path / "out.jsonl"
     code = main(["run", str(TRACES), "-o", str(out), "--model", f"{wire}/fake-judge", "--no-progress",
-                 "--base-url", f"{fake_llm}/v1" if wire == "openai" else fake_llm, "--store", str(tmp_path / "runs.sqlite")])
+                 "--base-url", f"{root}/v1" if wire == "openai" else root, "--store", str(tmp_path / "runs.sqlite")])
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert code == 0 and len(rows) == 18
     assert all(r["status"] == "judged" and r["criterion"] == "trace_grounding" for r in rows)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_the_trace_set_against_the_schema_following_fake(tmp_path: Path, wire: str) -> None:
+    with SchemaProvider(seed=0) as fake:
+        judge_traces_against(tmp_path, fake.base_url, wire)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_the_trace_set_against_the_shared_schema_following_fake(tmp_path: Path, fake_llm: str, wire: str) -> None:
+    """An extra check against ../shared/tools/fake_llm.py itself (the guide asks to run against it);
+    skipped when it is not beside the project."""
+    judge_traces_against(tmp_path, fake_llm, wire)
 
 
 def test_the_cli_reads_a_flat_langsmith_export_and_judges_every_turn(tmp_path: Path) -> None:

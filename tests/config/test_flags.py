@@ -14,8 +14,9 @@ from judgeflow.runs.settings import RESULT_SETTINGS
 SPECS = (ClientConfig, JudgeSpec, PanelSpec, CascadeSpec, RepeatsSpec, RunSpec)
 #: flags of the command line itself (how it runs, prints or spreads out), not of what a run is
 CLI_ONLY = {"-h", "--help", "--resume", "--no-progress", "--json", "--no-coverage", "--no-check-dropped"}
-#: `--ray*`: where a run is spread (integrations/ray.py), not what it is
-CLI_ONLY_PREFIX = "--ray"
+#: `--ray*`: where a run is spread (integrations/ray.py); `--otel*`: where its verdicts are also sent
+#: (integrations/otel.py, cli/otel_args.py, shared with `watch`): not what a run is
+CLI_ONLY_PREFIX = ("--ray", "--otel")
 #: a second spelling of a field's flag
 ALIASES = {"--output": "-o"}
 
@@ -76,8 +77,9 @@ def test_a_command_line_round_trips_through_the_resume_command() -> None:
 
     argv = ["run", "in.jsonl", "-o", "out.jsonl", "--model", "openai/gpt-4o-mini", "--retries", "1", "--rpm", "30",
             "--http-transport", "httpx", "--max-tokens", "512", "--turns", "all", "--system-prompt", "--trace",
-            "--map", "answer=reply", "--limit", "5", "--temperature", "0.3"]
+            "--map", "answer=reply", "--limit", "5", "--temperature", "0.3", "--budget", "$1.50"]
     s = RunSettings.from_args(build_parser().parse_args(argv))
     again = RunSettings.from_args(build_parser().parse_args(shlex.split(s.resume_command())[1:]))
     assert again == s
     assert s.client_config().provider_retries == 1 and s.client_config().rpm == 30
+    assert s.budget == "$1.50" and "--budget '$1.50'" in s.resume_command()  # the cap is repeated, quoted

@@ -4,7 +4,10 @@
 SDKs and Instructor's parsing and re-asking run; only the HTTP replies are scripted.
 `FakeProvider` (provider.py) is a rule-based OpenAI/Anthropic server on 127.0.0.1 for CLI and
 batch tests, and the benchmarks' provider (`python tests/fakes/provider.py`).
-`SchemaProvider` (schema_provider.py) answers any request with a seeded value of its JSON schema.
+`SchemaProvider` (schema_provider.py) answers any request with a seeded value of its JSON schema: the
+in-repo stand-in for ../shared/tools/fake_llm.py, with its batch APIs (schema_batches.py), faults
+(faults.py), rate limits (limited.py), latency and a request log.
+labelled.py holds a few labelled rows of each kind (factual QA, faithfulness, spec review).
 process.py starts `judgeflow` as a child process for the signal tests (`start_cli`), and the shared
 schema-following fake (`schema_fake`).
 items.py holds the Moscow example most tests judge (`moscow()`, `moscow_claims()`, `moscow_checks()`).

@@ -12,11 +12,18 @@ random but reproducible: the same `seed` and request body give the same reply.
 Schemas: objects get every required property (optional ones too), `enum`/`const`, strings within
 minLength/maxLength, numbers within minimum/maximum, arrays within minItems/maxItems, `$ref` into
 `$defs`/`definitions`, `anyOf`/`oneOf` (a seeded choice), `allOf` (merged), type lists.
-Usage is characters / 4. The in-repository stand-in for ../shared/tools/fake_llm.py, which stays an
-extra check: this one is small, and has no batch API, faults or rate limits.
+Usage is characters / 4. The in-repository stand-in for ../shared/tools/fake_llm.py (which stays an
+extra check), with its test-facing features, one module each:
+  batch APIs      schema_batches.py: OpenAI Files + Batches, Anthropic Message Batches (polls, expiry,
+                  cancel, failed lines), `batch_polls=` / `batch_expire_fraction=`;
+  faults          faults.py: `error_rate=` (429 / 500 in turn), `garbage_rate=` (unreadable JSON);
+  rate limits     limited.py: `limit=ProviderLimit(rpm=, tpm=, window=)`, the providers' headers;
+  latency         `latency=` seconds per online model request.
+`log` holds one entry per request, as fake_llm.py's --log lines: method, path, status, llm (a model
+request), batch and custom_id (a batch line), prompt_tokens, fault, request (the body).
 
     python tests/fakes/schema_provider.py --seed 3   # prints PORT=N, like fake_llm.py
-    with SchemaProvider(seed=3) as fake: ... fake.base_url, fake.requests
+    with SchemaProvider(seed=3) as fake: ... fake.base_url, fake.requests, fake.log
 """
 
 from __future__ import annotations
@@ -28,12 +35,17 @@ import random
 import sys
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 try:
+    from .faults import Faults, error_body, fault_reply, garble
+    from .schema_batches import SchemaBatches
     from .wire import anthropic_body, openai_body
 except ImportError:  # run as a script
+    from faults import Faults, error_body, fault_reply, garble  # type: ignore[no-redef]
+    from schema_batches import SchemaBatches  # type: ignore[no-redef]
     from wire import anthropic_body, openai_body  # type: ignore[no-redef]
 
 _WORDS = ["the", "claim", "holds", "per", "source", "because", "stated", "answer", "reference", "text", "fact", "date", "name"]
@@ -42,8 +54,8 @@ _WORDS = ["the", "claim", "holds", "per", "source", "because", "stated", "answer
 class Instance:
     """A value for a JSON schema, drawn from `rng`; `$ref`s resolve against `root`."""
 
-    def __init__(self, root: dict[str, Any], rng: random.Random, depth: int = 8) -> None:
-        self.root, self.rng, self.depth = root, rng, depth
+    def __init__(self, root: dict[str, Any], rng: random.Random, depth: int = 8, array_len: int | None = None) -> None:
+        self.root, self.rng, self.depth, self.array_len = root, rng, depth, array_len
 
     def resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
         for _ in range(32):
@@ -87,7 +99,12 @@ class Instance:
     def _array(self, s: dict[str, Any], depth: int) -> list[Any]:
         low = int(s.get("minItems", 0))
         high = int(s.get("maxItems", max(low, 3)))
-        n = low if depth >= self.depth else self.rng.randint(max(low, min(1, high)), max(low, min(high, low + 2)))
+        if depth >= self.depth:
+            n = low
+        elif self.array_len is not None:  # fake_llm.py's --array-len: this many, within the bounds
+            n = max(low, min(self.array_len, high))
+        else:
+            n = self.rng.randint(max(low, min(1, high)), max(low, min(high, low + 2)))
         return [self.value(s.get("items") or {}, depth + 1) for _ in range(n)]
 
     def _string(self, s: dict[str, Any], depth: int) -> str:
@@ -143,14 +160,14 @@ def _chosen(tools: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
     return next((t for t in tools if name in (t.get("name"), t.get("function", {}).get("name"))), tools[0])
 
 
-def openai_reply(body: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+def openai_reply(body: dict[str, Any], rng: random.Random, array_len: int | None = None) -> dict[str, Any]:
     prompt = "\n".join(_text(m.get("content")) for m in body.get("messages", []))
     tools, choice = body.get("tools") or [], body.get("tool_choice")
     fmt = body.get("response_format") or {}
     if tools and choice != "none":
         name = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
         fn = _chosen(tools, name)["function"]
-        data = Instance(fn.get("parameters") or {}, rng).value(fn.get("parameters") or {})
+        data = Instance(fn.get("parameters") or {}, rng, array_len=array_len).value(fn.get("parameters") or {})
         request = {**body, "tools": [{"function": fn}]}
         return openai_body(data, request, (len(prompt + json.dumps(tools)) // 4, len(json.dumps(data)) // 4))
     schema = None
@@ -158,11 +175,11 @@ def openai_reply(body: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         schema = (fmt.get("json_schema") or {}).get("schema") or {"type": "object"}
     elif fmt.get("type") == "json_object":
         schema = schema_in_text(prompt) or {"type": "object"}
-    text = json.dumps(Instance(schema, rng).value(schema)) if schema else "fake reply"
+    text = json.dumps(Instance(schema, rng, array_len=array_len).value(schema)) if schema else "fake reply"
     return openai_body(text, body, (len(prompt) // 4, len(text) // 4))
 
 
-def anthropic_reply(body: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+def anthropic_reply(body: dict[str, Any], rng: random.Random, array_len: int | None = None) -> dict[str, Any]:
     system = body.get("system")
     prompt = "\n".join([_text(system) if system else "", *(_text(m.get("content")) for m in body.get("messages", []))])
     tools, choice = body.get("tools") or [], body.get("tool_choice") or {}
@@ -170,18 +187,29 @@ def anthropic_reply(body: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return anthropic_body("fake reply", body, (len(prompt) // 4, 3))
     tool = _chosen(tools, choice.get("name"))
     schema = tool.get("input_schema") or {"type": "object"}
-    data = Instance(schema, rng).value(schema)
+    data = Instance(schema, rng, array_len=array_len).value(schema)
     return anthropic_body(data, {**body, "tools": [tool]}, (len(prompt + json.dumps(tools)) // 4, len(json.dumps(data)) // 4))
 
 
 class SchemaProvider:
-    """The server in a background thread. `requests` holds every request body received."""
+    """The server in a background thread. `requests` holds every model request body answered (batch
+    lines included), `log` one entry per request (see the module docstring)."""
 
-    def __init__(self, *, seed: Any = 0, latency: float = 0.0, port: int = 0) -> None:
-        self.seed, self.latency = seed, latency
+    def __init__(self, *, seed: Any = 0, latency: float = 0.0, port: int = 0, error_rate: float = 0.0,
+                 garbage_rate: float = 0.0, limit: Any = None, batch_polls: int = 1,
+                 batch_expire_fraction: float = 0.0, array_len: int | None = None) -> None:
+        self.seed, self.latency, self.array_len = seed, latency, array_len
+        """`array_len`: items in every generated array the schema allows that many in (None: 1-3, seeded)."""
+        self.limit = limit
+        """A `limited.ProviderLimit` (or None): online model requests over it get 429, all its headers."""
+        self.faults = Faults(error_rate=error_rate, garbage_rate=garbage_rate, seed=seed)
+        self.batches = SchemaBatches(self.answer, lambda: self.base_url, seed=seed, polls=batch_polls,
+                                     expire_fraction=batch_expire_fraction)
         self.requests: list[dict[str, Any]] = []
+        self.log: list[dict[str, Any]] = []
         self.received = 0
         """Requests received, counted on arrival (before the latency), answered or not."""
+        self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.server.daemon_threads = True
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -189,14 +217,64 @@ class SchemaProvider:
     def rng_for(self, raw: bytes) -> random.Random:
         return random.Random(hashlib.sha256(f"{self.seed}\0".encode() + raw).hexdigest())
 
-    def reply(self, path: str, raw: bytes) -> tuple[int, dict[str, Any]]:
-        body = json.loads(raw or b"{}")
-        self.requests.append(body)
-        if path.endswith("/chat/completions"):
-            return 200, openai_reply(body, self.rng_for(raw))
-        if path.endswith("/messages"):
-            return 200, anthropic_reply(body, self.rng_for(raw))
-        return 404, {"error": {"message": f"schema fake: no route {path}", "type": "not_found_error"}}
+    def record(self, entry: dict[str, Any]) -> None:
+        with self._lock:
+            self.log.append(entry)
+
+    def stats(self) -> dict[str, Any]:
+        """Totals of the log, as fake_llm.py's /_fake/stats: llm_calls (model requests, 429s included) and
+        by_status (every request, by its status as a string)."""
+        with self._lock:
+            log = list(self.log)
+        by_status: dict[str, int] = {}
+        for e in log:
+            by_status[str(e["status"])] = by_status.get(str(e["status"]), 0) + 1
+        return {"llm_calls": sum(1 for e in log if e.get("llm")), "by_status": by_status}
+
+    def answer(self, wire: str, body: dict[str, Any], batch: str | None = None, custom_id: str | None = None,
+               raw: bytes | None = None) -> tuple[int, dict[str, Any], str | None]:
+        """(status, reply, fault) for one model request (online, or a batch line), logged; the reply
+        is drawn from the seed and the request's bytes (a batch line's: its body as sorted JSON)."""
+        raw = raw if raw is not None else json.dumps(body, sort_keys=True).encode()
+        entry: dict[str, Any] = {"method": "POST", "path": "/v1/messages" if wire == "anthropic" else
+                                 "/v1/chat/completions", "llm": True, "batch": batch, "custom_id": custom_id,
+                                 "request": body}
+        structured = bool(body.get("tools") or body.get("response_format"))
+        fault = self.faults.draw(structured)
+        entry["fault"] = fault
+        if fault in ("http429", "http500"):
+            status, reply, _ = fault_reply(wire, fault)
+        else:
+            rng = self.rng_for(raw)
+            make = openai_reply if wire == "openai" else anthropic_reply
+            reply = make(body, rng, self.array_len)
+            reply, status = garble(reply, rng) if fault == "garbage" else reply, 200
+            usage = reply["usage"]
+            entry["prompt_tokens"] = usage.get("prompt_tokens", usage.get("input_tokens"))
+            with self._lock:
+                self.requests.append(body)
+        entry["status"] = status
+        self.record(entry)
+        return status, reply, fault
+
+    def reply(self, method: str, path: str, query: dict[str, str], headers: Any,
+              raw: bytes) -> tuple[int, Any, dict[str, str]]:
+        """(status, JSON value or bytes, headers) for one HTTP request."""
+        if "/files" in path or "/batches" in path:
+            status, data = self.batches.route(method, path, query, headers.get("Content-Type") or "", raw)
+            self.record({"method": method, "path": path, "status": status, "llm": False})
+            return status, data, {}
+        wire = "anthropic" if path.endswith("/messages") else "openai"
+        if method != "POST" or not path.endswith(("/chat/completions", "/messages")):
+            return 404, error_body(wire, "not_found_error", f"schema fake: no route {method} {path}"), {}
+        status, headers_out, error = self.limit.admit(wire, raw) if self.limit else (200, {}, None)
+        if status != 200:
+            self.record({"method": method, "path": path, "status": status, "llm": True, "fault": "ratelimit"})
+            return status, error_body(wire, "rate_limit_error", str(error)), headers_out
+        if self.latency:
+            time.sleep(self.latency)
+        status, data, fault = self.answer(wire, json.loads(raw or b"{}"), raw=raw)
+        return status, data, {**headers_out, **(fault_reply(wire, fault)[2] if fault == "http429" else {})}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -207,19 +285,31 @@ class SchemaProvider:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                self._serve(b"")
+
+            def do_DELETE(self) -> None:  # noqa: N802
+                self._serve(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+            def do_POST(self) -> None:  # noqa: N802
                 fake.received += 1
-                if fake.latency:
-                    time.sleep(fake.latency)
+                self._serve(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+            def _serve(self, raw: bytes) -> None:
+                path, _, qs = self.path.partition("?")
+                query = dict(urllib.parse.parse_qsl(qs))
                 try:
-                    status, data = fake.reply(self.path.split("?")[0], raw)
+                    status, data, headers = fake.reply(self.command, path, query, self.headers, raw)
                 except (ValueError, KeyError, TypeError, AttributeError) as e:
-                    status, data = 400, {"error": {"message": f"schema fake: {e}", "type": "invalid_request_error"}}
-                out = json.dumps(data).encode()
+                    status, data, headers = 400, {"error": {"message": f"schema fake: {e}",
+                                                            "type": "invalid_request_error"}}, {}
+                out = data if isinstance(data, bytes) else json.dumps(data).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "application/octet-stream" if isinstance(data, bytes)
+                                 else "application/json")
                 self.send_header("Content-Length", str(len(out)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(out)
 
@@ -242,10 +332,25 @@ class SchemaProvider:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--port", type=int, default=0)
-    p.add_argument("--seed", default="0", help="seed for the replies (default 0)")
-    p.add_argument("--latency-ms", type=float, default=0.0, help="milliseconds per request")
+    p.add_argument("--seed", default="0", help="seed for the replies and the faults (default 0)")
+    p.add_argument("--latency-ms", type=float, default=0.0, help="milliseconds per online model request")
+    p.add_argument("--error-rate", type=float, default=0.0, help="share of model requests answered 429 / 500")
+    p.add_argument("--garbage-rate", type=float, default=0.0, help="share of structured replies made unreadable")
+    p.add_argument("--array-len", type=int, default=None, help="items in every generated array (default 1-3)")
+    p.add_argument("--batch-polls", type=int, default=1, help="a batch ends on its N-th GET (0: at once)")
+    p.add_argument("--batch-expire-fraction", type=float, default=0.0, help="last share of a batch left unanswered")
+    p.add_argument("--rpm", type=float, default=0.0, help="requests per rate-limit window (0: no limit)")
+    p.add_argument("--tpm", type=float, default=0.0, help="tokens per rate-limit window (0: no limit)")
+    p.add_argument("--ratelimit-window-s", type=float, default=60.0, help="the window, in seconds (default 60)")
     args = p.parse_args(argv)
-    fake = SchemaProvider(seed=args.seed, latency=args.latency_ms / 1000, port=args.port)
+    limit = None
+    if args.rpm or args.tpm:
+        from limited import ProviderLimit  # needs httpx2 (limited.py's scripted fake): only when asked for
+
+        limit = ProviderLimit(rpm=args.rpm, tpm=args.tpm, window=args.ratelimit_window_s)
+    fake = SchemaProvider(seed=args.seed, latency=args.latency_ms / 1000, port=args.port, error_rate=args.error_rate,
+                          garbage_rate=args.garbage_rate, limit=limit, batch_polls=args.batch_polls,
+                          batch_expire_fraction=args.batch_expire_fraction, array_len=args.array_len)
     print(f"PORT={fake.server.server_address[1]}", flush=True)
     try:
         fake.server.serve_forever()

@@ -1,4 +1,5 @@
-"""Judging a dataset on Ray Data: a local Ray (2 CPUs) against the HTTP fake (fake_llm.py).
+"""Judging a dataset on Ray Data: a local Ray (2 CPUs) against the in-repo schema fake over HTTP
+(tests/fakes/schema_provider.py, in this process; the Ray workers reach it on 127.0.0.1).
 
 Every input row comes out exactly once (judged, unscored with its reason, or invalid); a killed
 job, rerun, never calls the model again for an item it had finished; the response cache in a
@@ -14,18 +15,15 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import ProviderLimit, SchemaProvider
 
 from judgeflow.cli import main
 
-#: shared/tools/fake_llm.py beside the project (in a parent folder: the repo may be a worktree)
-FAKE_LLM = next((p / "shared" / "tools" / "fake_llm.py" for p in Path(__file__).resolve().parents
-                 if (p / "shared" / "tools" / "fake_llm.py").exists()), Path("shared/tools/fake_llm.py"))
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "JUDGEFLOW_MODEL", "JUDGEFLOW_BASE_URL", "OPENAI_BASE_URL")
 pytestmark = pytest.mark.ray
 
@@ -52,33 +50,27 @@ def ray_local() -> Any:
 
 
 class Fake:
-    def __init__(self, tmp: Path, *args: str) -> None:
-        if not FAKE_LLM.exists():
-            pytest.skip(f"{FAKE_LLM} is not beside the project")
-        self.log = tmp / "fake.jsonl"
-        self.proc = subprocess.Popen([sys.executable, str(FAKE_LLM), "--port", "0", "--log", str(self.log),
-                                      "--log-bodies", *args], stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        self.port = int(self.proc.stdout.readline().strip().split("=")[1])
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+    """The schema fake (seed 0 unless given) with fake_llm.py's options as keywords."""
+
+    def __init__(self, *, rpm: float = 0, window: float = 60.0, latency_ms: float = 0.0, **options: Any) -> None:
+        limit = ProviderLimit(rpm=rpm, window=window) if rpm else None
+        self.provider = SchemaProvider(limit=limit, latency=latency_ms / 1000, **options).__enter__()
+        self.base_url = f"{self.provider.base_url}/v1"
 
     def stats(self) -> dict[str, Any]:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_fake/stats") as r:
-            return json.load(r)
+        return self.provider.stats()
 
     def calls_by_item(self) -> Counter[str]:
         """Model calls per item, from the request bodies (each answer carries its item's tag)."""
         seen: Counter[str] = Counter()
-        for line in self.log.read_text().splitlines():
-            entry = json.loads(line)
+        for entry in list(self.provider.log):
             if entry.get("llm"):
                 text = json.dumps(entry.get("request"))
                 seen.update(t for t in TAGS if t in text)
         return seen
 
     def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
+        self.provider.__exit__()
 
 
 N = 24
@@ -111,7 +103,7 @@ def test_every_row_once_unscored_keep_their_reason(ray_local: Any, tmp_path: Pat
 
     # array-len 1: one claim with its verdict (judged, one call); error-rate: provider errors
     # with no retries left (unscored, with the error as the reason)
-    fake = Fake(tmp_path, "--array-len", "1", "--error-rate", "0.4", "--seed", "3")
+    fake = Fake(array_len=1, error_rate=0.4, seed=3)
     try:
         path = write_jsonl(tmp_path / "items.jsonl", items(),
                            ('{"id": "broken", "answer": ', '{"id": "no-answer", "question": "q"}', '{"answer": "no id"}'))
@@ -150,7 +142,7 @@ def test_two_actors_share_one_rate_limit(ray_local: Any, tmp_path: Path) -> None
     from judgeflow.integrations.ray import judge_dataset
 
     n = 48  # 48 calls against 8 requests a second (a bucket of 16 per 2 s window), 2 actors x 8 in flight
-    fake = Fake(tmp_path, "--rpm", "16", "--ratelimit-window-s", "2")
+    fake = Fake(rpm=16, window=2)
     try:
         path = write_jsonl(tmp_path / "items.jsonl", [{"id": f"r{i}", "question": f"Question {i}?",
                                                         "answer": f"Answer {i}.", "reference": "42"} for i in range(n)])
@@ -168,7 +160,7 @@ def test_two_actors_share_one_rate_limit(ray_local: Any, tmp_path: Path) -> None
 
 @pytest.mark.slow
 def test_killed_job_rerun_makes_no_repeated_calls(ray_local: Any, tmp_path: Path) -> None:
-    fake = Fake(tmp_path, "--latency-ms", "150")  # valid schema-filled replies: every item judged, one call
+    fake = Fake(latency_ms=150)  # valid schema-filled replies: every item judged, one call
     path = write_jsonl(tmp_path / "items.jsonl", items())
     out = tmp_path / "out.jsonl"
     gcs = ray_local.get_runtime_context().gcs_address
@@ -206,7 +198,7 @@ def test_killed_job_rerun_makes_no_repeated_calls(ray_local: Any, tmp_path: Path
 def test_store_cache_serves_unchanged_items_without_calls(ray_local: Any, tmp_path: Path) -> None:
     from judgeflow.integrations.ray import existing_ids, judge_dataset, write_judgments
 
-    fake = Fake(tmp_path, "--array-len", "1")  # every item judged (one claim), one call each
+    fake = Fake(array_len=1)  # every item judged (one claim), one call each
     store = tmp_path / "runs.sqlite"
     ds = ray_local.data.from_items(items(8))
     kwargs = dict(model="openai/fake", base_url=fake.base_url, api_key="sk-fake", strategy="single",

@@ -1,20 +1,19 @@
-"""Batch runs when something goes wrong, against the shared fake's real batch endpoints
-(../shared/tools/fake_llm.py: OpenAI Files + Batches, Anthropic Message Batches; expiry, cancel,
-failed lines). No scripted replies: the fake fills the schema, so with it most items end
-unscored; these tests count lines paid, kept and sent again, and rows, not labels."""
+"""Batch runs when something goes wrong, against the in-repo schema fake's batch endpoints
+(tests/fakes/schema_provider.py + schema_batches.py, as ../shared/tools/fake_llm.py has them: OpenAI
+Files + Batches, Anthropic Message Batches; expiry, cancel, failed lines). No scripted replies: the
+fake fills the schema, so with it many items end unscored; these tests count lines paid, kept and
+sent again, and rows, not labels."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import SchemaProvider
 
 from judgeflow.cli import main
 from judgeflow.results import Judgment
@@ -24,46 +23,32 @@ from judgeflow.runs.batch.ledger import MAX_ATTEMPTS, BatchLedger
 from judgeflow.runs.batch.openai import OpenAIBatches
 from judgeflow.runs.store import RunStore
 
-ROOT = Path(__file__).resolve().parents[2]
 PROVIDERS = ["openai", "anthropic"]
 CLASSES = {"openai": OpenAIBatches, "anthropic": AnthropicBatches}
 
 
-def _fake_path() -> Path | None:
-    given = os.environ.get("JUDGEFLOW_FAKE_LLM")
-    for p in ([Path(given)] if given else []) + [d / "shared" / "tools" / "fake_llm.py" for d in ROOT.parents]:
-        if p.is_file():
-            return p
-    return None
-
-
 class FakeLLM:
-    """fake_llm.py in a subprocess; its log tells which lines were answered."""
+    """The schema fake on 127.0.0.1 (seed 1); its log tells which lines were answered."""
 
-    def __init__(self, tmp: Path, *args: str) -> None:
-        path = _fake_path()
-        if path is None:
-            pytest.skip("../shared/tools/fake_llm.py not found (or set JUDGEFLOW_FAKE_LLM)")
-        self.log = tmp / "fake.jsonl"
-        self.proc = subprocess.Popen([sys.executable, str(path), "--port", "0", "--seed", "1", "--log", str(self.log),
-                                      *args], stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()  # type: ignore[union-attr]
-        self.url = f"http://127.0.0.1:{line.strip().split('=')[1]}"
+    def __init__(self, **options: Any) -> None:
+        self.provider = SchemaProvider(seed=1, **options).__enter__()
+        self.url = self.provider.base_url
 
     def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
+        self.provider.__exit__()
 
     def get(self, path: str) -> Any:
         with urllib.request.urlopen(self.url + path) as r:
             return json.loads(r.read())
 
-    def config(self, **cfg: Any) -> None:
-        req = urllib.request.Request(self.url + "/_fake/config", data=json.dumps(cfg).encode(), method="POST")
-        urllib.request.urlopen(req).read()
+    def config(self, *, error_rate: float | None = None, garbage_rate: float | None = None) -> None:
+        """Change the fault rates while the fake runs (fake_llm.py's /_fake/config)."""
+        faults = self.provider.faults
+        faults.error_rate = faults.error_rate if error_rate is None else error_rate
+        faults.garbage_rate = faults.garbage_rate if garbage_rate is None else garbage_rate
 
     def entries(self) -> list[dict[str, Any]]:
-        return [json.loads(x) for x in self.log.read_text().splitlines()] if self.log.exists() else []
+        return list(self.provider.log)
 
     def paid_lines(self) -> Counter[str]:
         """custom_id -> times a batch line was answered (a billed line)."""
@@ -90,8 +75,8 @@ class FakeLLM:
 def start(tmp_path: Path):
     fakes: list[FakeLLM] = []
 
-    def go(*args: str) -> FakeLLM:
-        fakes.append(FakeLLM(tmp_path, *args))
+    def go(**options: Any) -> FakeLLM:
+        fakes.append(FakeLLM(**options))
         return fakes[-1]
 
     yield go
@@ -144,7 +129,7 @@ def kept_replies(tmp_path: Path, run_id: str) -> int:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_an_expired_batch_keeps_its_completed_lines(tmp_path: Path, start, provider: str) -> None:
-    fake = start("--batch-polls", "1", "--batch-expire-fraction", "0.25")
+    fake = start(batch_polls=1, batch_expire_fraction=0.25)
     write_items(tmp_path / "in.jsonl", 20)
     assert main(run_args(tmp_path, fake, provider, "--batch")) == 0
     run_id = runs(tmp_path)[0]
@@ -172,7 +157,7 @@ def _cancel(fake: FakeLLM, provider: str, batch_id: str) -> None:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_cancelled_batch_keeps_what_was_done_and_does_not_resubmit(tmp_path: Path, start, provider: str) -> None:
-    fake = start("--batch-polls", "4")
+    fake = start(batch_polls=4)
     write_items(tmp_path / "in.jsonl", 20)
     assert main(run_args(tmp_path, fake, provider, "--batch")) == 0
     run_id = runs(tmp_path)[0]
@@ -193,7 +178,7 @@ def test_a_cancelled_batch_keeps_what_was_done_and_does_not_resubmit(tmp_path: P
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_failed_lines_are_sent_again_and_never_served_to_a_later_run(tmp_path: Path, start, provider: str) -> None:
-    fake = start("--batch-polls", "0", "--error-rate", "1.0")
+    fake = start(batch_polls=0, error_rate=1.0)
     write_items(tmp_path / "in.jsonl", 10)
     assert main(run_args(tmp_path, fake, provider, "--batch")) == 0
     first = runs(tmp_path)[0]
@@ -217,7 +202,7 @@ def test_failed_lines_are_sent_again_and_never_served_to_a_later_run(tmp_path: P
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_only_the_failed_lines_go_into_the_next_batch(tmp_path: Path, start, provider: str) -> None:
-    fake = start("--batch-polls", "0", "--error-rate", "0.3")
+    fake = start(batch_polls=0, error_rate=0.3)
     write_items(tmp_path / "in.jsonl", 20)
     assert main(run_args(tmp_path, fake, provider, "--batch")) == 0
     run_id = runs(tmp_path)[0]
@@ -231,7 +216,7 @@ def test_only_the_failed_lines_go_into_the_next_batch(tmp_path: Path, start, pro
 
 
 def test_a_failed_online_call_is_not_cached_either(tmp_path: Path, start) -> None:
-    fake = start("--error-rate", "1.0")
+    fake = start(error_rate=1.0)
     write_items(tmp_path / "in.jsonl", 5)
     assert main(run_args(tmp_path, fake, "openai", "--retries", "0")) == 1  # all unscored: a loud exit code
     assert all(r["status"] == "unscored" and "provider error" in r["error"] for r in rows(tmp_path))
@@ -256,7 +241,7 @@ def test_the_cache_never_serves_an_unscored_result(tmp_path: Path) -> None:
 # 3. collect --online after the run is done -------------------------------------------------------
 
 def test_collect_online_re_judges_unscored_items_of_a_finished_run(tmp_path: Path, start) -> None:
-    fake = start("--batch-polls", "0", "--garbage-rate", "1.0")  # every batch reply unreadable: items unscored
+    fake = start(batch_polls=0, garbage_rate=1.0)  # every batch reply unreadable: items unscored
     write_items(tmp_path / "in.jsonl", 4)
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
     run_id = runs(tmp_path)[0]
@@ -280,7 +265,7 @@ class Killed(BaseException):
 @pytest.mark.parametrize("when", ["after", "before"])
 def test_a_kill_around_submission_never_submits_twice(tmp_path: Path, start, monkeypatch, provider: str,
                                                        when: str) -> None:
-    fake = start("--batch-polls", "1")
+    fake = start(batch_polls=1)
     write_items(tmp_path / "in.jsonl", 6)
     cls = CLASSES[provider]
     real = cls.submit
@@ -310,7 +295,7 @@ def test_the_summary_prices_batch_and_online_calls_apart(tmp_path: Path, start, 
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"openai/fake-judge": {"input": 1000.0, "output": 0.0}}))
     monkeypatch.setenv("JUDGEFLOW_PRICES", str(prices))
-    fake = start("--batch-polls", "0", "--garbage-rate", "1.0")  # paid batch lines, unreadable: items unscored
+    fake = start(batch_polls=0, garbage_rate=1.0)  # paid batch lines, unreadable: items unscored
     write_items(tmp_path / "in.jsonl", 3)
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
     run_id = runs(tmp_path)[0]
@@ -335,7 +320,7 @@ def test_a_batch_run_finished_by_resume_prices_its_online_calls_at_list(tmp_path
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"openai/fake-judge": {"input": 1000.0, "output": 0.0}}))
     monkeypatch.setenv("JUDGEFLOW_PRICES", str(prices))
-    fake = start("--batch-polls", "1", "--batch-expire-fraction", "0.25")
+    fake = start(batch_polls=1, batch_expire_fraction=0.25)
     write_items(tmp_path / "in.jsonl", 8)
     assert main(run_args(tmp_path, fake, "openai", "--batch")) == 0
     assert collect(tmp_path, runs(tmp_path)[0]) == 0  # 6 kept, 2 sent again
@@ -354,7 +339,7 @@ def test_a_batch_run_finished_by_resume_prices_its_online_calls_at_list(tmp_path
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("keep", [False, True])
 def test_batch_files_are_deleted_once_stored(tmp_path: Path, start, provider: str, keep: bool) -> None:
-    fake = start("--batch-polls", "1", "--error-rate", "0.3")
+    fake = start(batch_polls=1, error_rate=0.3)
     write_items(tmp_path / "in.jsonl", 5)
     assert main(run_args(tmp_path, fake, provider, "--batch")) == 0
     assert collect(tmp_path, runs(tmp_path)[0], "--wait", "0.01", "--max-unscored", "1",  # failed lines: unscored
@@ -374,7 +359,7 @@ def test_batch_files_are_deleted_once_stored(tmp_path: Path, start, provider: st
 def test_a_round_is_split_at_the_providers_request_limit(tmp_path: Path, start, monkeypatch, provider: str,
                                                           capsys) -> None:
     monkeypatch.setattr(CLASSES[provider], "max_requests", 7)
-    fake = start("--batch-polls", "1")
+    fake = start(batch_polls=1)
     write_items(tmp_path / "in.jsonl", 20)
     assert main(run_args(tmp_path, fake, provider, "--batch")) == 0
     run_id = runs(tmp_path)[0]
@@ -392,7 +377,7 @@ def test_a_round_is_split_at_the_providers_request_limit(tmp_path: Path, start, 
 def test_every_round_of_a_graph_run_is_split_and_each_line_paid_once(tmp_path: Path, start, monkeypatch,
                                                                       provider: str) -> None:
     monkeypatch.setattr(CLASSES[provider], "max_requests", 7)
-    fake = start("--batch-polls", "0")
+    fake = start(batch_polls=0)
     write_items(tmp_path / "in.jsonl", 20)
     assert main(run_args(tmp_path, fake, provider, "--batch", strategy="graph")) == 0
     run_id = runs(tmp_path)[0]

@@ -1,0 +1,122 @@
+"""`judgeflow watch SOURCE`: judge new production traces as they come, sampled, under a cap per period.
+
+SOURCE is a Phoenix server's URL (with --project), otlp://127.0.0.1:PORT (judgeflow listens for
+OTLP/HTTP there) or an OTLP JSON file that grows. Verdicts go to the run store (a restart goes on
+where it stopped: each trace is judged once), to `-o FILE` if given, and with --otel-endpoint /
+--otel as OpenTelemetry spans on the judged traces. SIGTERM or Ctrl-C stops it cleanly: the
+results in flight are committed, the summary printed, exit 0. See `runs/watch.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+from pathlib import Path
+from typing import Any
+
+from ..errors import ProviderUnavailable
+from ..judging import DEFAULT_CONCURRENCY
+from ..runs.settings import RunSettings
+from ..runs.store import DEFAULT_STORE, RunStore
+from . import SUMMARIES, otel_args
+from .argtypes import positive_int, positive_seconds, share
+from .render import console
+
+EXIT_CODES = """exit codes: 0 stopped (SIGTERM, Ctrl-C, or --once with nothing new); 2 bad input or configuration;
+3 stopped on a systemic provider error (fix it and start the same command again: judged traces are skipped)"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("watch", help=SUMMARIES["watch"], epilog=EXIT_CODES)
+    p.add_argument("input", metavar="SOURCE",
+                   help="a Phoenix server (http://127.0.0.1:6006, with --project), otlp://127.0.0.1:PORT (judgeflow "
+                        "receives OTLP/HTTP traces there) or an OTLP JSON file that grows (one request a line)")
+    p.add_argument("--project", help="the Phoenix project to watch (default: default); verdict spans are filed there too")
+    p.add_argument("--sample-rate", type=share, default=1.0,
+                   help="the share of new traces to judge, chosen by trace id (the same traces at every restart; default 1)")
+    p.add_argument("--filter", action="append", metavar="KEY=VALUE",
+                   help="judge only traces with a span matching: name=SPAN_NAME, kind=RETRIEVER, or ATTRIBUTE=VALUE "
+                        "(repeatable: all must match)")
+    p.add_argument("--period", type=positive_seconds, default=3600.0, metavar="SECONDS",
+                   help="--budget is a cap per period of this many seconds (default 3600: --budget an hour); rows "
+                        "over it end unscored 'budget' and are not judged again")
+    p.add_argument("--once", action="store_true", help="judge what the source has now, then stop (no waiting)")
+    p.add_argument("--poll", type=positive_seconds, default=1.0, metavar="SECONDS",
+                   help="seconds between looks at a source that had nothing new (default 1)")
+    p.add_argument("-o", "--output", type=Path, help="also write every verdict of this watch to this results file")
+    p.add_argument("--model", help="provider/model (default $JUDGEFLOW_MODEL, else the offline baseline)")
+    p.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint")
+    p.add_argument("--mode", default="auto", choices=["auto", "factual", "faithfulness", "spec"])
+    p.add_argument("--criterion", help="a criterion name or .toml path for every trace")
+    p.add_argument("--strategy", default="graph", choices=["graph", "single"])
+    p.add_argument("--system-prompt", action="store_true", help="count a conversation's system prompt as evidence")
+    p.add_argument("--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY)
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--store", type=Path, default=DEFAULT_STORE, help=f"the run store (default {DEFAULT_STORE})")
+    p.add_argument("--no-cache", action="store_true", help="do not serve results from the response cache")
+    from .run import _provider_flags
+
+    _provider_flags(p)  # --budget among them: run's cap, here per --period
+    otel_args.add_arguments(p)
+    p.set_defaults(func=cmd_watch, threshold=None, coverage=None, map=None)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from ..runs.run import Run
+    from ..runs.watch import Watch, parse_filters
+    from ..io.sources import open_source
+
+    con = console(stderr=True)
+    filters = parse_filters(args.filter)
+    key = f"watch:{args.input}" + (f"#{args.project}" if args.project else "")
+    settings = RunSettings.from_args(args, model=None)
+    budget = settings.spend_cap()  # run's --budget (runs.budget.Budget): reserved before each call, per period here
+    judge = settings.judging_spec().build(**({"budget": budget} if budget is not None else {}))
+    source = open_source(args.input, project=args.project)
+    exporter = otel_args.exporter_of(args, project=source.project)
+    with RunStore(settings.store) as store, contextlib.closing(source):
+        run = Run.online(store, settings, judging=judge, key=key)
+        watch = Watch(source, run, judge, rate=args.sample_rate, filters=filters, budget=budget,
+                      period=args.period, exporter=exporter, concurrency=args.concurrency, once=args.once,
+                      poll=args.poll, settings=settings)
+        if hasattr(source, "keep"):
+            source.keep = watch.keep  # a Phoenix source reads only the sampled traces' spans
+        con.print(f"watching {source.name}: sample rate {args.sample_rate:g}"
+                  + (f", at most {args.budget} calls per {args.period:g} s" if budget else "")
+                  + f"; run {run.run_id} (judged before: {len(watch.done)})", markup=False, soft_wrap=True)
+        code = 0
+        try:
+            asyncio.run(_watch(watch, judge))
+        except ProviderUnavailable as e:
+            con.print(f"[red]error:[/red] {e}", soft_wrap=True, markup=False)
+            code = 3
+        finally:
+            run.stop("stopped" if code else "interrupted", args.output)
+            if exporter is not None:
+                exporter.close()
+        for line in watch.summary.lines() + _extra_lines(budget, exporter):
+            con.print("  " + line, markup=False, soft_wrap=True)
+    return code
+
+
+def _extra_lines(budget: Any, exporter: Any) -> list[str]:
+    out = []
+    if budget is not None:
+        out.append(f"budget: {budget.describe()} in the last period; {budget.denied} call(s) did not fit in it")
+    if exporter is not None:
+        out.append(otel_args.describe(exporter))
+    return out
+
+
+async def _watch(watch: Any, judge: Any) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await watch.loop(stop)
+    finally:
+        await judge.aclose()
