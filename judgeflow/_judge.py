@@ -51,8 +51,9 @@ class JudgeSpec(Spec):
     keep_trace: bool = option(True, "Keep rendered prompts and raw replies on each Judgment.", flag="--trace",
                               results=False)
     concurrency: int = option(16, "Items judged at once by the sync facade.", flag="--concurrency", results=False)
-    check_dropped: bool = option(False, "Check the answer's numbers, dates and names no claim carries, as added "
-                                 "claims (else named in the row as not checked).", flag=None, results=True)
+    check_dropped: bool = option(True, "Check the answer's numbers, dates and names no claim carries, as added "
+                                 "claims (off: named in the row as not checked).", flag="--check-dropped",
+                                 results=True)
     client: ClientConfig = Field(default_factory=ClientConfig, description="How the client talks to the model.")
 
     def build(self, **client: Any) -> Judge:
@@ -81,7 +82,7 @@ class Judge(SyncFacade):
         coverage: bool = False,
         column_map: ColumnMap | None = None,
         config: ClientConfig | None = None,
-        check_dropped: bool = False,
+        check_dropped: bool = True,
         **client_kwargs: Any,
     ) -> None:
         """
@@ -102,8 +103,8 @@ class Judge(SyncFacade):
             config: every client option as one object (`judgeflow.config.ClientConfig`).
             **client_kwargs: fields of `config` as keywords (base_url, api_key, temperature, ...).
             check_dropped: check the numbers, dates and names of an answer that no claim of the
-                decomposition carries, as added claims (graph strategy); off, they are named in the
-                row as not checked (`Judgment.dropped`).
+                decomposition carries, as added claims (graph strategy; on by default: the answer
+                is judged whole); off, they are named in the row as not checked (`Judgment.dropped`).
         """
         if mode not in (None, "auto", *FAMILIES):
             raise ConfigError(f"mode {mode!r} is not one of: auto, {', '.join(FAMILIES)}")

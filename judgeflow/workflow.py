@@ -63,7 +63,7 @@ class JudgeContext:
     item_criterion: SkipJsonSchema[Any] = None
     """How an item's own `criterion` field is loaded: None: `load_criterion` (a name or a path); a
     served graph sets `served.served_criterion` (names the operator allows, never a path)."""
-    check_dropped: bool = False
+    check_dropped: bool = True
     """Check an answer's numbers, dates and names that no claim carries as added claims (graph
     strategy); off, the row names them as not checked (`details`)."""
 

@@ -54,11 +54,13 @@ def _fresh_limiters(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Te
     """Each test starts with no rate limits learned (limiters are process-wide, per endpoint and key),
     and its own folder of limits shared between processes (made only when a limit is met; child
     processes inherit it)."""
+    from judgeflow.backends import local_pace
     from judgeflow.backends.limits import forget
 
     folder = tmp_path_factory.getbasetemp() / "shared-limits" / str(next(_LIMITS_DIRS))
     monkeypatch.setenv("JUDGEFLOW_LIMITS_DIR", str(folder))
     forget()
+    local_pace.forget()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -437,6 +437,8 @@ TESTS = Path(__file__).resolve().parent
 #: the test files that may use ../shared, each with why the in-repo fakes (tests/fakes/: schema_provider.py
 #: with its batch APIs, faults and limits) or generated rows (tests/fakes/labelled.py) would not do
 SHARED_ALLOWED = {
+    "backends/test_local_model.py": "opt-in (--runserver) against a real local model: its skip message names the "
+                                    "shared script that starts one",
     "conftest.py": "defines the `fake_llm` and `shared_data` fixtures, which skip when ../shared is absent",
     "cli/test_cli_traces.py": "the deliberate extra check against ../shared/tools/fake_llm.py itself (the guide "
                               "asks to run against it); the same test runs on the in-repo schema fake",

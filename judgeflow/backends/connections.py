@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from .local_pace import DEADLINE
 from ..redact import remember_secret
 
 TRANSPORTS = ("auto", "aiohttp", "httpx")
@@ -46,9 +47,11 @@ def check_transport(transport: str) -> str:
     return transport
 
 
-def sdk_client(module: str, cls: str, *, transport: str = "auto", limiter: Any = None, **kwargs: Any) -> Any:
+def sdk_client(module: str, cls: str, *, transport: str = "auto", limiter: Any = None, pace: Any = None,
+               **kwargs: Any) -> Any:
     """The provider SDK's client `module.cls(**kwargs)`, imported on first use, over `transport`;
-    its model requests paced by `limiter` (a `limits.Limiter`) when one is given."""
+    its model requests paced by `limiter` (a `limits.Limiter`) when one is given, and a local
+    endpoint's by `pace` (a `local_pace.LocalPace`: requests in flight and each one's deadline)."""
     sdk = importlib.import_module(module)
     url = urlsplit(str(kwargs.get("base_url") or kwargs.get("azure_endpoint") or ""))
     remember_secret(kwargs.get("api_key"))  # masked by value in everything judgeflow records
@@ -69,6 +72,10 @@ def sdk_client(module: str, cls: str, *, transport: str = "auto", limiter: Any =
         from .paced import attach
 
         attach(client, limiter, module)  # the SDK's package ("openai", "anthropic") names its wire family
+    if pace is not None:  # outermost: what it counts in flight is what the endpoint is computing
+        from .local_pace import attach as pace_attach
+
+        pace_attach(client, pace)
     return client
 
 
@@ -90,9 +97,10 @@ class Deadline:
         self.inner, self.seconds = inner, seconds
 
     async def handle_async_request(self, request: Any) -> Any:
-        end = asyncio.get_running_loop().time() + self.seconds
-        response = await _by(end, self.inner.handle_async_request(request), request, self.seconds)
-        response.stream = _deadline_stream()(response.stream, end, request, self.seconds)
+        seconds = request.extensions.get(DEADLINE, self.seconds)  # a local endpoint's pace sets its own (local_pace)
+        end = asyncio.get_running_loop().time() + seconds
+        response = await _by(end, self.inner.handle_async_request(request), request, seconds)
+        response.stream = _deadline_stream()(response.stream, end, request, seconds)
         return response
 
     async def aclose(self) -> None:

@@ -41,6 +41,7 @@ from .comparison import ComparisonReport, compare
 from .edits import CriterionEdit, EditError, apply_edit
 from .tune_prompt import editor_messages
 from .tune_own import own_gain
+from .tune_power import TunePower, of_report
 from ..runs.budget import Budget
 from .tune_seams import BudgetReached, Editor, StepBudget, StoreJudging
 
@@ -119,6 +120,8 @@ class TuneReport(BaseModel):
     cost: float | None = 0.0
     """Estimated USD for the calls made (None: no price is known for a model in `unpriced`)."""
     unpriced: list[str] = Field(default_factory=list)
+    power: TunePower | None = None
+    """The smallest held-out gain these labels could have detected, and the labels `detect` needs."""
 
     @property
     def calls(self) -> int:
@@ -363,9 +366,13 @@ async def atune(
     prices: Any = None,
     seed: int = 0,
     concurrency: int = 16,
+    detect: float | None = None,
     **client_kwargs: Any,
 ) -> TuneResult:
-    """Tune `criterion` on labelled `items` (see the module docstring); the async core of `tune`."""
+    """Tune `criterion` on labelled `items` (see the module docstring); the async core of `tune`.
+
+    `report.power` says the smallest held-out gain these labels could have detected (80% power at
+    the acceptance level); `detect` (a share, 0.10 = 10 points) adds the labels that gain needs."""
     original = criterion if isinstance(criterion, Criterion) else load_criterion(criterion)
     chosen, unlabelled, invalid = labelled_items(items, labels)
     if len(chosen) < MIN_LABELS:
@@ -396,6 +403,7 @@ async def atune(
                           "again with a larger --budget (what is done is served from the caches).")
     finally:
         await _close(judging, ed)
+    report.power = of_report(report, detect=detect, alpha=ALPHA)
     tuned = apply_edit(original, report.accepted) if report.accepted else None
     return TuneResult(criterion=tuned, original=original, report=report)
 

@@ -69,9 +69,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--mode", default="auto", choices=["auto", "factual", "faithfulness", "spec"],
                    help="route by fields (auto) or force a mode")
     p.add_argument("--criterion", help="a criterion name or .toml path for every item (overrides --mode)")
-    p.add_argument("--coverage", action=argparse.BooleanOptionalAction, default=None,
-                   help="requirement coverage for spec items: also check each requirement of the spec as met / "
-                        "not_met / not_applicable (default: on with --mode spec)")
+    _checking_flags(p)
     p.add_argument("--max-source-chars", type=positive_int,
                    help="cut sources longer than this to the passages relevant to the claims; cite passages")
     p.add_argument("--strategy", default="graph", choices=["graph", "single"],
@@ -112,6 +110,16 @@ def register(sub: Subparsers) -> None:
     ray_cmd.add_arguments(p)
     ensemble.add_args(p)
     p.set_defaults(func=cmd_run)
+
+
+def _checking_flags(p: argparse.ArgumentParser) -> None:
+    """What is checked besides the claims the decomposer lists."""
+    p.add_argument("--coverage", action=argparse.BooleanOptionalAction, default=None,
+                   help="requirement coverage for spec items: also check each requirement of the spec as met / "
+                        "not_met / not_applicable (default: on with --mode spec)")
+    p.add_argument("--check-dropped", action=argparse.BooleanOptionalAction, default=True,
+                   help="judge the answer whole: numbers, dates and names no claim carries are checked as added "
+                        "claims (default on; --no-check-dropped names them in the row as not checked)")
 
 
 def add_budget(p: argparse.ArgumentParser) -> None:

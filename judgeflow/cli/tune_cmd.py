@@ -16,7 +16,7 @@ from rich.table import Table
 
 from ..backends.llm_judge import DEFAULT_MODEL_ENV
 from ..runs.store import DEFAULT_STORE
-from .argtypes import Subparsers, positive_int, positive_seconds
+from .argtypes import Subparsers, positive_int, positive_seconds, share
 from .render import console, fit
 from . import SUMMARIES
 
@@ -45,6 +45,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--concurrency", type=positive_int, default=16, help="items judged at once (default 16)")
     p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per request (default 120)")
     p.add_argument("--seed", type=int, default=0, help="fold assignment seed (default 0)")
+    p.add_argument("--detect", type=share, metavar="SHARE", help="a held-out gain to plan for (0.10 = 10 points of agreement): "
+                                                "the labels it needs for 80%% power are printed")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_tune)
 
@@ -61,7 +63,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     result = tune(read_items(args.items), args.criterion, args.model, editor_model=args.editor_model, labels=labels,
                   folds=args.folds, candidates=args.candidates, strategy=args.strategy, store=args.store,
                   budget=args.budget, prices=load_prices(args.prices), seed=args.seed,
-                  concurrency=args.concurrency, **kwargs)
+                  concurrency=args.concurrency, detect=args.detect, **kwargs)
     out = args.output or Path(f"tune-{result.original.name}")
     paths = write_tune(result, out)
     if args.json:
@@ -112,6 +114,8 @@ def render(result: object, paths: dict[str, Path]) -> None:
     for rank in r.ranks:
         con.print(f"  edit rank {rank.rank + 1}: {rank.why}", markup=False)
     con.print(f"[bold]verdict:[/bold] {r.verdict}", soft_wrap=True)
+    if r.power is not None:
+        con.print(f"power: {r.power.text()}", markup=False, soft_wrap=True)
     con.print(f"spent: {spent_text(r)}", markup=False, soft_wrap=True)
     for name, path in paths.items():
         con.print(f"{name} -> {path}", markup=False)

@@ -102,6 +102,8 @@ class RunSettings(BaseModel):
     """Result rows carry the item's question, answer, reference, source and spec (`--with-inputs`)."""
     coverage: bool = False
     """Requirement coverage (spec criteria): on with --mode spec unless --no-coverage."""
+    check_dropped: bool = True
+    """Numbers, dates and names no claim carries are checked as added claims (off: --no-check-dropped)."""
     ensemble: dict[str, Any] | None = None
     column_map: dict[str, str] | None = None
     """Item field -> the input column holding it (`--map FIELD=COLUMN`)."""
@@ -123,6 +125,7 @@ class RunSettings(BaseModel):
             **given, model=model or args.model or default_model(),
             criterion=f"{crit.name}@{crit.fingerprint}" if crit else None,
             coverage=bool(flag) if flag is not None else args.mode == "spec", ensemble=ensemble,
+            check_dropped=getattr(args, "check_dropped", True) is not False,
             input=_plain(args.input), output=_plain(args.output), ensemble_flags=ensemble_flags or [],
             column_map=parse_column_map(getattr(args, "map", None)) or None,
         )
@@ -153,7 +156,7 @@ class RunSettings(BaseModel):
         model, _, url = ref.partition("@")
         return JudgeSpec(model=model, mode=self.mode, criterion=self.criterion_arg, strategy=self.strategy,
                          coverage=self.coverage, keep_trace=keep_trace, concurrency=self.concurrency,
-                         client=self.client_config(model, url or None))
+                         check_dropped=self.check_dropped, client=self.client_config(model, url or None))
 
     def judging_spec(self) -> JudgingSpec:
         """What judges this run: the recorded spec, else the one the flat settings describe."""
@@ -179,6 +182,7 @@ class RunSettings(BaseModel):
             mode = one.mode or (self.mode if self.mode in (None, "auto") else None)  # "auto" as the CLI says it
             update.update({name: getattr(one.client, client) for name, (_, _, client, _) in FLAGS.items() if client})
             update.update(model=one.model, mode=mode, strategy=one.strategy, coverage=one.coverage,
+                          check_dropped=one.check_dropped,
                           criterion_arg=one.criterion, criterion=f"{crit.name}@{crit.fingerprint}" if crit else None,
                           repeats=spec.k if isinstance(spec, RepeatsSpec) else 1)
         elif not self.ensemble:  # a panel or cascade built in Python: the spec names it
@@ -243,6 +247,8 @@ class RunSettings(BaseModel):
             parts += ["--map", f"{field}={column}"]
         if self.coverage != (self.mode == "spec"):  # not the default for the mode: say it
             parts.append("--coverage" if self.coverage else "--no-coverage")
+        if not self.check_dropped:
+            parts.append("--no-check-dropped")
         command = shlex.join([*parts, "--resume"])
         clean = redact(command)
         if clean != command:  # never print or store a credential; say how to put it back
@@ -272,7 +278,7 @@ FLAGS = _flags()
 
 #: what judges (the flat names of the judging spec), then the client options and the run's own fields
 #: that change results (`affects_results` in config/): the settings a resume must match
-RESULT_SETTINGS = ("model", "mode", "criterion", "strategy", "coverage", "ensemble", "repeats",
+RESULT_SETTINGS = ("model", "mode", "criterion", "strategy", "coverage", "check_dropped", "ensemble", "repeats",
                    *(name for name, (_, _, client, _) in FLAGS.items() if client and affects_results(ClientConfig, client)),
                    *(name for name in RunSpec.model_fields if name != "judging" and affects_results(RunSpec, name)))
 RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format", "with_inputs", "judging")

@@ -186,8 +186,10 @@ from judgeflow.backends.llm import make_client
 from judgeflow.errors import ProviderUnavailable
 from judgeflow.schemas import claims_reply
 
+# the loopback fake stands in for a provider's API: a given timeout keeps every request in flight at
+# once (a local endpoint without one is paced, one request at a time to start: no new sockets)
 client = make_client("openai/m", base_url=sys.argv[1] + "/v1", api_key="k", provider_retries=0, max_retries=0,
-                     http_transport=sys.argv[2])
+                     http_transport=sys.argv[2], timeout=60)
 ask = lambda: client.ask(claims_reply(("other",)), [{"role": "user", "content": "hi"}])
 
 async def main():
@@ -226,7 +228,7 @@ def test_too_many_open_files_is_reported_as_a_local_limit(tmp_path, transport: s
 
 @pytest.mark.parametrize("strategy", ["graph", "single"])
 def test_ten_thousand_claims_to_a_two_word_answer_are_cut_to_the_bound(strategy: str) -> None:
-    listed = [{"text": f"Claim number {i}.", "kind": "other", "evidence": "", "reason": "r",
+    listed = [{"text": f"Moscow, 1147: claim {i}.", "kind": "other", "evidence": "", "reason": "r",
                "basis": "reference", "verdict": "supported"} for i in range(10_000)]
 
     def check_all(request: dict) -> dict:  # a verdict for every claim asked about

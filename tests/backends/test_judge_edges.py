@@ -93,10 +93,23 @@ def test_dropping_the_year_1147_is_checked_and_recorded_in_the_row(provider: str
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_by_default_a_dropped_year_is_named_in_the_row_as_not_checked(provider: str) -> None:
-    llm = FakeLLM(provider, [Claims(claims=[Claim(id="c1", text=MOSCOW_FOUNDER, kind="name")]), verdicts({})])
+def test_by_default_a_dropped_wrong_year_is_checked_and_makes_the_answer_1(provider: str) -> None:
+    # the study's rule, at the defaults: judge the answer whole (a correct core does not excuse a wrong year)
+    llm = FakeLLM(provider, [Claims(claims=[Claim(id="c1", text=MOSCOW_FOUNDER, kind="name")]),
+                             verdicts({"1247": "contradicted"})])
     result = Judge(backend=llm.backend()).judge(MOSCOW_1247)
+    assert len(llm.requests) == 2 and "1247" in user_text(llm.requests[1])
+    assert result.label == 1 and result.dropped == ["1247"]
+    assert "checked as added claims: 1247" in (result.reason or "")
+    assert Judge(backend=llm.backend()).spec().check_dropped is True
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_check_dropped_off_names_a_dropped_year_in_the_row_as_not_checked(provider: str) -> None:
+    llm = FakeLLM(provider, [Claims(claims=[Claim(id="c1", text=MOSCOW_FOUNDER, kind="name")]), verdicts({})])
+    result = Judge(backend=llm.backend(), check_dropped=False).judge(MOSCOW_1247)
     assert len(llm.requests) == 2 and "1247" not in user_text(llm.requests[1])
+    assert result.label == 0, "off: the wrong year no claim carries is not judged (the old behaviour, opted into)"
     assert result.dropped == ["1247"] and "not checked (no claim carried them): 1247" in (result.reason or "")
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import MOSCOW_RIGHT, FakeLLM, RawArgs, SchemaProvider, Status, moscow, moscow_checks, moscow_claims
+from fakes import FakeLLM, RawArgs, SchemaProvider, Status, moscow, moscow_checks, moscow_claims
 from fakes.labelled import factual_rows, faithfulness_rows, spec_rows, write_rows
 
 from judgeflow import Judge
@@ -118,7 +118,7 @@ def test_a_reply_with_a_raw_newline_and_a_fence_is_repaired_not_reasked() -> Non
 def test_an_invalid_reply_is_reasked_and_counted() -> None:
     bad = {"c1": {"basis": "reference", "verdict": "wrong"}}
     good = {"c1": {"basis": "reference", "verdict": "supported"}}
-    llm = FakeLLM("openai", [moscow_claims(MOSCOW_RIGHT), bad, good])
+    llm = FakeLLM("openai", [moscow_claims(), bad, good])  # the claim the answer makes (1247), nothing dropped
     r = Judge(backend=llm.backend()).judge(MOSCOW)
     assert r.status == "judged" and r.usage.reasks == 1 and r.usage.calls == 3
     assert "verdict 'wrong' is not one of" in json.dumps(llm.requests[2]["messages"])

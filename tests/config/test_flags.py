@@ -13,7 +13,7 @@ from judgeflow.runs.settings import RESULT_SETTINGS
 
 SPECS = (ClientConfig, JudgeSpec, PanelSpec, CascadeSpec, RepeatsSpec, RunSpec)
 #: flags of the command line itself (how it runs, prints or spreads out), not of what a run is
-CLI_ONLY = {"-h", "--help", "--resume", "--no-progress", "--json", "--no-coverage"}
+CLI_ONLY = {"-h", "--help", "--resume", "--no-progress", "--json", "--no-coverage", "--no-check-dropped"}
 #: `--ray*`: where a run is spread (integrations/ray.py); `--otel*`: where its verdicts are also sent
 #: (integrations/otel.py, cli/otel_args.py, shared with `watch`): not what a run is
 CLI_ONLY_PREFIX = ("--ray", "--otel")
@@ -54,7 +54,7 @@ def test_flags_that_change_results_are_compared_on_resume() -> None:
                                                                     "--audit-rate", "--audit-seed", "--reasks"}
     for flag, (spec, name) in field_flags().items():
         if affects_results(spec, name) and flag != "INPUT":
-            assert flag in flat or flag in ("--criterion", "--coverage"), (spec.__name__, name, flag)
+            assert flag in flat or flag in ("--criterion", "--coverage", "--check-dropped"), (spec.__name__, name, flag)
 
 
 def test_the_flat_settings_declare_each_flag_once() -> None:

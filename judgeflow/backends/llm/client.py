@@ -129,6 +129,8 @@ class LLMClient:
     wire: Wire | None = None
     """How this provider's requests differ from the OpenAI wire (wire.py); by default its provider's."""
     limiter: Limiter | None = None
+    pace: Any = None
+    """A local endpoint's `local_pace.LocalPace` (requests in flight, each one's deadline); None elsewhere."""
     """The endpoint's rate limiter (shared with every client of the same endpoint, key and model)."""
     max_wait: float = DEFAULT_MAX_WAIT
     """Seconds an item may wait on the rate limit in all before it is given up (--max-wait)."""
@@ -349,11 +351,15 @@ class LLMClient:
         """A local endpoint did not answer within the deadline: counted, not re-sent, and the fix named."""
         if usage is not None:
             usage.calls += 1  # sent and possibly computed: it counts like any other request
-        _record(trace, step, messages, {"error": f"timed out after {self.timeout:g} s"})
+        pace = self.pace
+        seconds = pace.last_deadline if pace is not None and pace.last_deadline else self.timeout or 0
+        _record(trace, step, messages, {"error": f"timed out after {seconds:g} s"})
         where = self.base_url or self.provider
-        return LLMError(f"timed out: the local endpoint {where} did not answer within {self.timeout:g} s "
-                        "(not sent again: the server may still be computing it); raise --timeout (e.g. --timeout "
-                        f"{max(2 * (self.timeout or 0), 900):g}) and use --concurrency 1 for a single-slot server")
+        shown = f"; it showed {pace.describe()}" if pace is not None else ""
+        return LLMError(f"timed out: the local endpoint {where} did not answer within {seconds:g} s "
+                        f"(not sent again: the server may still be computing it{shown}); raise --timeout (e.g. "
+                        f"--timeout {max(2 * seconds, 900):g}) and use --concurrency 1 for a single-slot server, "
+                        "or a smaller model")
 
     def _rejected_shape(self, e: BaseException) -> bool:
         return status_of(e) in (400, 422, 500, 501) and bool(SHAPE_WORDS.search(str(e))) and not is_context_length(e)

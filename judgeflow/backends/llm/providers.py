@@ -24,6 +24,8 @@ from ..providers import PROVIDERS  # noqa: F401 - re-exported by backends.llm (t
 from ..providers import provider as provider_named
 from ..providers.base import Provider
 from ..limits import limiter_for
+from ..local_pace import CAP as PACE_CAP
+from ..local_pace import pace_for
 from .client import STRUCTURED, LLMClient
 from .failures import short
 from ..providers import wire_of
@@ -110,11 +112,17 @@ def make_client(model: str, config: ClientConfig | None = None, **options: Any) 
                               "for an OpenAI-compatible gateway")
         return _from_provider(p, name, structured=c.structured, api_key=c.api_key, temperature=c.temperature, **common)
     local, common["timeout"] = deadline(provider, base_url, c.timeout)
-    sdk_kwargs: dict[str, Any] = {"max_retries": 0 if local else c.provider_retries, "timeout": common["timeout"],
+    # requests in flight and the deadline follow the endpoint's replies (local_pace; the deadline is set
+    # per request on the Deadline transport, which a caller's own http_client does not have); a given
+    # --timeout keeps both as set (a localhost proxy to a hosted API, say)
+    adaptive = local and c.timeout is None and c.http_client is None
+    sdk_kwargs: dict[str, Any] = {"max_retries": 0 if local else c.provider_retries,
+                                  "timeout": PACE_CAP if adaptive else common["timeout"],
                                   "transport": check_transport(c.http_transport)}
     if c.http_client is not None:
         sdk_kwargs["http_client"] = c.http_client
-    limits = {"rpm": c.rpm, "tpm": c.tpm, "max_wait": c.max_wait}
+    limits = {"rpm": c.rpm, "tpm": c.tpm, "max_wait": c.max_wait,
+              "pace": (common["timeout"], adaptive) if adaptive else None}
     return _sdk_client(p, base_url, c.api_key, c.api_version, c.structured, c.temperature, sdk_kwargs, common, limits)
 
 
@@ -143,9 +151,11 @@ def _sdk_client(p: Provider, base_url: str | None, api_key: str | None, api_vers
     temperature = p.temperature(temperature, base_url)
     limiter = limiter_for(provider, base_url, raw.keywords.get("api_key"), model)
     limiter.configure(limits["rpm"], limits["tpm"], wire=wire.name)
-    return LLMClient(sdk=LoopClient(partial(raw, limiter=limiter)), temperature=temperature, base_url=base_url,
-                     structured=mode, auto=structured == "auto", wire=wire, limiter=limiter,
-                     max_wait=limits["max_wait"], **common)
+    local = limits.get("pace")
+    pace = pace_for(limiter, floor=local[0], adaptive=local[1]) if local else None
+    return LLMClient(sdk=LoopClient(partial(raw, limiter=limiter, pace=pace)), temperature=temperature,
+                     base_url=base_url, structured=mode, auto=structured == "auto", wire=wire, limiter=limiter,
+                     max_wait=limits["max_wait"], pace=pace, **common)
 
 
 def _from_provider(p: Provider, name: str, *, provider: str, structured: str, api_key: str | None,

@@ -1,0 +1,213 @@
+"""Slow local endpoints (#41): how many requests are in flight and how long each may take follow
+what the endpoint shows, so a single-slot server is never sent a queue that times out behind it.
+
+A local server (llama.cpp, ollama, LM Studio on a laptop) often computes one request at a time;
+requests sent beside it wait in its queue, and their deadline runs out while they wait (then they
+are sent again, or scored as nothing). `LocalPace`, one per local endpoint and shared by every
+client of it, sits under the SDK as a transport (`attach`) and
+- **concurrency**: starts at START request in flight; after as many replies in a row as the limit
+  whose latency stayed flat (within FLAT x the latency of requests sent alone) while requests were
+  waiting, allows one more. A reply slower than that, sent while others were in flight (the server
+  queued it), takes one back and holds the limit there (a ceiling, probed again after REPROBE flat
+  replies); a timeout sets it to 1. The caller's own limit (`--concurrency`) stays the ceiling of
+  what is asked for.
+- **deadline**: the local default (`providers.LOCAL_TIMEOUT`) is a floor; once replies arrive, each
+  request may take FACTOR x the slowest reply seen, and a timeout doubles the deadline of the
+  requests after it, up to CAP.
+
+A given `--timeout` (or a caller's own `http_client`) turns the pace off: the deadline and the
+concurrency are then as set (a localhost proxy to a hosted API is not a single-slot server).
+
+Requests are counted where they are sent (the limiter, `usage.calls`); this module only decides when.
+`stats()` and the timed-out row's reason say what the endpoint showed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+#: requests in flight to a local endpoint before it has shown it can take more
+START = 1
+#: a reply within this factor of the requests-sent-alone latency is "flat"
+FLAT = 1.5
+#: flat replies at a ceiling before one more request in flight is tried again
+REPROBE = 20
+#: a request may take this many times the slowest reply seen (above the floor)
+FACTOR = 4.0
+#: the longest deadline the pace ever gives (seconds)
+CAP = 4 * 3600.0
+#: the request extension holding a request's own deadline in seconds (read by `connections.Deadline`)
+DEADLINE = "judgeflow_deadline"
+#: weight of the newest solo latency in its running mean
+_WEIGHT = 0.3
+
+
+@dataclass(eq=False)
+class LocalPace:
+    """Concurrency and deadline of one local endpoint (see the module docstring)."""
+
+    name: str
+    floor: float
+    """The deadline before any reply, and its lower bound (the local default, or the given --timeout)."""
+    adaptive: bool = True
+    """False with a given --timeout: the deadline stays `floor`."""
+    limit: int = START
+    in_flight: int = 0
+    peak: int = 0
+    """The most requests ever in flight at once."""
+    ceiling: int | None = None
+    """The limit a queued (slow) reply set; None while latency has stayed flat."""
+    solo: float | None = None
+    """Running mean latency of requests sent with nothing else in flight."""
+    slowest: float = 0.0
+    flat: int = 0
+    timeouts: int = 0
+    stretched: float = 0.0
+    """The deadline a timeout doubled to (later requests get at least this)."""
+    last_deadline: float = 0.0
+    waiters: deque[asyncio.Future[None]] = field(default_factory=deque)
+
+    def deadline(self) -> float:
+        """Seconds the next request may take."""
+        if not self.adaptive:
+            return self.floor
+        return min(CAP, max(self.floor, FACTOR * self.slowest, self.stretched))
+
+    async def acquire(self) -> tuple[float, bool]:
+        """Wait for a place in flight; (when sent, whether others were in flight)."""
+        while self.in_flight >= self.limit:
+            fut = asyncio.get_running_loop().create_future()
+            self.waiters.append(fut)
+            try:
+                await fut
+            except BaseException:
+                self.waiters = deque(w for w in self.waiters if w is not fut)
+                raise
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        return time.monotonic(), self.in_flight > 1
+
+    def release(self, sent: float, crowded: bool, outcome: str, deadline: float) -> None:
+        """A request ended: "ok" (a reply), "timeout", or "error"; learn from it, wake the next."""
+        self.in_flight = max(0, self.in_flight - 1)
+        if outcome == "timeout":
+            self.timeouts += 1
+            self.limit, self.ceiling, self.flat = 1, 1, 0
+            self.stretched = min(CAP, max(self.stretched, 2 * deadline))
+        elif outcome == "ok":
+            self._learn(time.monotonic() - sent, crowded)
+        self._wake()
+
+    def _learn(self, latency: float, crowded: bool) -> None:
+        self.slowest = max(self.slowest, latency)
+        if not crowded:
+            self.solo = latency if self.solo is None else (1 - _WEIGHT) * self.solo + _WEIGHT * latency
+        if crowded and self.solo is not None and latency > FLAT * self.solo:  # it waited in the server's queue
+            self.limit = max(1, self.limit - 1)
+            self.ceiling, self.flat = self.limit, 0
+            return
+        self.flat += 1
+        wanted = bool(self.waiters)
+        held = self.ceiling is not None and self.limit >= self.ceiling and self.flat < REPROBE
+        if wanted and not held and self.flat >= self.limit:
+            self.limit += 1
+            self.flat = 0
+            if self.ceiling is not None and self.limit > self.ceiling:
+                self.ceiling = None
+
+    def _wake(self) -> None:
+        free = self.limit - self.in_flight
+        while self.waiters and free > 0:
+            fut = self.waiters.popleft()
+            if not fut.done():
+                fut.get_loop().call_soon_threadsafe(_set, fut)
+                free -= 1
+
+    def describe(self) -> str:
+        solo = f", {self.solo:.3g} s a request alone" if self.solo is not None else ""
+        return (f"{self.limit} request(s) in flight at most (peak {self.peak}){solo}, slowest reply "
+                f"{self.slowest:.3g} s, deadline {self.deadline():.3g} s, {self.timeouts} timeout(s)")
+
+
+def _set(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+#: the pace of each local endpoint, by its limiter (one per endpoint, key and model)
+_PACES: weakref.WeakKeyDictionary[Any, LocalPace] = weakref.WeakKeyDictionary()
+
+
+def pace_for(limiter: Any, *, floor: float, adaptive: bool) -> LocalPace:
+    """The process-wide pace of the endpoint `limiter` stands for."""
+    pace = _PACES.get(limiter)
+    if pace is None or pace.floor != floor or pace.adaptive != adaptive:
+        pace = _PACES[limiter] = LocalPace(getattr(limiter, "name", "local endpoint"), floor, adaptive)
+    return pace
+
+
+def pace_of(limiter: Any) -> LocalPace | None:
+    return _PACES.get(limiter) if limiter is not None else None
+
+
+def forget() -> None:
+    """Forget every endpoint's pace (tests; a new process starts with none)."""
+    _PACES.clear()
+
+
+def stats() -> list[dict[str, Any]]:
+    """Each local endpoint's pace, for a run's summary and the tests."""
+    return [{"endpoint": p.name, "limit": p.limit, "peak": p.peak, "timeouts": p.timeouts,
+             "deadline": p.deadline(), "slowest": p.slowest} for p in _PACES.values()]
+
+
+def attach(raw: Any, pace: LocalPace) -> None:
+    """Put SDK client `raw`'s model requests under `pace` (outermost, so its count is what is in flight)."""
+    client = getattr(raw, "_client", None)
+    transport = getattr(client, "_transport", None)
+    if transport is not None and not isinstance(transport, Paced):
+        client._transport = Paced(transport, pace)
+
+
+class Paced:
+    """An httpx2 transport that sends model requests when the endpoint's `LocalPace` allows."""
+
+    def __init__(self, inner: Any, pace: LocalPace) -> None:
+        self.inner, self.pace = inner, pace
+
+    async def handle_async_request(self, request: Any) -> Any:
+        from .limits import MODEL_PATHS
+
+        if not request.url.path.endswith(MODEL_PATHS):
+            return await self.inner.handle_async_request(request)
+        pace = self.pace
+        sent, crowded = await pace.acquire()
+        deadline = pace.last_deadline = pace.deadline()
+        if pace.adaptive:
+            request.extensions[DEADLINE] = deadline
+        outcome = "error"
+        try:
+            response = await self.inner.handle_async_request(request)
+            outcome = "ok" if response.status_code < 400 else "error"
+            return response
+        except BaseException as e:
+            if type(e).__name__ in ("ReadTimeout", "TimeoutException", "WriteTimeout", "PoolTimeout"):
+                outcome = "timeout"
+            raise
+        finally:
+            pace.release(sent, crowded, outcome, deadline)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def __aenter__(self) -> Paced:  # noqa: PYI034 - an httpx transport, never subclassed
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.inner.__aexit__(*exc)
