@@ -46,7 +46,8 @@ class Scripted(SchemaProvider):
         get, put = _payload(body)
         data = json.loads(get())
         if isinstance(data, dict) and "claims" in data:  # the decompose reply
-            data["claims"] = [{"text": f"Claim {i} about Brooks.", "kind": "other", "quote": ""} for i in range(1, N + 1)]
+            data["claims"] = [{"text": f"Sentence {i} says Albert Brooks is an American actor born in 1947.", "kind": "other",
+                               "quote": ""} for i in range(1, N + 1)]  # each carries the answer's details (check_dropped)
             put(json.dumps(data))
         elif isinstance(data, dict) and "c1" in data:  # a check reply
             self.checks += 1
