@@ -15,14 +15,13 @@ of one answer per question (balanced in expectation), printed beside balanced ac
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..results import Judgment
-from .base import Benchmark, Figure, Published, SourceFile
+from .base import Benchmark, Published, SourceFile
 from .fetch import local_path
-from .metrics import balanced_accuracy, kappa, label_figures
+from .metrics import kappa_figures
 
 COMMIT = "b7253db3cdaa0ab2c382f92b26b390109174f77e"
 FILES = (SourceFile("data/qa_data.json", git_blob="981d8944c2a74937a9556d50dd12ffb493d95c27"),)
@@ -47,15 +46,11 @@ def convert(data: Path) -> Iterator[dict[str, Any]]:
                        "answer": answer, "label": label, "dataset": "halueval_qa", "meta": meta}
 
 
-def metric(rows: Sequence[Judgment], seed: int) -> list[Figure]:
-    return label_figures(rows, [("kappa", kappa), ("balanced accuracy", balanced_accuracy)], seed)
-
-
 BENCHMARK = Benchmark(
     name="halueval_qa", title="HaluEval QA", repo="RUCAIBox/HaluEval", commit=COMMIT, files=FILES,
     licence="MIT License, Copyright (c) 2020 RUCAIBox: use, copy, modify and distribute, keeping the notice.",
     licence_url=f"https://github.com/RUCAIBox/HaluEval/blob/{COMMIT}/LICENSE",
-    convert=convert, metric=metric, ab=AB,
+    convert=convert, metric=kappa_figures, ab=AB,
     published=(Published("ChatGPT (gpt-3.5-turbo), HaluEval's prompt", "accuracy (one answer per question)", 0.6259,
                          "Li et al., HaluEval, EMNLP 2023, QA column"),),
 )

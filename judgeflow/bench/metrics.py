@@ -80,6 +80,11 @@ def label_figures(rows: Sequence[Judgment], names: Sequence[tuple[str, Vectorise
     return [figure(name, fn, human, judge, seed=seed) for name, fn in names]
 
 
+def kappa_figures(rows: Sequence[Judgment], seed: int) -> list[Figure]:
+    """The QA benchmarks' metric (HaluEval QA, TruthfulQA): kappa and balanced accuracy, with intervals."""
+    return label_figures(rows, [("kappa", kappa), ("balanced accuracy", balanced_accuracy)], seed)
+
+
 def span_figure(rows: Sequence[Judgment], human: dict[str, list[Span]], seed: int) -> Figure:
     """Span-level F1 by character overlap (`calibration.span_metrics`) on the scored rows with human spans."""
     m = spans_beside(rows, human, seed=seed)

@@ -13,14 +13,13 @@ the reference. Metric: Cohen's kappa and balanced accuracy.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..results import Judgment
-from .base import Benchmark, Figure, Published, SourceFile
+from .base import Benchmark, Published, SourceFile
 from .fetch import local_path
-from .metrics import balanced_accuracy, kappa, label_figures
+from .metrics import kappa_figures
 
 COMMIT = "d71c110897f5d31c5d7f309e7bc316c152f6f031"
 FILES = (SourceFile("TruthfulQA.csv", sha256="b8d8ef1e12f98b4f2a9f47abc9765da0640b182b6c5d9b92f0c1a1f2f1e02e5c"),)
@@ -54,15 +53,11 @@ def convert(data: Path) -> Iterator[dict[str, Any]]:
                        "answer": answer.strip(), "label": label, "dataset": "truthfulqa", "meta": meta}
 
 
-def metric(rows: Sequence[Judgment], seed: int) -> list[Figure]:
-    return label_figures(rows, [("kappa", kappa), ("balanced accuracy", balanced_accuracy)], seed)
-
-
 BENCHMARK = Benchmark(
     name="truthfulqa", title="TruthfulQA", repo="sylinrl/TruthfulQA", commit=COMMIT, files=FILES,
     licence="Apache License 2.0 (the TruthfulQA authors): use, modify and distribute, with the licence and notices.",
     licence_url=f"https://github.com/sylinrl/TruthfulQA/blob/{COMMIT}/LICENSE",
-    convert=convert, metric=metric, ab=AB,
+    convert=convert, metric=kappa_figures, ab=AB,
     published=(Published("GPT-judge (fine-tuned GPT-3)", "accuracy against human truth labels", None,
                          "Lin et al., TruthfulQA, ACL 2022, section 4.2",
                          note="90-96% (validation, on models' generated answers, not these listed ones)"),),
