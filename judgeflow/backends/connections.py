@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigError
 from .local_pace import DEADLINE
+from .wrapping import WrappedTransport
 from ..redact import remember_secret
 
 TRANSPORTS = ("auto", "aiohttp", "httpx")
@@ -87,7 +88,7 @@ def with_deadline(raw: Any, seconds: float) -> None:
         http._transport = Deadline(transport, seconds)
 
 
-class Deadline:
+class Deadline(WrappedTransport):
     """An httpx2 transport whose requests end `seconds` after they are sent: connect, headers and
     the whole body. The transports' own timeouts are per read, so a reply trickling in a byte at a
     time would never end. A request cut off raises httpx2's ReadTimeout, which the SDK retries like
@@ -103,15 +104,6 @@ class Deadline:
         response.stream = _deadline_stream()(response.stream, end, request, seconds)
         return response
 
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    async def __aenter__(self) -> Deadline:
-        await self.inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.inner.__aexit__(*exc)
 
 
 @lru_cache(maxsize=1)

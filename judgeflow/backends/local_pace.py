@@ -31,6 +31,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from .wrapping import WrappedTransport
+
 #: requests in flight to a local endpoint before it has shown it can take more
 START = 1
 #: a reply within this factor of the requests-sent-alone latency is "flat"
@@ -174,7 +176,7 @@ def attach(raw: Any, pace: LocalPace) -> None:
         client._transport = Paced(transport, pace)
 
 
-class Paced:
+class Paced(WrappedTransport):
     """An httpx2 transport that sends model requests when the endpoint's `LocalPace` allows."""
 
     def __init__(self, inner: Any, pace: LocalPace) -> None:
@@ -202,12 +204,3 @@ class Paced:
         finally:
             pace.release(sent, crowded, outcome, deadline)
 
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    async def __aenter__(self) -> Paced:  # noqa: PYI034 - an httpx transport, never subclassed
-        await self.inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.inner.__aexit__(*exc)

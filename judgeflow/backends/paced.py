@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from .limits import CALL, MODEL_PATHS, Call, Limiter, RateLimited, retry_wait
+from .wrapping import WrappedTransport
 
 
 @lru_cache(maxsize=4)
@@ -64,7 +65,7 @@ def _family(wire: str) -> Any:
     return provider(wire)
 
 
-class Paced:
+class Paced(WrappedTransport):
     """An httpx2 transport that sends model requests through a `Limiter` (see the module docstring)."""
 
     def __init__(self, inner: Any, limiter: Limiter, wire: str, refusal: type[RateLimited]) -> None:
@@ -112,12 +113,3 @@ class Paced:
                 call.limited_since = ticket.sent  # --max-wait is wall-clock from the first refused request
             not_before = limiter.hold(retry_wait(retry, tries))  # a growing floor, a cap; jitter in hold
 
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    async def __aenter__(self) -> Paced:  # noqa: PYI034 - an httpx transport, never subclassed
-        await self.inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.inner.__aexit__(*exc)
