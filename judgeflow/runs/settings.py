@@ -81,6 +81,8 @@ class RunSettings(BaseModel):
     max_wait: float = setting(DEFAULT_MAX_WAIT, "--max-wait", client="max_wait")
     structured: str = setting("auto", "--structured", client="structured")
     max_tokens: int | None = setting(None, "--max-tokens", client="max_tokens")
+    reasoning_effort: str | None = setting(None, "--reasoning-effort", client="reasoning_effort")
+    profile: str | None = setting(None, "--profile", client="profile")
     max_input_chars: int = setting(DEFAULT_MAX_INPUT_CHARS, "--max-input-chars")
     max_unscored: float = setting(DEFAULT_MAX_UNSCORED, "--max-unscored")
     max_source_chars: int | None = setting(None, "--max-source-chars", client="max_source_chars")
