@@ -382,6 +382,7 @@ def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str
         "label_1": t.label_1, "label_0": t.label_0, "unscored": t.unscored, "invalid": t.invalid,
         "cached": t.cached,
         "calls": total.calls, "input_tokens": total.input_tokens, "output_tokens": total.output_tokens,
+        "reasoning_tokens": total.reasoning_tokens,
         "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
         "priced_by": None if model.startswith("baseline/") else getattr(price_for(model, prices), "source", None),
         "seconds": round(elapsed, 3), "items_this_session": session_items,

@@ -537,9 +537,16 @@ def reasoning_ate(completion: Any) -> int:
             "tool_use", "text"} else 0
     spent = reasoning_tokens(u)
     choices = getattr(completion, "choices", None)
-    if not spent or not choices:
+    if not choices:
         return 0
     message = choices[0].message
+    content = getattr(message, "content", None) or ""
+    if not spent and (content.lstrip().startswith("<think>") or getattr(message, "reasoning_content", None)):
+        # a local reasoning model: its thinking is in the content (unclosed: cut off) or reasoning_content
+        if "</think>" not in content and not content.lstrip().startswith("{"):
+            return _int(u, "completion_tokens") or 1
+    if not spent:
+        return 0
     answered = (getattr(message, "content", None) or "").strip() or getattr(message, "tool_calls", None)
     # nothing answered, or the answer's share of the completion too small to be one (a few tokens)
     return spent if not answered or _int(u, "completion_tokens") - spent < 16 else 0

@@ -48,7 +48,8 @@ class Profile:
     token_param: str = "max_tokens"
     #: a non-default temperature is accepted at these efforts ("*": always)
     temperature_at: tuple[str, ...] = ("*",)
-    #: the reasoning knob: "reasoning_effort" (OpenAI), "thinking" (Anthropic budget_tokens),
+    #: the reasoning knob (None: none sent; the effort only sizes the allowance): "reasoning_effort" (OpenAI),
+    #: "thinking" (Anthropic budget_tokens),
     #: "adaptive" (Anthropic thinking.type adaptive + output_config.effort), "thinking_budget" (Gemini)
     knob: str | None = None
     #: --reasoning-effort values the family accepts (documented)
@@ -62,8 +63,8 @@ class Profile:
 
     def effort(self, asked: str | None) -> str | None:
         """The effort sent (None: the knob is not sent); a value the family does not accept is a ConfigError."""
-        if not self.reasons or self.knob is None:
-            if asked not in (None, "none"):
+        if not self.reasons or not self.efforts:
+            if asked not in (None, "none") and not self.reasons:
                 raise ConfigError(f"--reasoning-effort {asked} is for reasoning models; {self.family} does not reason "
                                   "(drop --reasoning-effort, or give the model's family with --profile)")
             return None
@@ -105,8 +106,8 @@ PROFILES: tuple[tuple[str, re.Pattern[str], Profile], ...] = (
     # gpt-5-chat-latest is not a reasoning model (OPENAI_EFFORTS: "all but gpt-5-chat-latest")
     ("openai", re.compile(r"^gpt-5(\.\d+)?-chat"), Profile(family="gpt-5-chat", token_param="max_completion_tokens")),
     # o1-mini takes no reasoning_effort; o1, o3, o3-mini, o4-mini do (OPENAI_REASONING)
-    ("openai", re.compile(r"^o1-mini"), Profile(**dict(_OPENAI_O, family="o1-mini", knob=None, efforts=(),
-                                                       default_effort=None))),
+    ("openai", re.compile(r"^o1-mini"), Profile(**dict(_OPENAI_O, family="o1-mini", knob=None, efforts=("medium",),
+                                                       default_effort="medium"))),
     ("openai", re.compile(r"^o\d"), Profile(family="o-series", **_OPENAI_O)),
     # gpt-5.1: none/low/medium/high, default none; temperature only at none (OPENAI_GPT51, OPENAI_EFFORTS)
     ("openai", re.compile(r"^gpt-5\.1(?!\d)"), Profile(family="gpt-5.1", **_GPT51)),
@@ -114,6 +115,11 @@ PROFILES: tuple[tuple[str, re.Pattern[str], Profile], ...] = (
     ("openai", re.compile(r"^gpt-5\.\d"), Profile(family="gpt-5.2+", **_GPT52)),
     # gpt-5, gpt-5-mini, gpt-5-nano: minimal/low/medium/high, default medium; temperature only 1
     ("openai", re.compile(r"^gpt-5"), Profile(family="gpt-5", **_GPT5)),
+    # local reasoning models (vLLM, Ollama, llama.cpp): thinking in the content (<think>...</think>) or in
+    # reasoning_content, out of max_tokens; no knob (the effort only sizes the allowance)
+    ("openai", re.compile(r".*(qwen3|qwq|deepseek-r1)"),
+     Profile(family="local-thinking", reasons=True, efforts=("low", "medium", "high"), default_effort="low",
+             source="https://qwen.readthedocs.io/en/latest/deployment/vllm.html")),
     # Anthropic: adaptive thinking only on Opus 4.7 (ANTHROPIC_ADAPTIVE: "only support adaptive thinking ...
     # budget_tokens ... will return a 400 error"); adaptive or budgeted on Opus/Sonnet 4.6
     ("anthropic", re.compile(r"^claude-(opus-4-[7-9]|opus-[5-9]|sonnet-[5-9]|mythos|fable)"),
@@ -134,7 +140,7 @@ PROFILES: tuple[tuple[str, re.Pattern[str], Profile], ...] = (
 
 
 #: providers whose model names are another provider's (an Azure deployment is often named after its model)
-WIRE_OF = {"azure": "openai"}
+WIRE_OF = {"azure": "openai", "ollama": "openai"}
 
 
 def profile_of(model: str, given: str | None = None) -> Profile:
