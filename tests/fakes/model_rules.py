@@ -82,16 +82,22 @@ class ModelRules:
     """The rules, and what the replies spend. `scale` multiplies the reasoning per effort (a hungrier
     model); `log` holds (model, effort, reasoning tokens spent, budget, emptied) per reply."""
 
-    def __init__(self, *, scale: float = 1.0) -> None:
+    def __init__(self, *, scale: float = 1.0, deployments: dict[str, str] | None = None) -> None:
         self.scale = scale
+        self.deployments = deployments or {}
+        """Azure deployment name -> the model it serves (Azure applies the model's rules to its deployments)."""
         self.log: list[tuple[str, str | None, int, int | None, bool]] = []
 
     # -- OpenAI wire -------------------------------------------------------------------------------
     def openai_family(self, model: str) -> tuple[tuple[str, ...], str, bool] | None:
         return next(((e, d, t) for p, e, d, t in _OPENAI_FAMILIES if p.match(model)), None)
 
+    def model(self, body: dict[str, Any]) -> str:
+        name = str(body.get("model", ""))
+        return self.deployments.get(name, name)
+
     def check_openai(self, body: dict[str, Any]) -> None:
-        model = str(body.get("model", ""))
+        model = self.model(body)
         if _RESPONSES_ONLY.match(model):
             raise _openai_error("This model is only supported in v1/responses and not in v1/chat/completions.",
                                 "model", None, status=404)
@@ -118,7 +124,7 @@ class ModelRules:
 
     def shape_openai(self, body: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
         """The reply with the family's hidden reasoning spent from the completion budget."""
-        model = str(body.get("model", ""))
+        model = self.model(body)
         family = self.openai_family(model)
         usage, choice = reply["usage"], reply["choices"][0]
         if family is None:
