@@ -221,3 +221,10 @@ def test_cli_records_the_effort_and_reports_reasoning_tokens(tmp_path: Path, mon
     assert main(["runs", "show", "latest", "--store", "s.sqlite"]) == 0
     shown = " ".join(capsys.readouterr().out.split())
     assert "reasoning_effort" in shown and "medium" in shown and "reasoning" in shown.split("model calls")[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["openai/gpt-5.4", "openai/gpt-5-mini", "openai/o4-mini", "openai/gpt-4o-mini"])
+def test_the_study_judges_score_every_item_against_fake_llm_model_rules(fake_llm_rules: str, model: str) -> None:
+    j = Judge(model, base_url=fake_llm_rules, api_key="sk-fake").judge(ITEM)
+    assert j.status == "judged" and j.label in (0, 1), j.error
