@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes import MOSCOW_QUESTION, MOSCOW_REFERENCE, MOSCOW_WRONG, SchemaProvider
@@ -20,10 +21,9 @@ ITEM = {"id": "m", "question": MOSCOW_QUESTION, "answer": MOSCOW_WRONG, "referen
 EATEN = "reasoning used the whole budget: raise --max-tokens or lower --reasoning-effort"
 
 
-def judged(fake: SchemaProvider, model: str, **options: object):
+def judged(fake: SchemaProvider, model: str, **options: Any) -> Any:
     url = fake.base_url + ("" if model.startswith("anthropic/") else "/v1")
-    key = {"api_key": "sk-fake"}
-    return Judge(model, base_url=url, **key, **options).judge(ITEM)  # type: ignore[arg-type]
+    return Judge(model, base_url=url, api_key="sk-fake", **options).judge(ITEM)
 
 
 def model_requests(fake: SchemaProvider) -> list[dict]:
@@ -228,3 +228,19 @@ def test_cli_records_the_effort_and_reports_reasoning_tokens(tmp_path: Path, mon
 def test_the_study_judges_score_every_item_against_fake_llm_model_rules(fake_llm_rules: str, model: str) -> None:
     j = Judge(model, base_url=fake_llm_rules, api_key="sk-fake").judge(ITEM)
     assert j.status == "judged" and j.label in (0, 1), j.error
+
+
+def test_the_spend_cap_reserves_the_reasoning_allowance_too() -> None:
+    from judgeflow.runs.budget import Budget
+
+    asked: list[int] = []
+
+    class Seen(Budget):
+        def bound(self, model: str, *, attempts: int, request_bytes: int, max_tokens: int) -> Any:
+            asked.append(max_tokens)
+            return super().bound(model, attempts=attempts, request_bytes=request_bytes, max_tokens=max_tokens)
+
+    with SchemaProvider(seed=1, model_rules=ModelRules()) as fake:
+        j = judged(fake, "openai/gpt-5-mini", budget=Seen(usd=50.0))
+    sent = [b["max_completion_tokens"] for b in model_requests(fake)]
+    assert j.status == "judged" and asked == sent and min(asked) > 2048  # the reply's budget + the low allowance
