@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..backends import default_model
+from ..backends import default_model, member_reasoning
 from ..config.client import DEFAULT_MAX_WAIT, ClientConfig, affects_results
 from ..config.judging import JUDGING, JudgeSpec, JudgingSpec, RepeatsSpec
 from ..config.run import DEFAULT_MAX_INPUT_CHARS, RunSpec, results_view
@@ -151,6 +151,8 @@ class RunSettings(BaseModel):
         options = {client: getattr(self, name) for name, (_, _, client, _) in FLAGS.items() if client}
         options.update(base_url=base_url or self.base_url, temperature=self.temperature or 0.0,
                        max_tokens=self.max_tokens or None)
+        if self.ensemble:  # each member takes the effort and the profile that apply to it
+            options["reasoning_effort"], options["profile"] = member_reasoning(model, self.reasoning_effort, self.profile)
         return ClientConfig(**options)
 
     def member(self, ref: str, *, keep_trace: bool = True) -> JudgeSpec:

@@ -244,3 +244,20 @@ def test_the_spend_cap_reserves_the_reasoning_allowance_too() -> None:
         j = judged(fake, "openai/gpt-5-mini", budget=Seen(usd=50.0))
     sent = [b["max_completion_tokens"] for b in model_requests(fake)]
     assert j.status == "judged" and asked == sent and min(asked) > 2048  # the reply's budget + the low allowance
+
+
+def test_a_panel_gives_the_effort_to_its_reasoning_members_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from judgeflow.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    (tmp_path / "items.jsonl").write_text(json.dumps(ITEM) + "\n", encoding="utf-8")
+    with SchemaProvider(seed=1, model_rules=ModelRules()) as fake:
+        code = main(["run", "items.jsonl", "-o", "out.jsonl", "--panel", "openai/gpt-5-mini,openai/gpt-4o-mini",
+                     "--base-url", fake.base_url + "/v1", "--reasoning-effort", "medium", "--store", "s.sqlite",
+                     "--no-progress"])
+    row = json.loads((tmp_path / "out.jsonl").read_text(encoding="utf-8"))
+    assert code == 0 and row["status"] == "judged"
+    efforts = {b["model"]: b.get("reasoning_effort") for b in model_requests(fake)}
+    assert efforts == {"gpt-5-mini": "medium", "gpt-4o-mini": None}
+    assert all(e["status"] == 200 for e in fake.log if e.get("llm"))

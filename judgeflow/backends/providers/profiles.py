@@ -117,7 +117,7 @@ PROFILES: tuple[tuple[str, re.Pattern[str], Profile], ...] = (
     ("openai", re.compile(r"^gpt-5"), Profile(family="gpt-5", **_GPT5)),
     # local reasoning models (vLLM, Ollama, llama.cpp): thinking in the content (<think>...</think>) or in
     # reasoning_content, out of max_tokens; no knob (the effort only sizes the allowance)
-    ("openai", re.compile(r".*(qwen3|qwq|deepseek-r1)"),
+    ("openai", re.compile(r".*(qwen3|qwq|deepseek-r1|gpt-oss)"),
      Profile(family="local-thinking", reasons=True, efforts=("low", "medium", "high"), default_effort="low",
              source="https://qwen.readthedocs.io/en/latest/deployment/vllm.html")),
     # Anthropic: adaptive thinking only on Opus 4.7 (ANTHROPIC_ADAPTIVE: "only support adaptive thinking ...
