@@ -105,9 +105,12 @@ PROFILES: tuple[tuple[str, re.Pattern[str], Profile], ...] = (
      Profile(family="responses-only", reasons=True, refused=_RESPONSES, source=OPENAI_REASONING)),
     # gpt-5-chat-latest is not a reasoning model (OPENAI_EFFORTS: "all but gpt-5-chat-latest")
     ("openai", re.compile(r"^gpt-5(\.\d+)?-chat"), Profile(family="gpt-5-chat", token_param="max_completion_tokens")),
-    # o1-mini takes no reasoning_effort; o1, o3, o3-mini, o4-mini do (OPENAI_REASONING)
-    ("openai", re.compile(r"^o1-mini"), Profile(**dict(_OPENAI_O, family="o1-mini", knob=None, efforts=("medium",),
-                                                       default_effort="medium"))),
+    # o1-mini and o1-preview take no system message, tools or structured outputs (OPENAI_REASONING, the
+    # beta limitations), which every judging request needs; o1, o3, o3-mini, o4-mini take reasoning_effort
+    ("openai", re.compile(r"^o1-(mini|preview)"),
+     Profile(family="o1-mini", reasons=True, source=OPENAI_REASONING,
+             refused="takes no system message, tools or structured outputs, which judging needs; judge with "
+                     "openai/o4-mini or openai/o3-mini")),
     ("openai", re.compile(r"^o\d"), Profile(family="o-series", **_OPENAI_O)),
     # gpt-5.1: none/low/medium/high, default none; temperature only at none (OPENAI_GPT51, OPENAI_EFFORTS)
     ("openai", re.compile(r"^gpt-5\.1(?!\d)"), Profile(family="gpt-5.1", **_GPT51)),
