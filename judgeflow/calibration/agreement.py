@@ -28,6 +28,8 @@ from ..ensembles.cascade import wilson
 from ..errors import InvalidItemError
 from ..items import Item, read_records
 from .answer_rate import AnswerRate, answer_rate
+from .corrected import CorrectedRate, TypeRate, by_criterion, by_type, corrected_of
+from .trust import DEFAULT_THRESHOLD, JudgeVerdict, Verdict, judge_verdict
 from .prevalence import PrevalenceFigures, prevalence_figures
 from .annotators import Annotations, HumanCeiling, human_ceiling, labels_for_calibration
 from .labels import HumanLabels, Label, join_labels, read_results
@@ -213,6 +215,18 @@ class CalibrationReport(Agreement):
     """The judge's rows' answer rate (answers with something checkable) and reference coverage."""
     humans: list[HumanCeiling] = Field(default_factory=list)
     """Each pair of labellers: kappa on the items both labelled (the human ceiling), beside the judge's."""
+    corrected_rate: CorrectedRate | None = None
+    """The bot's hallucination rate on all scored rows, corrected for the judge's measured false alarms and
+    misses (`corrected.py`): estimate, low, high as shares."""
+    corrected_by_criterion: dict[str, CorrectedRate] = Field(default_factory=dict)
+    """Per criterion, when the rows were judged under more than one."""
+    corrected_by_type: list[TypeRate] = Field(default_factory=list)
+    """Per error type of the judge's deciding claim: the confirmed rate (human labels carry no type)."""
+    judge_verdict: Verdict = "INCONCLUSIVE"
+    """TRUSTED / UNTRUSTED / INCONCLUSIVE: kappa's interval against `verdict.threshold` (`trust.py`)."""
+    labels_needed: int = 0
+    """More labels that would decide an INCONCLUSIVE verdict (0 once decided); the split is in `verdict`."""
+    verdict: JudgeVerdict = Field(default_factory=JudgeVerdict)
 
 
 # -- statistics ---------------------------------------------------------------------------
@@ -458,6 +472,7 @@ def calibrate(
     n_boot: int = DEFAULT_BOOT,
     items: str | Path | None = None,
     retest: Retested | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
 ) -> CalibrationReport:
     """Compare a judge's labels with human labels.
 
@@ -474,6 +489,7 @@ def calibrate(
             result rows lack them; default: the labels file, when it is a path.
         retest: the judge's stability on these items (`stability.stability(...)`), put beside
             the agreement with people.
+        threshold: the kappa the judge must be shown to reach to be TRUSTED (`trust.py`).
 
     Raises:
         InvalidItemError: unreadable files or labels, duplicated ids, or no item that has both
@@ -507,7 +523,19 @@ def calibrate(
     if ann is not None:
         report.labellers = ann.labellers
         report.humans = human_ceiling(ann, rows, agreement=agreement, kappa_text=kappa_text, seed=seed, n_boot=n_boot)
+    _publishable(report, rows, scored, seed=seed, threshold=threshold)
     return report
+
+
+def _publishable(report: CalibrationReport, rows: list[Judgment], scored: list[tuple[Judgment, Label]], *,
+                 seed: int, threshold: float) -> None:
+    """The corrected rate (overall, per criterion, per error type) and the verdict on the judge."""
+    c = report.corrected_rate = corrected_of(rows, scored, seed=seed)
+    report.corrected_by_criterion = by_criterion(rows, scored, seed=seed)
+    report.corrected_by_type = by_type(rows, scored, seed=seed)
+    report.verdict = judge_verdict(report.n, report.kappa, report.kappa_ci, q=c.raw, tp=c.tp, fp=c.fp, fn=c.fn,
+                                   tn=c.tn, threshold=threshold)
+    report.judge_verdict, report.labels_needed = report.verdict.verdict, report.verdict.labels_needed
 
 
 def _read_label_sets(labels: Any) -> tuple[Any, Annotations | None, Any]:
