@@ -471,8 +471,7 @@ def calibrate(
     seed: int = 0,
     n_boot: int = DEFAULT_BOOT,
     items: str | Path | None = None,
-    retest: Retested | None = None,
-    threshold: float = DEFAULT_THRESHOLD,
+    retest: Retested | None = None, threshold: float = DEFAULT_THRESHOLD,
 ) -> CalibrationReport:
     """Compare a judge's labels with human labels.
 
@@ -489,7 +488,6 @@ def calibrate(
             result rows lack them; default: the labels file, when it is a path.
         retest: the judge's stability on these items (`stability.stability(...)`), put beside
             the agreement with people.
-        threshold: the kappa the judge must be shown to reach to be TRUSTED (`trust.py`).
 
     Raises:
         InvalidItemError: unreadable files or labels, duplicated ids, or no item that has both
@@ -529,7 +527,8 @@ def calibrate(
 
 def _publishable(report: CalibrationReport, rows: list[Judgment], scored: list[tuple[Judgment, Label]], *,
                  seed: int, threshold: float) -> None:
-    """The corrected rate (overall, per criterion, per error type) and the verdict on the judge."""
+    """The corrected rate (overall, per criterion, per error type) and the verdict on the judge: TRUSTED once
+    kappa's interval lies at or above `threshold` (`calibrate(threshold=...)`, `trust.py`)."""
     c = report.corrected_rate = corrected_of(rows, scored, seed=seed)
     report.corrected_by_criterion = by_criterion(rows, scored, seed=seed)
     report.corrected_by_type = by_type(rows, scored, seed=seed)

@@ -22,7 +22,8 @@ from ..errors import InvalidItemError
 from ..io.results import read_results
 from ..results import Judgment
 from .inject_marks import FIELD
-from .rates import pct, wilson_interval
+from ..ensembles.cascade import wilson
+from .rates import pct
 
 #: the most injected spans a row may list (untrusted input: bounded)
 MAX_SPANS = 20
@@ -95,7 +96,7 @@ def overlaps(j: Judgment, start: int, end: int) -> bool | None:
 def _finish(t: TypeRecall) -> TypeRecall:
     if t.scored:
         t.recall = t.caught / t.scored
-        t.low, t.high = wilson_interval(t.caught, t.scored) or (None, None)
+        t.low, t.high = wilson(t.caught, t.scored) or (None, None)
     t.span_overlap = t.span_hits / t.with_spans if t.with_spans else None
     return t
 
@@ -137,7 +138,7 @@ def inject_report(results: Iterable[Judgment] | str | Path) -> InjectReport:
     _finish(out.overall)
     if out.controls_scored:
         out.false_alarm_rate = out.false_alarms / out.controls_scored
-        out.false_alarm_ci = wilson_interval(out.false_alarms, out.controls_scored)
+        out.false_alarm_ci = wilson(out.false_alarms, out.controls_scored)
     out.text = summary_text(out)
     return out
 
