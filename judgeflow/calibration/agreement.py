@@ -7,10 +7,11 @@
 Only items with both a judge label (0/1) and a human label enter the statistics. Unscored and
 invalid items are counted apart, never coerced to 0. A false alarm is judge 1 / human 0 (the
 criterion is stricter than the person); a miss is judge 0 / human 1. Cohen's kappa comes from
-scikit-learn; its 95% interval from a seeded percentile bootstrap over items, except where a
-bootstrap cannot be honest: under MIN_CI_N items there is no interval (`kappa_ci_note` says
-why), and when judge and people agree on every item (every resample gives 1.00) the lower
-bound comes from the Wilson score interval of the agreement rate instead.
+scikit-learn; its 95% interval from the seeded posterior of the 2x2 table (`kappa_posterior`: a
+percentile bootstrap over items held the true kappa too rarely under 100 labels), except where
+no interval can be honest: under MIN_CI_N items there is none (`kappa_ci_note` says why), and
+when judge and people agree on every item the lower bound comes from the Wilson score interval
+of the agreement rate.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class Agreement(PrevalenceFigures):
     kappa: float | None = None
     """Cohen's kappa (scikit-learn); None when undefined (see kappa_note)."""
     kappa_ci: tuple[float, float] | None = None
-    """Seeded percentile-bootstrap 95% interval for kappa."""
+    """Seeded 95% interval for kappa (the posterior of the 2x2 table: `kappa_posterior`)."""
     kappa_note: str | None = None
     """Why kappa is missing or cannot be read the usual way."""
     kappa_ci_note: str | None = None
@@ -267,7 +268,7 @@ def wilson_low(k: int, n: int, z: float = 1.96) -> float:
 
 
 def kappa_interval(h: np.ndarray, j: np.ndarray, *, seed: int, n_boot: int) -> tuple[tuple[float, float] | None, str | None]:
-    """(95% interval for kappa, note): a percentile bootstrap where it can be honest, else why not.
+    """(95% interval for kappa, note): the table's posterior (`kappa_posterior`) where it can be honest, else why not.
 
     Under MIN_CI_N items: none. A constant judge: none (every resample has kappa 0 by
     construction). Agreement on every item: [Wilson's lower bound of the agreement rate mapped
@@ -286,8 +287,18 @@ def kappa_interval(h: np.ndarray, j: np.ndarray, *, seed: int, n_boot: int) -> t
         low = (wilson_low(n, n) - pe) / (1 - pe)
         return (max(-1.0, float(low)), 1.0), (f"all {n} items agree, so every bootstrap resample gives 1.00; the "
                                               "lower bound is Wilson's for the agreement rate, mapped to kappa")
-    idx = bootstrap_indices(n, seed=seed, n_boot=n_boot)
-    return percentile_ci(kappa_of(h[idx], j[idx])), None
+    return kappa_posterior(h, j, seed=seed, draws=n_boot), None
+
+
+def kappa_posterior(h: np.ndarray, j: np.ndarray, *, seed: int, draws: int) -> tuple[float, float] | None:
+    """Kappa's 95% interval from the posterior of the 2x2 table's shares (Dirichlet, Jeffreys prior 1/2 a
+    cell), seeded. The percentile bootstrap it replaced held the full-data kappa in 87% of simulated draws at
+    30 labels (55% in the worst cell, 5% prevalence); this in 96% (`benchmarks/interval_coverage.py`)."""
+    cells = np.array([((h == a) & (j == b)).sum() for a in (0, 1) for b in (0, 1)], dtype=float)  # tn fp fn tp
+    tn, fp, fn, tp = np.random.default_rng(seed).dirichlet(cells + 0.5, draws).T
+    ph, pj = fn + tp, fp + tp
+    pe = ph * pj + (1 - ph) * (1 - pj)
+    return percentile_ci((tn + tp - pe) / (1 - pe))
 
 
 def kappa_text(a: Agreement) -> str:
