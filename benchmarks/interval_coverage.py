@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from judgeflow.calibration.agreement import kappa_interval, kappa_of  # noqa: E402
+from judgeflow.calibration.agreement import bootstrap_indices, kappa_interval, kappa_of, percentile_ci  # noqa: E402
 from judgeflow.calibration.corrected import corrected_rate  # noqa: E402
 from judgeflow.calibration.rates import wilson_interval  # noqa: E402
 
@@ -59,20 +59,25 @@ def one_draw(h: np.ndarray, j: np.ndarray, truth: float, full_kappa: float, n: i
              rng: np.random.Generator, seed: int) -> dict[str, bool | None]:
     idx = label_sample(j, n, design, rng)
     c = corrected_rate(int(j.sum()), len(j), *counts(h[idx], j[idx]), seed=seed, draws=4000)
-    out: dict[str, bool | None] = {"corrected": c.low is not None and c.low <= truth <= c.high,  # type: ignore[operator]
-                                   "raw_outside": c.raw_outside}
+    held = c.low is not None and c.high is not None and c.low <= truth <= c.high
+    out: dict[str, bool | None] = {"corrected": held, "raw_outside": c.raw_outside}
     raw = wilson_interval(int(j.sum()), len(j))
     out["raw"] = raw is not None and raw[0] <= truth <= raw[1]
-    if design == "random" and not np.isnan(full_kappa):
-        ci, _ = kappa_interval(h[idx].astype(int), j[idx].astype(int), seed=seed, n_boot=1000)
+    hs, js = h[idx].astype(int), j[idx].astype(int)
+    if design == "random" and not np.isnan(full_kappa) and len(set(hs.tolist())) == 2:  # else calibrate gives none
+        ci, _ = kappa_interval(hs, js, seed=seed, n_boot=1000)
         out["kappa"] = None if ci is None else ci[0] <= full_kappa <= ci[1]
+        if ci is not None:  # the percentile bootstrap calibrate used before (agreement.kappa_interval's old method)
+            b = bootstrap_indices(len(hs), seed=seed, n_boot=1000)
+            boot = percentile_ci(kappa_of(hs[b], js[b]))
+            out["kappa_bootstrap"] = None if boot is None else boot[0] <= full_kappa <= boot[1]
     return out
 
 
-def simulate(labels: list[int], draws: int, seed: int) -> list[tuple[str, str, int, int, float, float, int]]:
-    """(interval, design, labels, cells, pooled coverage, worst cell's coverage, draws with an interval)."""
+def simulate(labels: list[int], draws: int, seed: int) -> list[tuple[str, str, int, int, float, float, int, str]]:
+    """(interval, design, labels, cells, pooled coverage, worst cell's coverage, draws with an interval, worst cell)."""
     rng = np.random.default_rng(seed)
-    tally: dict[tuple[str, str, int], list[list[bool]]] = {}
+    tally: dict[tuple[str, str, int], list[tuple[str, list[bool]]]] = {}
     for (rate, (sens, spec), big_n), n, design in itertools.product(
             itertools.product(RATES, JUDGES, JUDGED), labels, ("random", "stratified")):
         cell: dict[str, list[bool]] = {}
@@ -84,12 +89,13 @@ def simulate(labels: list[int], draws: int, seed: int) -> list[tuple[str, str, i
                 if hit is not None:
                     cell.setdefault(key, []).append(bool(hit))
         for key, hits in cell.items():
-            tally.setdefault((key, design, n), []).append(hits)
+            tally.setdefault((key, design, n), []).append((f"rate {rate} sens {sens} spec {spec} N {big_n}", hits))
     rows = []
     for (key, design, n), cells in sorted(tally.items()):
-        pooled = [x for c in cells for x in c]
-        rows.append((key, design, n, len(cells), float(np.mean(pooled)), min(float(np.mean(c)) for c in cells),
-                     len(pooled)))
+        pooled = [x for _, c in cells for x in c]
+        worst = min(cells, key=lambda nc: float(np.mean(nc[1])))
+        rows.append((key, design, n, len(cells), float(np.mean(pooled)), float(np.mean(worst[1])), len(pooled),
+                     worst[0]))
     return rows
 
 
@@ -140,11 +146,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"simulation: true rate {RATES} x judge (sens, spec) {JUDGES} x judged rows {JUDGED}; {args.draws} draws "
           f"per cell; 95% intervals ({time.perf_counter() - t0:.0f} s)")
     print(f"{'interval':<12} {'labels drawn':<12} {'n labels':>8} {'cells':>6} {'coverage':>9} {'worst cell':>11} "
-          f"{'draws':>7}")
-    names = {"corrected": "corrected", "raw": "raw (Wilson)", "kappa": "kappa", "raw_outside": "raw outside"}
-    for key, design, n, cells, pooled, worst, k in rows:
-        print(f"{names[key]:<12} {design:<12} {n:>8} {cells:>6} {pooled:>9.1%} {worst:>11.1%} {k:>7}")
-    print("(raw outside: the share of draws whose raw rate lies outside the corrected interval, not a coverage)")
+          f"{'draws':>7}  worst cell")
+    names = {"corrected": "corrected", "raw": "raw (Wilson)", "kappa": "kappa", "raw_outside": "raw outside",
+             "kappa_bootstrap": "kappa (old)"}
+    for key, design, n, cells, pooled, worst, k, where in rows:
+        print(f"{names[key]:<12} {design:<12} {n:>8} {cells:>6} {pooled:>9.1%} {worst:>11.1%} {k:>7}  {where}")
+    print("(raw outside: the share of draws whose raw rate lies outside the corrected interval, not a coverage; "
+          "kappa (old): the percentile bootstrap over items that kappa's interval used before; kappa draws where "
+          "people labelled one class have no interval, as in calibrate)")
     if not args.no_public:
         public_sets(args.labels, args.draws, args.seed)
     return 0
