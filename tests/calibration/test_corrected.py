@@ -132,3 +132,15 @@ def test_calibrate_json_has_the_corrected_rate_the_verdict_and_per_type_rates(tm
     assert main(["calibrate", str(path), "--n-boot", "300"]) == 0
     text = capsys.readouterr().out
     assert "hallucination rate: corrected" in text and "judge:" in text
+
+
+def test_the_run_summary_gives_the_corrected_rate_when_rows_carry_labels():
+    from judgeflow.runs.summary import Tally, rate_line
+
+    rng = np.random.default_rng(8)
+    h, j = simulate(rng, 0.1, 0.9, 0.7, 300)
+    (line,) = rate_line(Tally.of(rows_of(h, j, set(range(80)))))
+    assert line.startswith("hallucination rate: corrected") and "80 labelled" in line
+    assert rate_line(Tally.of(rows_of(h, j, set()))) == []
+    injected = Judgment(id="a#inj-date", label=1, extra={"injected": [{"type": "date", "start": 0, "end": 4}]})
+    assert "inject --report" in rate_line(Tally.of([injected]))[0]
