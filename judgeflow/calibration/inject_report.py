@@ -45,6 +45,10 @@ class TypeRecall(BaseModel):
     """Of those, rows where an error span overlaps the injected span."""
     span_overlap: float | None = None
     """span_hits / with_spans."""
+    span_precision: float | None = None
+    """Mean share of the judge's error-span characters that fall inside the injected span (of the rows with
+    spans): 1 when the judge points at the change exactly, low when it flags a whole sentence around it."""
+    precision_sum: float = Field(default=0.0, exclude=True)
 
 
 class InjectReport(BaseModel):
@@ -85,12 +89,16 @@ def spans_of(j: Judgment, where: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def overlaps(j: Judgment, start: int, end: int) -> bool | None:
-    """Whether one of the judge's error spans overlaps [start, end); None when the row has no placed span."""
-    placed = [s for s in j.spans or [] if isinstance(s.get("start"), int) and isinstance(s.get("end"), int)]
+def overlaps(j: Judgment, start: int, end: int) -> tuple[bool, float] | None:
+    """(whether one of the judge's error spans overlaps [start, end), the share of their characters inside
+    it); None when the row has no placed span."""
+    placed = [(s["start"], s["end"]) for s in j.spans or []
+              if isinstance(s.get("start"), int) and isinstance(s.get("end"), int) and s["start"] < s["end"]]
     if not placed:
         return None
-    return any(s["start"] < end and start < s["end"] for s in placed)
+    flagged = set().union(*(range(a, b) for a, b in placed))
+    inside = sum(start <= c < end for c in flagged)
+    return any(a < end and start < b for a, b in placed), inside / len(flagged)
 
 
 def _finish(t: TypeRecall) -> TypeRecall:
@@ -98,6 +106,7 @@ def _finish(t: TypeRecall) -> TypeRecall:
         t.recall = t.caught / t.scored
         t.low, t.high = wilson(t.caught, t.scored) or (None, None)
     t.span_overlap = t.span_hits / t.with_spans if t.with_spans else None
+    t.span_precision = t.precision_sum / t.with_spans if t.with_spans else None
     return t
 
 
@@ -110,7 +119,8 @@ def _count(t: TypeRecall, j: Judgment, start: int, end: int) -> None:
     hit = overlaps(j, start, end) if j.label == 1 else None
     if hit is not None:
         t.with_spans += 1
-        t.span_hits += hit
+        t.span_hits += hit[0]
+        t.precision_sum += hit[1]
 
 
 def inject_report(results: Iterable[Judgment] | str | Path) -> InjectReport:
@@ -155,5 +165,6 @@ def report_rows(r: InjectReport) -> list[dict[str, Any]]:
     """One dict per type (then "all") for a table: type, rows, recall [CI], span overlap."""
     return [{"type": t.type, "rows": t.rows, "scored": t.scored, "caught": t.caught,
              "recall": "-" if t.recall is None else f"{pct(t.recall)} [{pct(t.low)}, {pct(t.high)}]",
-             "span overlap": "-" if t.span_overlap is None else f"{pct(t.span_overlap)} ({t.span_hits} of {t.with_spans})"}
+             "span overlap": "-" if t.span_overlap is None else f"{pct(t.span_overlap)} ({t.span_hits} of {t.with_spans})",
+             "span precision": "-" if t.span_precision is None else pct(t.span_precision)}
             for t in [*r.types, r.overall]]

@@ -68,6 +68,7 @@ def render_report(r: InjectReport, con: Console) -> None:
     from ..calibration.inject_report import report_rows
 
     t = Table("error type", "rows", "scored", "caught", "recall [95% Wilson]", "span overlap (of caught with spans)",
+              "span precision",
               title=f"the judge ({escape(', '.join(r.models))}) on injected errors", title_justify="left")
     for row in report_rows(r):
         t.add_row(*(escape(str(v)) for v in row.values()))

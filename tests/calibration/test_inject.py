@@ -74,7 +74,7 @@ def test_the_report_gives_recall_per_type_and_the_controls_false_alarms():
     recall = {t.type: t.recall for t in report.types}
     assert recall["date"] == 1.0 and recall["name"] == 0.0
     assert report.controls == 2 and report.false_alarms == 1 and report.false_alarm_rate == 0.5
-    assert all(t.span_overlap == 1.0 for t in report.types if t.caught)
+    assert all(t.span_overlap == 1.0 and t.span_precision == 1.0 for t in report.types if t.caught)
 
 
 def test_real_results_never_mix_with_injected_rows(tmp_path: Path):
