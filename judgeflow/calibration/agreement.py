@@ -224,7 +224,8 @@ class CalibrationReport(Agreement):
     corrected_by_type: list[TypeRate] = Field(default_factory=list)
     """Per error type of the judge's deciding claim: the confirmed rate (human labels carry no type)."""
     judge_verdict: Verdict = "INCONCLUSIVE"
-    """TRUSTED / UNTRUSTED / INCONCLUSIVE: kappa's interval against `verdict.threshold` (`trust.py`)."""
+    """TRUSTED / UNTRUSTED / INCONCLUSIVE: the interval of Youden's J (sensitivity + specificity - 1) against
+    `verdict.threshold` (`trust.py`)."""
     labels_needed: int = 0
     """More labels that would decide an INCONCLUSIVE verdict (0 once decided); the split is in `verdict`."""
     verdict: JudgeVerdict = Field(default_factory=JudgeVerdict)
@@ -539,12 +540,13 @@ def calibrate(
 def _publishable(report: CalibrationReport, rows: list[Judgment], scored: list[tuple[Judgment, Label]], *,
                  seed: int, threshold: float) -> None:
     """The corrected rate (overall, per criterion, per error type) and the verdict on the judge: TRUSTED once
-    kappa's interval lies at or above `threshold` (`calibrate(threshold=...)`, `trust.py`)."""
+    the interval of Youden's J lies at or above `threshold` (`calibrate(threshold=...)`, `trust.py`)."""
     c = report.corrected_rate = corrected_of(rows, scored, seed=seed)
     report.corrected_by_criterion = by_criterion(rows, scored, seed=seed)
     report.corrected_by_type = by_type(rows, scored, seed=seed)
-    report.verdict = judge_verdict(report.n, report.kappa, report.kappa_ci, q=c.raw, tp=c.tp, fp=c.fp, fn=c.fn,
-                                   tn=c.tn, threshold=threshold)
+    j = c.sensitivity + c.specificity - 1 if c.sensitivity is not None and c.specificity is not None else None
+    report.verdict = judge_verdict(report.n, j, c.youden, q=c.raw, tp=c.tp, fp=c.fp, fn=c.fn, tn=c.tn,
+                                   threshold=threshold)
     report.judge_verdict, report.labels_needed = report.verdict.verdict, report.verdict.labels_needed
 
 

@@ -167,9 +167,16 @@ def _all_labelled(out: CorrectedRate, level: float) -> CorrectedRate:
     out.sensitivity = out.tp / ones if ones else None
     out.specificity = out.tn / (out.fp + out.tn) if out.fp + out.tn else None
     out.raw_outside = not (out.low or 0) <= (out.raw or 0) <= (out.high or 1)
+    rng = np.random.default_rng(0)
+    youden = _jeffreys(out.tp, ones, DRAWS, rng) + _jeffreys(out.tn, out.fp + out.tn, DRAWS, rng) - 1
+    tail = 100 * (1 - level) / 2
+    if ones and out.fp + out.tn:
+        ylo, yhi = np.percentile(youden, [tail, 100 - tail])
+        out.youden = (float(ylo), float(yhi))
     if out.sensitivity is not None and out.specificity is not None:
-        out.informative = out.sensitivity + out.specificity > 1
-        out.defined = out.informative
+        out.informative = True if out.youden and out.youden[0] > 0 else (
+            False if out.sensitivity + out.specificity <= 1 else None)
+        out.defined = bool(out.informative)
     out.method = "every judged row labelled: the people's own rate, Wilson interval"
     out.note = _note(out, None if out.sensitivity is None or out.specificity is None
                      else out.sensitivity + out.specificity - 1)

@@ -1,22 +1,27 @@
 """A verdict on the judge: TRUSTED, UNTRUSTED or INCONCLUSIVE, and how many more labels would decide.
 
-    v = judge_verdict(report.n, report.kappa, report.kappa_ci, q=0.12, tp=14, fp=6, fn=3, tn=27)
+    v = judge_verdict(report.n, 0.78, (0.61, 0.9), q=0.12, tp=14, fp=6, fn=3, tn=27)
     v.verdict, v.labels_needed, v.labels_needed_judge_1, v.labels_needed_judge_0, v.text
 
-The rule (stated in every verdict): with at least MIN_LABELS labelled items and a kappa interval,
+The measure is Youden's J = sensitivity + specificity - 1 (= 2 x balanced accuracy - 1) on the
+judged rows, with its 95% interval from the corrected rate's posterior (`corrected.py`: right for
+random and judge-label-stratified labels). Unlike kappa it does not move with the base rate (a
+judge with sensitivity and specificity 0.9 has kappa 0.59 at 10% prevalence and 0.77 at 30%), and
+it is what the correction divides by: the corrected rate's error grows as 1 / J. The rule (stated in
+every verdict): with at least MIN_LABELS labels,
 
-- TRUSTED: the lower end of kappa's 95% interval is at or above the threshold (default 0.6, the
-  lower edge of Landis and Koch's "substantial"),
+- TRUSTED: the lower end of J's 95% interval is at or above the threshold (default 0.5: balanced
+  accuracy 0.75; sensitivity and specificity 0.75 each, or 0.95 and 0.55),
 - UNTRUSTED: its upper end is below the threshold,
 - INCONCLUSIVE: the interval straddles the threshold, or there are fewer than MIN_LABELS labels
-  (the project's floor: under 30 items the interval is too wide to rank anything), or kappa is
-  undefined (people labelled one class only).
+  (the project's floor: under 30 items an interval is too wide to rank anything), or J has no
+  interval (no labels on one of the judge's labels, nothing judged).
 
 `labels_needed` projects the interval's half-width, which shrinks as 1 / sqrt(n), until it clears
-the threshold on the side the kappa estimate lies (capped at MAX_NEEDED: a kappa sitting on the
-threshold needs more labels than anyone will give). The split between the judge's 1s and 0s is
-Neyman's allocation for the corrected rate: more labels where the judge's verdicts are uncertain,
-weighted by how many rows carry that verdict.
+the threshold on the side the estimate lies (capped at MAX_NEEDED: a judge sitting on the threshold
+needs more labels than anyone will give). The split between the judge's 1s and 0s is Neyman's
+allocation for the corrected rate: more labels where the judge's verdicts are uncertain, weighted by
+how many rows carry that verdict.
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ from pydantic import BaseModel
 
 
 Verdict = Literal["TRUSTED", "UNTRUSTED", "INCONCLUSIVE"]
-#: the default kappa a judge must be shown to reach (the lower end of its interval) to be trusted
-DEFAULT_THRESHOLD = 0.6
+#: the default Youden's J a judge must be shown to reach (the lower end of its interval) to be trusted
+DEFAULT_THRESHOLD = 0.5
+MEASURE = "Youden's J (sensitivity + specificity - 1)"
 #: no decision on fewer labels than this (agreement.SMALL_SAMPLE)
 MIN_LABELS = 30
 #: the most labels a projection names
@@ -52,10 +58,10 @@ class JudgeVerdict(BaseModel):
     text: str = ""
 
 
-def _projected(n: int, kappa: float, ci: tuple[float, float], threshold: float) -> int:
-    """Labels (in all) at which the interval's half-width falls below |kappa - threshold|."""
+def _projected(n: int, value: float, ci: tuple[float, float], threshold: float) -> int:
+    """Labels (in all) at which the interval's half-width falls below |value - threshold|."""
     half = (ci[1] - ci[0]) / 2
-    gap = abs(kappa - threshold)
+    gap = abs(value - threshold)
     if gap < 1e-9:
         return MAX_NEEDED
     return min(MAX_NEEDED, math.ceil(n * (half / gap) ** 2) + 1)
@@ -73,34 +79,34 @@ def _split(needed: int, have_1: int, have_0: int, q: float | None, ppv: float, f
     return n1, needed - n1
 
 
-def judge_verdict(n: int, kappa: float | None, kappa_ci: tuple[float, float] | None, *, q: float | None = None,
-                  tp: int = 0, fp: int = 0, fn: int = 0, tn: int = 0, threshold: float = DEFAULT_THRESHOLD) -> JudgeVerdict:
-    """The verdict from kappa's interval against `threshold`; `q` (the judge's raw rate) and the labelled
-    confusion counts split the labels needed between the judge's 1s and 0s."""
-    rule = (f"TRUSTED when kappa's 95% interval lies at or above {threshold:.2f}, UNTRUSTED when it lies below, "
-            f"else INCONCLUSIVE; no decision under {MIN_LABELS} labels")
+def judge_verdict(n: int, value: float | None, ci: tuple[float, float] | None, *, q: float | None = None,
+                  tp: int = 0, fp: int = 0, fn: int = 0, tn: int = 0, threshold: float = DEFAULT_THRESHOLD,
+                  measure: str = MEASURE) -> JudgeVerdict:
+    """The verdict from the interval `ci` of the measure (`value` its estimate) against `threshold`; `q` (the
+    judge's raw rate) and the labelled confusion counts split the labels needed between the judge's 1s and 0s."""
+    rule = (f"TRUSTED when the 95% interval of {measure} lies at or above {threshold:.2f}, UNTRUSTED when it lies "
+            f"below, else INCONCLUSIVE; no decision under {MIN_LABELS} labels")
     out = JudgeVerdict(threshold=threshold, labels=n, rule=rule)
     ppv, fo = (tp + 0.5) / (tp + fp + 1), (fn + 0.5) / (fn + tn + 1)
-    if kappa is None:
+    name = measure.split(" (")[0]
+    if ci is None:
         need = max(MIN_LABELS - n, 10)
-        why = "kappa is undefined (people labelled one class only): label items of the other class"
-    elif kappa_ci is None:
-        need = max(MIN_LABELS - n, 1)
-        why = f"kappa {kappa:.2f} has no interval on {n} labels"
+        why = (f"{name} has no interval on {n} labels (label items the judge labelled 1 and items it labelled 0, "
+               "of both classes)")
     else:
-        lo, hi = kappa_ci
+        lo, hi = ci
+        point = value if value is not None else (lo + hi) / 2
         if n >= MIN_LABELS and lo >= threshold:
             out.verdict = "TRUSTED"
         elif n >= MIN_LABELS and hi < threshold:
             out.verdict = "UNTRUSTED"
         if out.verdict != "INCONCLUSIVE":
             side = "above" if out.verdict == "TRUSTED" else "below"
-            out.text = (f"{out.verdict}: kappa {kappa:.2f} [{lo:.2f}, {hi:.2f}] on {n} labels lies {side} the "
+            out.text = (f"{out.verdict}: {name} {point:.2f} [{lo:.2f}, {hi:.2f}] on {n} labels lies {side} the "
                         f"threshold {threshold:.2f}")
             return out
-        need = max(MIN_LABELS, _projected(n, kappa, (lo, hi), threshold)) - n
-        need = max(need, 1)
-        why = (f"kappa {kappa:.2f} [{lo:.2f}, {hi:.2f}] on {n} labels" +
+        need = max(1, max(MIN_LABELS, _projected(n, point, (lo, hi), threshold)) - n)
+        why = (f"{name} {point:.2f} [{lo:.2f}, {hi:.2f}] on {n} labels" +
                (f" straddles the threshold {threshold:.2f}" if lo < threshold <= hi else f" (under {MIN_LABELS} labels)"))
     have_1, have_0 = tp + fp, fn + tn
     out.labels_needed = need

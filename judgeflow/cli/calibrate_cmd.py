@@ -38,9 +38,10 @@ def register(sub: Subparsers) -> None:
                    help="another results file of the same items by the same judge (judged with --no-cache): puts the "
                         "judge's test-retest kappa beside its kappa with people (repeat for more; rows made with "
                         "`run --repeats K` need none)")
-    p.add_argument("--trust-kappa", type=float, default=None, metavar="K",
-                   help="the kappa the judge must be shown to reach (its interval's lower end) for the verdict "
-                        "TRUSTED; below it (the upper end) UNTRUSTED, else INCONCLUSIVE (default 0.6)")
+    p.add_argument("--trust-youden", type=float, default=None, metavar="J",
+                   help="the Youden's J (sensitivity + specificity - 1) the judge must be shown to reach (its "
+                        "interval's lower end) for the verdict TRUSTED; below it (the upper end) UNTRUSTED, else "
+                        "INCONCLUSIVE (default 0.5)")
     add_report_args(p, several=True)
     p.set_defaults(func=cmd_calibrate)
 
@@ -98,7 +99,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     refuse_injected(args.results)
     report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot, items=items,
                        retest=retest_of(args),
-                       threshold=DEFAULT_THRESHOLD if args.trust_kappa is None else args.trust_kappa)
+                       threshold=DEFAULT_THRESHOLD if args.trust_youden is None else args.trust_youden)
     return emit(args, report, render, lambda: write_calibration_html(
         report, args.html, title=f"Calibration: {args.results.name}"))
 

@@ -95,23 +95,27 @@ def test_nothing_labelled_gives_no_estimate():
 
 
 def test_verdict_is_inconclusive_at_10_labels_and_decides_at_200():
+    """A judge with sensitivity and specificity 0.9 at 10% and at 30% prevalence (kappa about 0.59 and 0.77:
+    a kappa threshold of 0.6 would leave the first undecided), and one at 0.6."""
     rng = np.random.default_rng(11)
-    h, j = simulate(rng, 0.3, 0.92, 0.92, 600)
-    for n, expect in ((10, {"INCONCLUSIVE"}), (200, {"TRUSTED"})):
-        report = calibrate(rows_of(h, j, set(range(n))), seed=0, n_boot=500)
-        assert report.judge_verdict in expect, report.verdict.text
-        if n == 10:
-            assert report.labels_needed >= MIN_LABELS - 10
-            assert report.verdict.labels_needed_judge_1 + report.verdict.labels_needed_judge_0 == report.labels_needed
-        else:
-            assert report.labels_needed == 0
+    for rate in (0.1, 0.3):
+        h, j = simulate(rng, rate, 0.9, 0.9, 600)
+        for n, expect in ((10, "INCONCLUSIVE"), (200, "TRUSTED")):
+            report = calibrate(rows_of(h, j, set(range(n))), seed=0, n_boot=500)
+            assert report.judge_verdict == expect, report.verdict.text
+            if n == 10:
+                assert report.labels_needed >= MIN_LABELS - 10
+                assert (report.verdict.labels_needed_judge_1 + report.verdict.labels_needed_judge_0
+                        == report.labels_needed)
+            else:
+                assert report.labels_needed == 0
     bad = calibrate(rows_of(*simulate(rng, 0.3, 0.6, 0.6, 600), set(range(200))), n_boot=500)
     assert bad.judge_verdict == "UNTRUSTED"
 
 
-def test_labels_needed_grow_as_kappa_nears_the_threshold():
-    far = judge_verdict(40, 0.45, (0.2, 0.7), q=0.3, tp=10, fp=3, fn=4, tn=23)
-    near = judge_verdict(40, 0.58, (0.33, 0.83), q=0.3, tp=10, fp=3, fn=4, tn=23)
+def test_labels_needed_grow_as_the_judge_nears_the_threshold():
+    far = judge_verdict(40, 0.35, (0.1, 0.6), q=0.3, tp=10, fp=3, fn=4, tn=23, threshold=0.5)
+    near = judge_verdict(40, 0.45, (0.2, 0.7), q=0.3, tp=10, fp=3, fn=4, tn=23, threshold=0.5)
     assert far.verdict == near.verdict == "INCONCLUSIVE"
     assert 0 < far.labels_needed < near.labels_needed
     assert "judge labelled 1" in far.text and str(far.labels_needed) in far.text
