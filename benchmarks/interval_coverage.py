@@ -58,7 +58,7 @@ def label_sample(j: np.ndarray, n: int, design: str, rng: np.random.Generator) -
 def one_draw(h: np.ndarray, j: np.ndarray, truth: float, full_kappa: float, n: int, design: str,
              rng: np.random.Generator, seed: int) -> dict[str, bool | None]:
     idx = label_sample(j, n, design, rng)
-    c = corrected_rate(int(j.sum()), len(j), *counts(h[idx], j[idx]), seed=seed, draws=4000)
+    c = corrected_rate(int(j.sum()), len(j), *counts(h[idx], j[idx]), seed=seed, draws=2000)
     held = c.low is not None and c.high is not None and c.low <= truth <= c.high
     out: dict[str, bool | None] = {"corrected": held, "raw_outside": c.raw_outside}
     raw = wilson_interval(int(j.sum()), len(j))

@@ -99,3 +99,10 @@ def test_inject_and_report_on_the_example_data_with_the_offline_judge(tmp_path: 
     assert report["overall"]["scored"] == sum(1 for r in rows if r["injected"])
     assert {t["type"] for t in report["types"]} >= {"negation", "invented_detail"}
     assert report["controls"] == sum(1 for r in rows if not r["injected"])
+
+
+def test_compare_refuses_injected_rows(tmp_path: Path):
+    rows, _ = inject_rows(list(enumerate(ANSWERS, 1)), seed=1)
+    path = tmp_path / "injected_results.jsonl"
+    path.write_text("".join(json.dumps(j.to_row()) + "\n" for j in judged(rows, set())), encoding="utf-8")
+    assert main(["compare", str(path), str(path)]) == 2
