@@ -294,7 +294,7 @@ def kappa_interval(h: np.ndarray, j: np.ndarray, *, seed: int, n_boot: int) -> t
 def kappa_posterior(h: np.ndarray, j: np.ndarray, *, seed: int, draws: int) -> tuple[float, float] | None:
     """Kappa's 95% interval from the posterior of the 2x2 table's shares (Dirichlet, Jeffreys prior 1/2 a
     cell), seeded. The percentile bootstrap it replaced held the full-data kappa in 87% of simulated draws at
-    30 labels (55% in the worst cell, 5% prevalence); this in 96% (`benchmarks/interval_coverage.py`)."""
+    30 labels (66% in the worst cell, 5% prevalence); this in 95% (`benchmarks/interval_coverage.py`)."""
     cells = np.array([((h == a) & (j == b)).sum() for a in (0, 1) for b in (0, 1)], dtype=float)  # tn fp fn tp
     tn, fp, fn, tp = np.random.default_rng(seed).dirichlet(cells + 0.5, draws).T
     ph, pj = fn + tp, fp + tp
