@@ -112,10 +112,10 @@ def public_sets(labels: list[int], draws: int, seed: int) -> None:
         if not all((root / f.path).is_file() for f in bench.files):
             continue
         found = True
-        from judgeflow import Judge, Item
+        from judgeflow import Judge, Item, judge_many
 
         records = [r for r in records_of(bench, root) if r.get("label") in (0, 1)][:3000]
-        results = Judge("baseline/lexical").judge_many([Item.from_record(r) for r in records])
+        results = judge_many(Judge("baseline/lexical"), [Item.from_record(r) for r in records])
         pairs = [(r["label"], res.label) for r, res in zip(records, results) if res.label is not None]
         h = np.array([p[0] for p in pairs], dtype=bool)
         j = np.array([p[1] for p in pairs], dtype=bool)
