@@ -12,11 +12,14 @@ results, and carry `label` (1 injected, 0 control) and `injected_from` (the sour
 
 Correct answers are the rows labelled 0; a file without labels is taken as correct answers (the
 summary says so). The rules are plain regular expressions over English text: an answer with no
-year, number or capitalised name gets only the types that apply (negation, invented detail).
+year, number or capitalised name gets only the types that apply (negation, invented detail). With
+a model (`inject_file(..., client=make_client(...))`, `judgeflow inject --model`) the model writes
+each edit and code places it (`inject_model.py`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 from collections import Counter
@@ -87,6 +90,10 @@ class InjectSummary(BaseModel):
     """The file had no labels: every answer was taken as correct."""
     skipped: int = 0
     """Rows labelled 1 or without an answer: nothing to inject into."""
+    by: str = "rules"
+    """"rules", or the model that wrote the edits (`inject_model.py`)."""
+    not_placed: int = 0
+    """Model edits dropped: their words are not in the answer, they change nothing, or the call failed."""
     controls: int = 0
     injected: dict[str, int] = Field(default_factory=dict)
     """Error type -> injected rows."""
@@ -198,11 +205,13 @@ def _correct(records: list[tuple[int, Mapping[str, Any]]], where: str) -> tuple[
 
 
 def inject_rows(records: list[tuple[int, Mapping[str, Any]]], *, seed: int = 0, types: Iterable[str] = TYPES,
-                where: str = "items") -> tuple[list[dict[str, Any]], InjectSummary]:
-    """For each correct answer: its control and one injected row per type that applies."""
+                where: str = "items", edits: Mapping[tuple[str, str], tuple[str, Injection] | None] | None = None,
+                by: str = "rules") -> tuple[list[dict[str, Any]], InjectSummary]:
+    """For each correct answer: its control and one injected row per type that applies (`edits`: a model's,
+    keyed by (id, type), instead of the rules)."""
     rows, assumed = _correct(records, where)
     summary = InjectSummary(read=len(records), correct=len(rows), assumed_correct=assumed,
-                            skipped=len(records) - len(rows), seed=seed)
+                            skipped=len(records) - len(rows), seed=seed, by=by)
     pool = entity_pool(str(r.get("answer", "")) for r in rows)
     counts: Counter[str] = Counter()
     out: list[dict[str, Any]] = []
@@ -212,26 +221,32 @@ def inject_rows(records: list[tuple[int, Mapping[str, Any]]], *, seed: int = 0, 
         out.append({"id": f"{item_id}{ID_MARK}none", **base, "answer": answer, "label": 0, FIELD: [],
                     "injected_from": item_id})
         for kind in types:
-            rng = random.Random(f"{seed}:{item_id}:{kind}")
-            got = RULES[kind](answer, rng, pool)
+            if edits is not None:
+                got = edits.get((item_id, kind))
+                summary.not_placed += got is None
+            else:
+                got = RULES[kind](answer, random.Random(f"{seed}:{item_id}:{kind}"), pool)
             if got is None:
                 continue
             new, inj = got
             counts[kind] += 1
             out.append({"id": f"{item_id}{ID_MARK}{kind}", **base, "answer": new, "label": 1,
                         FIELD: [inj.model_dump(exclude={"original"})], "injected_original": inj.original,
-                        "injected_from": item_id})
+                        "injected_from": item_id, "injected_by": by})
     summary.controls = len(rows)
     summary.injected = {k: counts[k] for k in TYPES if counts[k]}
     return out, summary
 
 
-def inject_file(path: str | Path, output: str | Path, *, seed: int = 0, types: Iterable[str] = TYPES) -> InjectSummary:
-    """Read items, inject, write the rows (JSONL) to `output`.
+def inject_file(path: str | Path, output: str | Path, *, seed: int = 0, types: Iterable[str] = TYPES,
+                client: Any = None, close_client: bool = False) -> InjectSummary:
+    """Read items, inject (by rules, or by `client`, an LLMClient, through `inject_model.py`; `close_client`:
+    close it when done), write the rows (JSONL) to `output`.
 
     Raises:
         InvalidItemError: an unreadable row, an unknown type, or no correct answer to inject into.
-        """
+    """
+    types = list(types)
     bad = [t for t in types if t not in RULES]
     if bad:
         raise InvalidItemError(f"unknown error type(s) {bad}; choose from {', '.join(TYPES)}", field="type")
@@ -240,7 +255,23 @@ def inject_file(path: str | Path, output: str | Path, *, seed: int = 0, types: I
         if isinstance(rec, InvalidItemError):
             raise rec
         records.append((line, rec))
-    rows, summary = inject_rows(records, seed=seed, types=types, where=str(path))
+    edits = None
+    if client is not None:
+        from .inject_model import amodel_edits
+
+        correct, _ = _correct(records, str(path))
+
+        async def ask() -> dict[tuple[str, str], tuple[str, Injection] | None]:
+            try:
+                return await amodel_edits(client, [{**r, "answer": str(r["answer"])[:MAX_ANSWER_CHARS]}
+                                                   for r in correct], types)
+            finally:
+                if close_client:
+                    await client.aclose()
+
+        edits = asyncio.run(ask())
+    rows, summary = inject_rows(records, seed=seed, types=types, where=str(path), edits=edits,
+                                by="rules" if client is None else str(client.model))
     if not summary.correct:
         raise InvalidItemError("no correct answer to inject into: inject needs rows labelled 0 (or a file without "
                                "labels, taken as correct answers)", path=str(path), field="label")

@@ -30,6 +30,10 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--types", nargs="+", choices=TYPES, default=list(TYPES),
                    help="error types to inject (default: all that apply to each answer)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0): the same seed, the same rows")
+    p.add_argument("--model", metavar="provider/model",
+                   help="let a model write each change (through the LLM seam; code finds its words in the answer "
+                        "and records the offsets) instead of the rules")
+    p.add_argument("--base-url", help="with --model: an OpenAI-compatible endpoint")
     p.add_argument("--report", type=Path, metavar="RESULTS",
                    help="instead: the judge's results on injected rows -> recall per error type, span overlap and "
                         "the false-alarm rate on the untouched answers")
@@ -51,9 +55,17 @@ def cmd_inject(args: argparse.Namespace) -> int:
         raise ConfigError("judgeflow inject ITEMS -o OUT (or judgeflow inject --report RESULTS)")
     from ..calibration.inject import inject_file
 
-    s = inject_file(args.items, args.output, seed=args.seed, types=args.types)
+    client = None
+    if args.model:
+        from ..backends.llm import make_client
+
+        client = make_client(args.model, **({"base_url": args.base_url} if args.base_url else {}))
+    s = inject_file(args.items, args.output, seed=args.seed, types=args.types, client=client, close_client=True)
     counts = ", ".join(f"{k} {v}" for k, v in s.injected.items()) or "none"
     con = console()
+    if s.by != "rules":
+        con.print(f"written by {s.by}; {s.not_placed} edit(s) dropped (their words are not in the answer, they change "
+                  "nothing, or the call failed)", markup=False)
     con.print(f"injected into {s.correct} correct answer(s) of {s.read} rows ({s.skipped} labelled 1 or without an "
               f"answer skipped): {counts}; {s.controls} untouched control(s) -> {s.output}", markup=False)
     if s.assumed_correct:

@@ -106,3 +106,46 @@ def test_compare_refuses_injected_rows(tmp_path: Path):
     path = tmp_path / "injected_results.jsonl"
     path.write_text("".join(json.dumps(j.to_row()) + "\n" for j in judged(rows, set())), encoding="utf-8")
     assert main(["compare", str(path), str(path)]) == 2
+
+
+def test_a_model_writes_the_edit_and_code_places_it():
+    """Through the real openai SDK and Instructor (tests/fakes/scripted.py): an edit whose words are in the
+    answer is placed at the offsets code finds; one whose words are not (a model misquoting) is dropped."""
+    from fakes.scripted import FakeLLM
+
+    from judgeflow.calibration.inject import inject_file
+    from judgeflow.calibration.inject_model import Edit
+
+    llm = FakeLLM("openai", [Edit(original="1818", replacement="1831"), Edit(original="Paris", replacement="Rome")])
+    rows_in = [ANSWERS[0]]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        src, out = Path(d) / "items.jsonl", Path(d) / "out.jsonl"
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows_in), encoding="utf-8")
+        summary = inject_file(src, out, types=["date", "entity"], client=llm.client(), close_client=True)
+        rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert summary.by == "openai/gpt-fake" and summary.not_placed == 1 and summary.injected == {"date": 1}
+    (date,) = [r for r in rows if r["injected"]]
+    inj = date["injected"][0]
+    assert date["answer"][inj["start"]:inj["end"]] == "1831" and date["injected_by"] == "openai/gpt-fake"
+    assert "<answer>" in json.dumps(llm.requests[0]) and "Error type: date" in json.dumps(llm.requests[0])
+
+
+def test_inject_with_the_schema_fake_through_the_cli(tmp_path: Path, capsys):
+    """The schema-following fake answers with words that are not in the answer: every edit but the appended
+    sentences is dropped, and the summary says how many."""
+    from fakes import SchemaProvider
+
+    out = tmp_path / "injected.jsonl"
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in ANSWERS), encoding="utf-8")
+    with SchemaProvider(seed=3) as fake:
+        code = main(["inject", str(items), "-o", str(out), "--model", "openai/fake", "--base-url",
+                     f"{fake.base_url}/v1", "--types", "date", "invented_detail"])
+        calls = len([x for x in fake.log if x.get("llm")])
+    assert code == 0 and calls == 4  # 2 correct answers x 2 types
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    kinds = [r["injected"][0]["type"] for r in rows if r["injected"]]
+    assert kinds.count("invented_detail") == 2 and "date" not in kinds
+    assert "2 edit(s) dropped" in capsys.readouterr().out
