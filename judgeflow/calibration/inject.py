@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field
 from ..errors import InvalidItemError
 from ..files import write_jsonl_atomic
 from ..items import Item, read_records
-from .inject_marks import FIELD, ID_MARK
+from .inject_marks import FIELD, ID_MARK, Injection
 
 TYPES = ("date", "number", "name", "entity", "negation", "invented_detail")
 #: the longest answer a rule reads (untrusted text: bounded)
@@ -66,17 +66,6 @@ _AUX = re.compile(r"\b(is|was|are|were|has|have|had|can|could|will|would|does|di
                   r"(?!\s+(?:not|no|never|none|nothing)\b)")
 _ARTICLE = re.compile(r"\b(?:the|a|an|of|The|A|An)\s+$")
 _NOT = re.compile(r"\b(is|was|are|were|has|have|had|can|could|will|would|does|did|should|must)\s+not\b")
-
-
-class Injection(BaseModel):
-    """One changed span of an injected answer."""
-
-    type: str
-    start: int
-    """[start, end) character offsets into the injected answer."""
-    end: int
-    original: str = ""
-    """The text it replaced ("" for an invented detail)."""
 
 
 class InjectSummary(BaseModel):
@@ -238,6 +227,17 @@ def inject_rows(records: list[tuple[int, Mapping[str, Any]]], *, seed: int = 0, 
     return out, summary
 
 
+async def _ask(client: Any, rows: list[Mapping[str, Any]], types: list[str],
+               close: bool) -> dict[tuple[str, str], tuple[str, Injection] | None]:
+    from .inject_model import amodel_edits  # the model's edits (inject_model imports Injection from inject_marks)
+
+    try:
+        return await amodel_edits(client, [{**r, "answer": str(r["answer"])[:MAX_ANSWER_CHARS]} for r in rows], types)
+    finally:
+        if close:
+            await client.aclose()
+
+
 def inject_file(path: str | Path, output: str | Path, *, seed: int = 0, types: Iterable[str] = TYPES,
                 client: Any = None, close_client: bool = False) -> InjectSummary:
     """Read items, inject (by rules, or by `client`, an LLMClient, through `inject_model.py`; `close_client`:
@@ -257,19 +257,8 @@ def inject_file(path: str | Path, output: str | Path, *, seed: int = 0, types: I
         records.append((line, rec))
     edits = None
     if client is not None:
-        from .inject_model import amodel_edits
-
         correct, _ = _correct(records, str(path))
-
-        async def ask() -> dict[tuple[str, str], tuple[str, Injection] | None]:
-            try:
-                return await amodel_edits(client, [{**r, "answer": str(r["answer"])[:MAX_ANSWER_CHARS]}
-                                                   for r in correct], types)
-            finally:
-                if close_client:
-                    await client.aclose()
-
-        edits = asyncio.run(ask())
+        edits = asyncio.run(_ask(client, correct, types, close_client))
     rows, summary = inject_rows(records, seed=seed, types=types, where=str(path), edits=edits,
                                 by="rules" if client is None else str(client.model))
     if not summary.correct:

@@ -11,12 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pydantic import BaseModel
+
 from ..errors import InvalidItemError
 from ..results import Judgment
 
 FIELD = "injected"
 #: the id suffix of an injected row: `ID#inj-date`, `ID#inj-none` for an untouched control
 ID_MARK = "#inj-"
+
+
+class Injection(BaseModel):
+    """One changed span of an injected answer."""
+
+    type: str
+    start: int
+    """[start, end) character offsets into the injected answer."""
+    end: int
+    original: str = ""
+    """The text it replaced ("" for an invented detail)."""
 
 
 def is_injected(j: Judgment) -> bool:

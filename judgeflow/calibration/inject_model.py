@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from ..errors import LLMError
 from ..prompts import tag
 from ..results import Usage
-from .inject import Injection
+from .inject_marks import Injection
 
 #: what each error type asks the model to do
 ASKS = {
