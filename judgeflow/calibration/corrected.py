@@ -144,6 +144,8 @@ def corrected_rate(judged_ones: int, judged: int, tp: int, fp: int, fn: int, tn:
     else:
         point = float(np.median(rates))
     out.estimate = min(max(point, 0.0), 1.0)
+    # a plug-in at a boundary (no confirmed 1s, say) can sit outside the posterior's central interval: widen to it
+    out.low, out.high = min(out.low, out.estimate), max(out.high, out.estimate)
     out.raw_outside = not out.low <= q <= out.high
     if out.ppv is not None and out.false_omission is not None:
         out.sensitivity, out.specificity = weighted_sens_spec(q, out.ppv, out.false_omission)

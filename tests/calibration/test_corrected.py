@@ -148,3 +148,9 @@ def test_the_run_summary_gives_the_corrected_rate_when_rows_carry_labels():
     assert rate_line(Tally.of(rows_of(h, j, set()))) == []
     injected = Judgment(id="a#inj-date", label=1, extra={"injected": [{"type": "date", "start": 0, "end": 4}]})
     assert "inject --report" in rate_line(Tally.of([injected]))[0]
+
+
+def test_the_estimate_always_lies_in_its_interval():
+    for counts_ in ((0, 10, 0, 40), (10, 0, 0, 40), (0, 0, 0, 50), (5, 5, 5, 5), (0, 3, 2, 0)):
+        c = corrected_rate(150, 1000, *counts_, draws=1000)
+        assert c.low is not None and c.high is not None and c.low <= c.estimate <= c.high, (counts_, c)
