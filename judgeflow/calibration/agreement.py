@@ -533,12 +533,12 @@ def calibrate(
     if ann is not None:
         report.labellers = ann.labellers
         report.humans = human_ceiling(ann, rows, agreement=agreement, kappa_text=kappa_text, seed=seed, n_boot=n_boot)
-    _publishable(report, rows, scored, seed=seed, threshold=threshold)
+    _publishable(report, rows, scored, seed=seed, threshold=threshold, labels=span_file)
     return report
 
 
 def _publishable(report: CalibrationReport, rows: list[Judgment], scored: list[tuple[Judgment, Label]], *,
-                 seed: int, threshold: float) -> None:
+                 seed: int, threshold: float, labels: str | Path | None = None) -> None:
     """The corrected rate (overall, per criterion, per error type) and the verdict on the judge: TRUSTED once
     the interval of Youden's J lies at or above `threshold` (`calibrate(threshold=...)`, `trust.py`)."""
     c = report.corrected_rate = corrected_of(rows, scored, seed=seed)
@@ -548,6 +548,20 @@ def _publishable(report: CalibrationReport, rows: list[Judgment], scored: list[t
     report.verdict = judge_verdict(report.n, j, c.youden, q=c.raw, tp=c.tp, fp=c.fp, fn=c.fn, tn=c.tn,
                                    threshold=threshold)
     report.judge_verdict, report.labels_needed = report.verdict.verdict, report.verdict.labels_needed
+    if labels is not None and focused(labels):
+        c.defined = False
+        c.note += ("; NOT VALID HERE: the labels come from a `sample --focus` sample (only items the judges disagree "
+                   "on), and the correction needs labels drawn at random within each judge label")
+        report.warnings.append("the labels file is a `sample --focus` sample: the corrected rate and the verdict "
+                               "need a sample drawn at random within each judge label (`judgeflow sample --results`)")
+
+
+def focused(path: str | Path) -> bool:
+    """Whether a labels file was written by `sample --focus` (its rows carry sampling.FOCUS_FIELD)."""
+    try:
+        return any(isinstance(rec, Mapping) and "sample_focus" in rec for _, rec in read_records(path))
+    except (InvalidItemError, OSError):
+        return False
 
 
 def _read_label_sets(labels: Any) -> tuple[Any, Annotations | None, Any]:

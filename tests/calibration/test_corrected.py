@@ -154,3 +154,15 @@ def test_the_estimate_always_lies_in_its_interval():
     for counts_ in ((0, 10, 0, 40), (10, 0, 0, 40), (0, 0, 0, 50), (5, 5, 5, 5), (0, 3, 2, 0)):
         c = corrected_rate(150, 1000, *counts_, draws=1000)
         assert c.low is not None and c.high is not None and c.low <= c.estimate <= c.high, (counts_, c)
+
+
+def test_labels_from_a_focus_sample_void_the_correction(tmp_path: Path):
+    rng = np.random.default_rng(4)
+    h, j = simulate(rng, 0.2, 0.85, 0.8, 300)
+    rows = rows_of(h, j, set())
+    labels = tmp_path / "to_label.jsonl"
+    labels.write_text("".join(json.dumps({"id": f"q{i}", "label": int(h[i]), "sample_focus": "disagreement"}) + "\n"
+                              for i in range(40)), encoding="utf-8")
+    report = calibrate(rows, labels, n_boot=200)
+    assert report.corrected_rate is not None and not report.corrected_rate.defined
+    assert "NOT VALID HERE" in report.corrected_rate.note and any("--focus" in w for w in report.warnings)
