@@ -333,6 +333,13 @@ def _warnings(ws: Sequence[str]) -> str:
 # -- reports ------------------------------------------------------------------------------
 
 
+def _publishable(r: CalibrationReport) -> str:
+    """The corrected hallucination rate and the verdict on the judge (`corrected.py`, `trust.py`)."""
+    rate = f"<p><b>Hallucination rate.</b> {e(r.corrected_rate.note)}</p>" if r.corrected_rate is not None else ""
+    return (f"<h2>A rate you can publish</h2>{rate}<p><b>Judge: {e(r.judge_verdict)}.</b> {e(r.verdict.text)} "
+            f"<span class=\"sub\">({e(r.verdict.rule)})</span></p>")
+
+
 def calibration_html(r: CalibrationReport, *, title: str = "Calibration") -> str:
     """The whole calibration report as one HTML page."""
     crit = ", ".join(f"{k} ({v})" for k, v in r.criteria.items())
@@ -341,7 +348,7 @@ def calibration_html(r: CalibrationReport, *, title: str = "Calibration") -> str
             f'<div class="diag"><b>Diagnosis.</b> {e(r.diagnosis)}</div>', _warnings(r.warnings),
             f"<p>{r.total} result rows: {r.n} used; {r.unscored} unscored and {r.invalid} invalid (labelled but "
             f"excluded, never counted as 0); {r.unlabelled} without a human label.</p>",
-            "<h2>Agreement</h2>", _pictures(r), _metrics_table(r)]
+            "<h2>Agreement</h2>", _pictures(r), _metrics_table(r), _publishable(r)]
     if r.groups:
         body.append(f"<h2>By {e(r.by)}</h2>")
         if r.fleiss_members:

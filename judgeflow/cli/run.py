@@ -39,7 +39,7 @@ from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..runs.run import Run
 from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
-from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, answer_line, run_failure, summarize
+from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, answer_line, rate_line, run_failure, summarize
 from . import ensemble, otel_args, ray_cmd
 from .argtypes import Subparsers, non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
 from .render import console
@@ -354,7 +354,7 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
     unreadable = run.store.unreadable_note()
     for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
         con.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
-    for line in lines + answer_line(tally) + limit_report(session.elapsed, session.items):
+    for line in lines + answer_line(tally) + rate_line(tally) + limit_report(session.elapsed, session.items):
         con.print("  " + line, markup=False, soft_wrap=True)
     if failed:
         again = (f"; re-judge the unscored rows with: {run.command}" if tally.unscored

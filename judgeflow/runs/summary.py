@@ -54,6 +54,10 @@ class Tally:
     """Why rows were invalid (reason -> rows; at most MAX_REASONS reasons)."""
     votes: list[Judgment] = field(default_factory=list)
     """Panel and cascade rows, without claims or traces (their summary needs each row's members)."""
+    labelled: Counter[tuple[int, int]] = field(default_factory=Counter)
+    """(the input's label, the judge's label) -> scored rows that carried a label: the corrected rate's counts."""
+    injected: int = 0
+    """Rows made by `judgeflow inject` (known positives and their controls)."""
 
     def add(self, j: Judgment) -> None:
         self.rows += 1
@@ -62,6 +66,9 @@ class Tally:
             self.label_1 += j.label == 1
             self.label_0 += j.label == 0
             self.answered += bool(j.claims or j.requirements)
+            if j.human_label is not None and j.label is not None:
+                self.labelled[(j.human_label, j.label)] += 1
+        self.injected += "injected" in j.extra
         self.unscored += j.status == "unscored"
         self.rate_limited += j.status == "unscored" and RATE_LIMITED in (j.error or "")
         self.over_budget += j.status == "unscored" and (j.error or "").startswith(OVER_BUDGET)
@@ -142,6 +149,21 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
         source = price.source if (price := price_for(model, prices)) else "?"
         lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model} (prices: {source})")
     return lines
+
+
+def rate_line(t: Tally) -> list[str]:
+    """With labelled rows: the hallucination rate corrected for the judge's errors measured on them
+    (`calibration/corrected.py`); with injected rows, where their recall is reported."""
+    if t.injected:
+        return [f"{t.injected} row(s) made by `judgeflow inject`: their recall per error type is "
+                "`judgeflow inject --report RESULTS` (they are no real bot's rate)"]
+    if not t.labelled or not t.judged:
+        return []
+    from ..calibration.corrected import corrected_rate
+
+    c = t.labelled
+    rate = corrected_rate(t.label_1, t.label_1 + t.label_0, tp=c[(1, 1)], fp=c[(0, 1)], fn=c[(1, 0)], tn=c[(0, 0)])
+    return [f"hallucination rate: {rate.note} (the rows' own labels; `judgeflow calibrate` has the judge's verdict)"]
 
 
 def answer_line(t: Tally) -> list[str]:
