@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from .evidence_paths import structured
 from .quotes import quote_in
 from .results import ClaimResult
 
@@ -320,7 +321,11 @@ def attribute(claims: Sequence[ClaimResult], source: Sequence[str]) -> list[Clai
         label, body = docs[at]
         reason = c.reason if label in c.reason else f"{c.reason.rstrip()} (evidence: {label})".lstrip()
         found = quote_in(quote, body) if quote.strip() else None
-        out.append(c.model_copy(update={"cited": label, "reason": reason, "evidence_found": found}))
+        update = {"cited": label, "reason": reason, "evidence_found": found}
+        if label.startswith("tool "):  # a JSON field by its path, code by its lines: checked in code
+            more = structured(quote, body)
+            update |= {} if found and more.get("evidence_found") is False else more
+        out.append(c.model_copy(update=update))
     return out
 
 
