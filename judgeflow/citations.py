@@ -269,20 +269,33 @@ def rates(stats: dict[str, Any]) -> dict[str, float | None]:
 COUNTS = ("markers", "pairs", "supporting", "claims", "supported_claims", "fabricated", "misattributed")
 
 
-def run_citations(rows: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
-    """A run's citation counts summed over its answers' (`Judgment.citations`), with precision and
-    recall over the sums; None when no answer cited anything."""
-    total = dict.fromkeys(COUNTS, 0)
-    answers = 0
-    for row in rows:
+@dataclass
+class Citations:
+    """A run's citation counts, summed over its answers' (`Judgment.citations`) as rows arrive."""
+
+    answers: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
+
+    def add(self, row: dict[str, Any] | None) -> None:
         if not row:
-            continue
-        answers += 1
+            return
+        self.answers += 1
         for k in COUNTS:
-            total[k] += int(row.get(k) or 0)
-    if not answers:
-        return None
-    return {"answers": answers, **total, **rates(total)}
+            self.counts[k] += int(row.get(k) or 0)
+
+    def summary(self) -> dict[str, Any] | None:
+        """{"answers", the counts, "precision", "recall"} over the sums; None when no answer cited anything."""
+        if not self.answers:
+            return None
+        return {"answers": self.answers, **self.counts, **rates(self.counts)}
+
+
+def run_citations(rows: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """A run's citations (`Citations.summary`) from its rows' `citations`."""
+    total = Citations()
+    for row in rows:
+        total.add(row)
+    return total.summary()
 
 
 def check_item(claims: Sequence[Any], answer: str, sources: Sequence[str] | None, criterion: Any,
@@ -313,5 +326,32 @@ def claim_notes(answer: str, sources: Sequence[str] | None, claims: Sequence[Any
 def without_markers(answer: str) -> str:
     """The answer with its citation markers and footnote definitions blanked (a `[7]` is not a number
     the answer states; a link keeps its text)."""
-    text = _FOOTNOTE.sub("", answer)
-    return _MARKER.sub(lambda m: m.group("link") if m.group("link") is not None else "", text)
+    text = _MARKER.sub(lambda m: m.group("link") if m.group("link") is not None else "", _FOOTNOTE.sub("", answer))
+    return re.sub(r"[ \t]+([.,;:!?])", r"\1", text) if text != answer else answer
+
+
+#: how bad a citation status is, worst last (a marker two claims carry shows the worse)
+_RANK = {"supported": 0, "unsupported": 1, "misattributed": 2, "fabricated": 3}
+
+
+def marker_view(answer: str, sources: Sequence[str] | None, claims: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each citation marker of the answer with what it is, for the report and the review page:
+    {"start", "end", "text", "docs", "status", "claims"}; status from the claims carrying it (the worst),
+    "fabricated" for a marker naming no source, None for a marker no checked claim carries."""
+    if not answer or not sources:
+        return []
+    markers = find_markers(answer, sources)
+    carried: dict[int, list[Any]] = {}
+    for c in claims:
+        if getattr(c, "citation", None):
+            span = c.span or (place(c, answer).span if hasattr(c, "model_copy") else None)
+            for m in claim_markers(span, answer, markers):
+                carried.setdefault(m.start, []).append(c)
+    out = []
+    for m in markers:
+        carriers = carried.get(m.start, [])
+        statuses = [c.citation for c in carriers] + (["fabricated"] if m.fabricated else [])
+        status = max(statuses, key=lambda s: _RANK.get(s, 0)) if statuses else None
+        out.append({"start": m.start, "end": m.end, "text": m.text, "docs": m.docs, "status": status,
+                    "claims": [c.id for c in carriers]})
+    return out

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..citations import Citations
 from ..results import Judgment, Usage
 from ..errors import OVER_BUDGET
 from .pricing import estimate_cost, price_for
@@ -54,6 +55,8 @@ class Tally:
     """Why rows were invalid (reason -> rows; at most MAX_REASONS reasons)."""
     votes: list[Judgment] = field(default_factory=list)
     """Panel and cascade rows, without claims or traces (their summary needs each row's members)."""
+    citations: Citations = field(default_factory=lambda: Citations())
+    """The answers' own citations, summed (`judgeflow.citations`): precision and recall per run."""
 
     def add(self, j: Judgment) -> None:
         self.rows += 1
@@ -72,6 +75,8 @@ class Tally:
                 self.invalid_reasons[reason] += 1
         self.cached += bool(j.cached)
         self.usage.add(j.usage)
+        if j.status == "judged":
+            self.citations.add(j.citations)
         if j.judges:
             self.votes.append(Judgment(
                 id=j.id, label=j.label, status=j.status, agreement=j.agreement, cascade=j.cascade,
@@ -141,6 +146,19 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
         source = price.source if (price := price_for(model, prices)) else "?"
         lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model} (prices: {source})")
     return lines
+
+
+def citation_line(t: Tally) -> list[str]:
+    """Citation precision and recall over the answers that cite their sources (none: no line)."""
+    c = t.citations.summary()
+    if c is None:
+        return []
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.0%}"
+    return [f"citations: precision {pct(c['precision'])} ({c['supporting']} of {c['pairs']} claim-source pairs hold "
+            f"the claim), recall {pct(c['recall'])} ({c['supported_claims']} of {c['claims']} claims supported by "
+            f"their citation) in {c['answers']} answers that cite; fabricated {c['fabricated']}, misattributed "
+            f"{c['misattributed']}"]
 
 
 def answer_line(t: Tally) -> list[str]:
