@@ -143,3 +143,67 @@ def structured(quote: str, body: str) -> dict[str, Any]:
         lines = code_lines(quote, result)
         return {"evidence_lines": lines} if lines else {}
     return {}
+
+
+def json_members(text: str, limit: int | None = None) -> list[str] | None:
+    """The top-level members of a JSON object or array as they are written in `text` (`"key": value`,
+    or an element), each whole; a member longer than `limit` holding an object or array is opened in
+    turn (its opening, then its members), so every object that fits stays whole. None when `text`
+    is not one JSON object or array (or too large)."""
+    s = text.strip()
+    if parse_json(s) is None:
+        return None
+    return _members(s, 0, limit, 0)
+
+
+def _members(s: str, at: int, limit: int | None, depth: int) -> list[str]:
+    """The members of the JSON container opening at `s[at]`, as written (see `json_members`)."""
+    decoder = json.JSONDecoder()
+    out, i, is_object = [], at + 1, s[at] == "{"
+
+    def skip(k: int) -> int:
+        while k < len(s) and (s[k].isspace() or s[k] == ","):
+            k += 1
+        return k
+
+    while (i := skip(i)) < len(s) and s[i] not in "]}":
+        start = i
+        if is_object:
+            _, i = decoder.raw_decode(s, i)
+            while s[i].isspace() or s[i] == ":":
+                i += 1
+        value_at = i
+        _, i = decoder.raw_decode(s, i)
+        if limit and i - start > limit and s[value_at] in "[{" and depth < MAX_DEPTH:
+            out.append(s[start:value_at + 1])
+            out.extend(_members(s, value_at, limit, depth + 1))
+        else:
+            out.append(s[start:i])
+    return out
+
+
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+
+
+def blocks(text: str, limit: int | None = None) -> list[tuple[str, bool]]:
+    """`text` as (block, keep whole) in reading order, for cutting into passages: prose paragraphs
+    (False: split at sentences), each fenced code block, each paragraph of a code tool result and
+    each member of a JSON one (True: never split; a member longer than `limit` opened, `json_members`)."""
+    head, result = text, ""
+    cut = text.find("returned:\n")
+    if cut >= 0 and tool_result(text[text.find("\n") + 1:] if text.startswith("[") else text) is not None:
+        head, result = text[:cut + len("returned:\n")], text[cut + len("returned:\n"):]
+    members = json_members(result or head, limit) if (result or head).strip()[:1] in ("{", "[") else None
+    if members is not None:
+        return ([(p, False) for p in re.split(r"\n\s*\n", head) if p.strip()] if result else []) + \
+            [(m, True) for m in members]
+    if result and looks_like_code(result) and "```" not in result:
+        return [(p, False) for p in re.split(r"\n\s*\n", head) if p.strip()] + \
+            [(p, True) for p in re.split(r"\n\s*\n", result) if p.strip()]
+    out: list[tuple[str, bool]] = []
+    at = 0
+    for m in _FENCE.finditer(text):
+        out += [(p, False) for p in re.split(r"\n\s*\n", text[at:m.start()])]
+        out.append((m.group(0), True))
+        at = m.end()
+    return out + [(p, False) for p in re.split(r"\n\s*\n", text[at:])]
