@@ -41,6 +41,8 @@ _FOOTNOTE = re.compile(r"^\[\^(?P<label>[\w-]{1,20})\]:\s*(?P<text>.*)$", re.MUL
 #: where a sentence ends: terminal punctuation (then any markers right after it), or a line break
 _SENTENCE_END = re.compile(r"[.!?](?:\s*\[[^\[\]\n]{1,200}\](?:\([^()\s]*\))?)*(?=\s|$)|\n")
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
+#: where a narrowed item (passage selection) keeps the documents as given, for the citation notes
+CITED_SOURCES = "judgeflow_cited_sources"
 #: the most markers read from one answer (an answer is untrusted text)
 MAX_MARKERS = 500
 MAX_RANGE = 50

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..citations import CITED_SOURCES, find_markers
 from ..criteria import Criterion
 from ..errors import ConfigError
 from ..items import Item
@@ -284,7 +285,12 @@ class PassageJudge:
         chosen = select_passages(queries, passages, max_chars=self.max_source_chars)
         if item.messages is not None:
             return self._narrow_trace(item, passages, chosen), chosen
-        return item.model_copy(update={"source": [p.text for p in chosen]}), chosen
+        if not find_markers(item.answer, item.source):
+            return item.model_copy(update={"source": [p.text for p in chosen]}), chosen
+        # the answer cites its sources by their own numbers: each passage says which document it is from,
+        # and the judge's citation notes are worked out against the documents as given (`claim_notes`)
+        return item.model_copy(update={"source": [f"[{p.label}]\n{p.text}" for p in chosen],
+                                       "extra": {**item.extra, CITED_SOURCES: item.source}}), chosen
 
     def _narrow_trace(self, item: Item, passages: list[Passage], chosen: list[Passage]) -> Item:
         """A trace cut to its passages: each headed by its message's label, and a warning naming

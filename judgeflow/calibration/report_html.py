@@ -47,7 +47,7 @@ tr.err td{background:#fff7f2}.flag{color:#b42318;font-weight:600}
 mark.cite,.cite{border-radius:3px;padding:0 2px;font-weight:600}.cite.supported{background:#c9f0d5;color:#14532d}
 .cite.misattributed{background:#7b4fc9;color:#fff}.cite.fabricated{background:#b42318;color:#fff}
 .cite.unsupported{background:#fbc4a0;color:#7a2e0b}.cite.unchecked{background:#e5e7eb;color:#333}
-div.cite{display:inline-block;margin-top:3px;font-size:.85em}
+div.cite{display:block;width:fit-content;margin-top:3px;font-size:.85em}
 """
 FOLD_CHARS = 600
 """Texts longer than this are folded (click to open)."""

@@ -99,3 +99,22 @@ def test_correct_citations_pass_and_an_uncited_answer_has_no_citations() -> None
 def test_the_offline_judge_also_gets_fabricated_citations() -> None:
     r = Judge("baseline/lexical").judge(rag("Paris is the capital of France [3]."))
     assert r.label == 1 and any(c.citation == "fabricated" for c in r.claims)
+
+
+def test_a_long_cited_source_cut_into_passages_keeps_the_answers_numbering() -> None:
+    from judgeflow.backends.passages import PassageJudge
+
+    filler = "The museum opens at nine and the gift shop sells postcards of the river. " * 30
+    sources = [filler + "Paris is the capital of France.", filler, filler + "Berlin is the capital of Germany."]
+    answer = "Berlin is the capital of Germany [3]."
+    llm = FakeLLM("openai", [
+        Claims(claims=[Claim(id="c1", text="Berlin is the capital of Germany", quote="Berlin is the capital of Germany")]),
+        ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="supported", basis="source",
+                                       evidence="Berlin is the capital of Germany")]),
+    ])
+    r = Judge(backend=PassageJudge(llm.backend(), max_source_chars=1500)).judge(
+        {"id": "long", "user_input": "Capital?", "retrieved_contexts": sources, "response": answer})
+    check = llm.user_prompts()[1]
+    assert "[cites document 3]" in check and "[document 3, passage" in check  # not "names no source"
+    assert r.label == 0 and r.claims[0].citation == "supported"
+    assert r.claims[0].evidence.startswith("[document 3, passage")
