@@ -118,3 +118,11 @@ def test_a_long_cited_source_cut_into_passages_keeps_the_answers_numbering() -> 
     assert "[cites document 3]" in check and "[document 3, passage" in check  # not "names no source"
     assert r.label == 0 and r.claims[0].citation == "supported"
     assert r.claims[0].evidence.startswith("[document 3, passage")
+
+
+def test_a_panel_row_carries_its_deciding_members_citations() -> None:
+    from judgeflow import Panel
+
+    panel = Panel([Judge("baseline/lexical"), Judge("baseline/rouge-l")])
+    r = panel.judge(rag("Paris is the capital of France [7]."))
+    assert r.label == 1 and r.citations is not None and r.citations["fabricated"] == 1
