@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .quotes import CITATION, norm, quote_in
+from .results import ClaimResult
 from .spans import locate, place
 
 #: citation markers, longest forms first: a footnote, a markdown link, [Source X], [1, 2-4]
@@ -203,15 +204,19 @@ def _where_quoted(evidence: str, sources: Sequence[str]) -> set[int]:
 def check_claims(claims: Sequence[Any], answer: str, sources: Sequence[str], roles: dict[str, str],
                  pass_verdict: str, error_verdicts: Iterable[str]) -> tuple[list[Any], dict[str, Any] | None]:
     """Claims (`ClaimResult`s, placed: `span`) with their citations checked, and the answer's counts
-    (None when the answer cites nothing). `roles`: the criterion's evidence roles."""
+    (None when the answer cites nothing). `roles`: the criterion's evidence roles. A marker naming
+    no source that no placed claim carries goes to the unplaced claim sharing most words with its
+    sentence, else becomes a claim of its own (`f1`, ...): a fabricated citation is never lost."""
     markers = find_markers(answer, sources)
     if not markers:
         return list(claims), None
+    carried = {c.id: claim_markers(c.span, answer, markers) for c in claims}
+    claims = [*claims, *_orphans(claims, carried, answer, markers, roles)]
     errors = set(error_verdicts)
     out: list[Any] = []
     pairs = supporting = supported_claims = 0
     for c in claims:
-        mine = claim_markers(c.span, answer, markers)
+        mine = carried.get(c.id) or ([m for m in markers if m.text in c.cites] if c.cites else [])
         if not mine:
             out.append(c)
             continue
@@ -231,6 +236,29 @@ def check_claims(claims: Sequence[Any], answer: str, sources: Sequence[str], rol
         "misattributed": sum(1 for c in out if c.citation == "misattributed"),
     }
     return out, stats | rates(stats)
+
+
+def _orphans(claims: Sequence[Any], carried: dict[str, list[Marker]], answer: str, markers: Sequence[Marker],
+             roles: dict[str, str]) -> list[Any]:
+    """Markers naming no source that no claim carries: each given to the unplaced claim sharing most
+    words with its sentence (`carried` updated), else a claim of its own (returned)."""
+    taken = {m.start for ms in carried.values() for m in ms}
+    added: list[Any] = []
+    for m in (m for m in markers if m.fabricated and m.start not in taken):
+        start, end = _sentence(answer, m.start)
+        sentence = without_markers(answer[start:end]).strip()
+        words = set(norm(sentence).split())
+        overlap = [(len(words & set(norm(c.text).split())), c) for c in claims if not c.span and c.verdict is not None]
+        best = max(overlap, key=lambda x: x[0], default=(0, None))
+        if best[1] is not None and best[0] >= 2:
+            carried.setdefault(best[1].id, []).append(m)
+        elif roles.get("fabricated"):
+            added.append(ClaimResult(
+                id=f"f{len(added) + 1}", text=sentence or m.text, verdict=roles["fabricated"], error=True,
+                basis="none", span=[start, end], placed=True, cites=[m.text],
+                reason="no claim of the judge carries this citation; added in code"))
+            carried[added[-1].id] = [m]
+    return added
 
 
 def _status(c: Any, mine: Sequence[Marker], sources: Sequence[str], roles: dict[str, str], pass_verdict: str,

@@ -126,3 +126,16 @@ def test_a_panel_row_carries_its_deciding_members_citations() -> None:
     panel = Panel([Judge("baseline/lexical"), Judge("baseline/rouge-l")])
     r = panel.judge(rag("Paris is the capital of France [7]."))
     assert r.label == 1 and r.citations is not None and r.citations["fabricated"] == 1
+
+
+@pytest.mark.parametrize("text", ["France's capital city is Paris", "Something else entirely about trains"])
+def test_a_fabricated_marker_is_never_lost_when_no_claim_can_be_placed(text: str) -> None:
+    llm = FakeLLM("openai", [
+        Claims(claims=[Claim(id="c1", text=text)]),  # a paraphrase: not in the answer, so not placed
+        ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="supported", basis="source", evidence="capital of France")]),
+    ])
+    r = Judge(backend=llm.backend(), check_dropped=False).judge(rag("Paris is the capital of France [7]."))
+    assert r.label == 1 and r.citations["fabricated"] == 1
+    bad = [c for c in r.claims if c.citation == "fabricated"]
+    assert len(bad) == 1 and bad[0].verdict == "fabricated_citation" and bad[0].cites == ["[7]"]
+    assert bad[0].id == ("c1" if "capital" in text else "f1")
