@@ -123,7 +123,7 @@ def test_a_long_cited_source_cut_into_passages_keeps_the_answers_numbering() -> 
 def test_a_panel_row_carries_its_deciding_members_citations() -> None:
     from judgeflow import Panel
 
-    panel = Panel([Judge("baseline/lexical"), Judge("baseline/rouge-l")])
+    panel = Panel([Judge("baseline/lexical"), Judge("baseline/lexical", threshold=0.6)])
     r = panel.judge(rag("Paris is the capital of France [7]."))
     assert r.label == 1 and r.citations is not None and r.citations["fabricated"] == 1
 
