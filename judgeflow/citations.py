@@ -41,6 +41,8 @@ _MARKER = re.compile(
 _FOOTNOTE = re.compile(r"^\[\^(?P<label>[\w-]{1,20})\]:\s*(?P<text>.*)$", re.MULTILINE)
 #: where a sentence ends: terminal punctuation (then any markers right after it), or a line break
 _SENTENCE_END = re.compile(r"[.!?](?:\s*\[[^\[\]\n]{1,200}\](?:\([^()\s]*\))?)*(?=\s|$)|\n")
+#: code in the answer (fenced blocks, inline backticks): an index there is not a citation
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]{1,500}`", re.DOTALL)
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
 #: where a narrowed item (passage selection) keeps the documents as given, for the citation notes
 CITED_SOURCES = "judgeflow_cited_sources"
@@ -105,6 +107,12 @@ def _numbers(spec: str) -> list[str]:
     return out
 
 
+def _plausible(nums: str) -> bool:
+    """Whether "[1, 3-5]" reads as source numbers: none is 0, none is 1000 or more (a year)."""
+    values = [int(n) for n in re.findall(r"\d+", nums)]
+    return all(0 < v < 1000 for v in values)
+
+
 def _footnotes(answer: str) -> dict[str, str]:
     return {m.group("label"): m.group("text").strip() for m in _FOOTNOTE.finditer(answer)}
 
@@ -124,13 +132,16 @@ def find_markers(answer: str, sources: Sequence[str]) -> list[Marker]:
     """The answer's citation markers, in order, each with the sources it names (footnote definition
     lines are not markers themselves)."""
     notes = _footnotes(answer)
-    defined = [(m.start(), m.end()) for m in _FOOTNOTE.finditer(answer)]
+    skipped = [(m.start(), m.end()) for m in _FOOTNOTE.finditer(answer)] + \
+        [(m.start(), m.end()) for m in _CODE.finditer(answer)]  # code (`a[1]`) and footnote definitions
     out: list[Marker] = []
     for m in _MARKER.finditer(answer):
         if len(out) >= MAX_MARKERS:
             break
-        if any(a <= m.start() < b for a, b in defined):
+        if any(a <= m.start() < b for a, b in skipped):
             continue
+        if m.group("nums") is not None and not _plausible(m.group("nums")):
+            continue  # "[0, 1]" (an interval), "[2019]" (a year): not source numbers
         if m.group("foot") is not None:
             label = m.group("foot")
             refs = [_footnote_ref(notes[label], label)] if label in notes else [label]
@@ -355,9 +366,17 @@ def claim_notes(answer: str, sources: Sequence[str] | None, claims: Sequence[Any
 
 def without_markers(answer: str) -> str:
     """The answer with its citation markers and footnote definitions blanked (a `[7]` is not a number
-    the answer states; a link keeps its text)."""
-    text = _MARKER.sub(lambda m: m.group("link") if m.group("link") is not None else "", _FOOTNOTE.sub("", answer))
-    return re.sub(r"[ \t]+([.,;:!?])", r"\1", text) if text != answer else answer
+    the answer states; a link keeps its text; what `find_markers` does not read as a marker stays)."""
+    markers = find_markers(answer, ())
+    if not markers and not _FOOTNOTE.search(answer):
+        return answer
+    out, at = [], 0
+    for m in markers:
+        link = _MARKER.match(answer, m.start)
+        out += [answer[at:m.start], link.group("link") if link and link.group("link") is not None else ""]
+        at = m.end
+    text = _FOOTNOTE.sub("", "".join(out) + answer[at:])
+    return re.sub(r"[ \t]+([.,;:!?])", r"\1", text)
 
 
 #: how bad a citation status is, worst last (a marker two claims carry shows the worse)

@@ -139,3 +139,9 @@ def test_a_fabricated_marker_is_never_lost_when_no_claim_can_be_placed(text: str
     bad = [c for c in r.claims if c.citation == "fabricated"]
     assert len(bad) == 1 and bad[0].verdict == "fabricated_citation" and bad[0].cites == ["[7]"]
     assert bad[0].id == ("c1" if "capital" in text else "f1")
+
+
+@pytest.mark.parametrize("answer", ["The value lies in [0, 1].", "The 1999 report [1999] says so.",
+                                    "Use `items[1]` to get it.", "```\nx = a[2]\n```"])
+def test_intervals_years_and_code_are_not_citations(answer: str) -> None:
+    assert find_markers(answer, SOURCES) == []
