@@ -35,6 +35,7 @@ from .prevalence import PrevalenceFigures, prevalence_figures
 from .annotators import Annotations, HumanCeiling, human_ceiling, labels_for_calibration
 from .labels import HumanLabels, Label, join_labels, read_results
 from ..results import ClaimResult, JudgeVote, Judgment
+from ..citations import run_citations
 from .span_metrics import SpanMetrics, read_human_spans, spans_beside, spans_of_results
 
 
@@ -214,6 +215,9 @@ class CalibrationReport(Agreement):
     """Several labellers: their names, the first being the one the judge is calibrated against."""
     answers: AnswerRate | None = None
     """The judge's rows' answer rate (answers with something checkable) and reference coverage."""
+    citations: dict[str, Any] | None = None
+    """The answers' own citations over the judge's rows: precision, recall and their counts
+    (`judgeflow.citations.run_citations`); None when no answer cites its sources."""
     humans: list[HumanCeiling] = Field(default_factory=list)
     """Each pair of labellers: kappa on the items both labelled (the human ceiling), beside the judge's."""
     corrected_rate: CorrectedRate | None = None
@@ -523,6 +527,7 @@ def calibrate(
         unlabelled=len(joined.unlabelled), only_in_labels=joined.only_in_labels,
         criteria=dict(criteria), models=dict(Counter(j.model or "(none)" for j, _ in scored)),
         by=by, seed=seed, n_boot=n_boot, answers=answer_rate(rows),
+        citations=run_citations(j.citations for j in rows if j.status == "judged"),
     )
     _warn(report, joined.only_in_labels, criteria)
     _group(report, joined.pairs, rows, by, seed=seed, n_boot=n_boot)

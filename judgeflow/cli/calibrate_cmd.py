@@ -218,6 +218,11 @@ def render(report: CalibrationReport, con: Console) -> None:
                   f"{report.fleiss_items} labelled items all of them scored")
     if report.retest is not None:
         con.print(f"[bold]test-retest:[/bold] {report.retest.text}", soft_wrap=True)
+    if report.citations is not None:
+        c = report.citations
+        con.print(f"[bold]citations[/bold] (in {c['answers']} answers that cite): precision {fmt(c['precision'], True)}, "
+                  f"recall {fmt(c['recall'], True)}; fabricated {c['fabricated']}, misattributed {c['misattributed']}",
+                  soft_wrap=True)
     if report.spans is not None:
         from ..calibration.span_metrics import span_text
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..citations import Citations
 from ..results import Judgment, Usage
 from ..errors import OVER_BUDGET
 from .pricing import estimate_cost, price_for
@@ -58,6 +59,8 @@ class Tally:
     """(the input's label, the judge's label) -> scored rows that carried a label: the corrected rate's counts."""
     injected: int = 0
     """Rows made by `judgeflow inject` (known positives and their controls)."""
+    citations: Citations = field(default_factory=lambda: Citations())
+    """The answers' own citations, summed (`judgeflow.citations`): precision and recall per run."""
 
     def add(self, j: Judgment) -> None:
         self.rows += 1
@@ -79,6 +82,8 @@ class Tally:
                 self.invalid_reasons[reason] += 1
         self.cached += bool(j.cached)
         self.usage.add(j.usage)
+        if j.status == "judged":
+            self.citations.add(j.citations)
         if j.judges:
             self.votes.append(Judgment(
                 id=j.id, label=j.label, status=j.status, agreement=j.agreement, cascade=j.cascade,
@@ -164,6 +169,17 @@ def rate_line(t: Tally) -> list[str]:
     c = t.labelled
     rate = corrected_rate(t.label_1, t.label_1 + t.label_0, tp=c[(1, 1)], fp=c[(0, 1)], fn=c[(1, 0)], tn=c[(0, 0)])
     return [f"hallucination rate: {rate.note} (the rows' own labels; `judgeflow calibrate` has the judge's verdict)"]
+def citation_line(t: Tally) -> list[str]:
+    """Citation precision and recall over the answers that cite their sources (none: no line)."""
+    c = t.citations.summary()
+    if c is None:
+        return []
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.0%}"
+    return [f"citations: precision {pct(c['precision'])} ({c['supporting']} of {c['pairs']} claim-source pairs hold "
+            f"the claim), recall {pct(c['recall'])} ({c['supported_claims']} of {c['claims']} claims supported by "
+            f"their citation) in {c['answers']} answers that cite; fabricated {c['fabricated']}, misattributed "
+            f"{c['misattributed']}"]
 
 
 def answer_line(t: Tally) -> list[str]:
