@@ -513,7 +513,6 @@ def calibrate(
     rows = read_results(results) if isinstance(results, (str, Path)) else list(results)
     labels, ann, first = _read_label_sets(labels)
     span_file = first if isinstance(first, (str, Path)) else None
-    items = span_file if items is None else items
     joined = join_labels(rows, labels)
     scored = _scored(joined, rows, where)
     criteria = Counter(j.criterion or "(none)" for j, _ in scored)
@@ -531,7 +530,7 @@ def calibrate(
     )
     _warn(report, joined.only_in_labels, criteria)
     _group(report, joined.pairs, rows, by, seed=seed, n_boot=n_boot)
-    _disagreements(report, scored, by, items)
+    _disagreements(report, scored, by, span_file if items is None else items)
     human = {**spans_of_results(rows), **(read_human_spans(span_file) if span_file else {})}
     report.spans = spans_beside(rows, human, seed=seed, n_boot=n_boot) if human else None
     report.retest = retest_beside(report, retest) if retest is not None else None
