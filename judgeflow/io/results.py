@@ -19,28 +19,32 @@ from ..errors import InvalidItemError
 from ..results import Judgment
 from ..files import read_rows as text_rows
 from .csv import typed as csv_typed
-from .parquet import is_parquet, typed as parquet_typed
+from .parquet import is_arrow, is_parquet, read_arrow_rows, typed as parquet_typed
 from .parquet import read_rows as parquet_rows
 
 
 def format_of(path: str | Path) -> str:
-    """The format a file is read as: "parquet" (suffix or magic bytes), "csv", "json" or "jsonl"."""
+    """The format a file is read as: "parquet" (suffix or magic bytes), "arrow", "csv", "json" or "jsonl"."""
     if is_parquet(path):
         return "parquet"
+    if is_arrow(path):
+        return "arrow"
     return {".csv": "csv", ".json": "json"}.get(Path(str(path)).suffix.lower(), "jsonl")
 
 
 def read_rows(path: str | Path, *, data: bytes | None = None, name: str | None = None) -> Iterator[tuple[int, Any]]:
     """(line, row or InvalidItemError) per row of any format judgeflow reads (Parquet included)."""
-    if data is None and name is None and is_parquet(path):
+    if data is None and is_parquet(path):
         return parquet_rows(path)
+    if data is None and is_arrow(path):
+        return read_arrow_rows(path)
     return text_rows(path, data=data, name=name)
 
 
 def typed_rows(path: str | Path) -> Iterator[tuple[int, Any]]:
     """`read_rows`, each results row typed as JSONL's (CSV's text and Parquet's JSON cells read back)."""
     fmt = format_of(path)
-    typer = {"csv": csv_typed, "parquet": parquet_typed}.get(fmt)
+    typer = {"csv": csv_typed, "parquet": parquet_typed, "arrow": parquet_typed}.get(fmt)
     for line, rec in read_rows(path):
         yield line, typer(rec) if typer is not None and isinstance(rec, dict) else rec
 
