@@ -28,28 +28,23 @@ NEEDS = "pip install pyarrow"
 
 def is_parquet(path: str | Path) -> bool:
     """A .parquet/.pq name, or a file that starts with Parquet's magic bytes."""
-    if str(path) == "-":
-        return False
-    p = Path(path)
-    if p.suffix.lower() in SUFFIXES:
-        return True
-    try:
-        with p.open("rb") as f:
-            return f.read(4) == MAGIC
-    except OSError:
-        return False
+    return _named_or_starts(path, SUFFIXES, MAGIC)
 
 
 def is_arrow(path: str | Path) -> bool:
     """An .arrow/.feather/.ipc name, or a file that starts with the Arrow IPC file magic."""
+    return _named_or_starts(path, ARROW_SUFFIXES, ARROW_MAGIC)
+
+
+def _named_or_starts(path: str | Path, suffixes: tuple[str, ...], magic: bytes) -> bool:
     if str(path) == "-":
         return False
     p = Path(path)
-    if p.suffix.lower() in ARROW_SUFFIXES:
+    if p.suffix.lower() in suffixes:
         return True
     try:
         with p.open("rb") as f:
-            return f.read(6) == ARROW_MAGIC
+            return f.read(len(magic)) == magic
     except OSError:
         return False
 
