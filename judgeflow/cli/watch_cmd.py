@@ -81,14 +81,15 @@ def cmd_watch(args: argparse.Namespace) -> int:
     budget = settings.spend_cap()  # run's --budget (runs.budget.Budget): reserved before each call, per period here
     judge = settings.judging_spec().build(**({"budget": budget} if budget is not None else {}))
     source = open_source(args.input, project=args.project)
-    exporter = otel_args.exporters(otel_args.exporter_of(args, project=source.project),
-                                   _annotator(source) if args.annotations else None)
+    exporter = otel_args.exporter_of(args, project=source.project)
+    exporter = otel_args.exporters(exporter, _annotator(source) if args.annotations else None)
     with RunStore(settings.store) as store, contextlib.closing(source):
         run = Run.online(store, settings, judging=judge, key=key)
         output = WatchOutput.open(args.output, run) if streams(args.output) else None
         watch = Watch(source, run, judge, rate=args.sample_rate, filters=filters, budget=budget,
                       period=args.period, exporter=exporter, concurrency=args.concurrency, once=args.once,
-                      poll=args.poll, settings=settings, output=output)
+                      poll=args.poll, settings=settings)
+        watch.output = output
         if hasattr(source, "keep"):
             source.keep = watch.keep  # a Phoenix source reads only the sampled traces' spans
         con.print(f"watching {source.name}: sample rate {args.sample_rate:g}"

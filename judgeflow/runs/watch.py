@@ -111,10 +111,13 @@ class WatchSummary:
 class Watch:
     """The loop: poll the source, choose the traces, judge them, commit, export."""
 
+    #: a WatchOutput (`watch -o FILE.jsonl`, runs/watch_output.py): each verdict written as it is judged
+    output: Any = None
+
     def __init__(self, source: Any, run: Run, judging: Judging, *, rate: float = 1.0,
                  filters: Sequence[tuple[str, str]] = (), budget: Any = None,
                  period: float = 3600.0, exporter: Any = None, concurrency: int = 16, once: bool = False,
-                 poll: float = POLL, settings: Any = None, clock: Any = time.monotonic, output: Any = None) -> None:
+                 poll: float = POLL, settings: Any = None, clock: Any = time.monotonic) -> None:
         if not 0 <= rate <= 1:
             raise ConfigError(f"--sample-rate {rate}: give a share between 0 and 1, e.g. 0.1 for one trace in ten")
         self.source, self.run, self.rate, self.filters = source, run, rate, list(filters)
@@ -122,7 +125,6 @@ class Watch:
         self.judging = judging  # built with `budget` (runs.budget.Budget): its client reserves before each call
         self.concurrency, self.once, self.poll_every, self.settings = concurrency, once, poll, settings
         self.clock = clock
-        self.output = output  # a WatchOutput (`watch -o FILE.jsonl`): each verdict written as it is judged
         self.done = run.store.done_ids(run.run_id)
         self.summary = WatchSummary()
 
