@@ -23,24 +23,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "openinference.project.name; default: OTEL_RESOURCE_ATTRIBUTES, else Phoenix's default)")
 
 
-def exporter_of(args: argparse.Namespace, *, project: str | None = None) -> Any:
-    """The VerdictExporter the flags ask for, or None (no OTel flag given)."""
-    endpoint = getattr(args, "otel_endpoint", None)
-    if not endpoint and not getattr(args, "otel", False):
-        return None
-    from ..integrations.otel import VerdictExporter
-
-    return VerdictExporter(endpoint=endpoint or None, project=getattr(args, "otel_project", None) or project)
-
-
-def describe(exporter: Any) -> str:
-    """Where the verdicts went, for the summary."""
-    where = exporter.endpoint or next((os.environ[v] for v in ENDPOINT_VARIABLES if os.environ.get(v)),
-                                      "http://localhost:4318")
-    failed = f"; {exporter.failed} not taken by the collector" if exporter.failed else ""
-    return f"{exporter.sent} verdict span(s) sent to {where}{failed}"
-
-
 class Exporters:
     """Several verdict sinks as one (OTel spans, Phoenix annotations): each judgment goes to every one."""
 
@@ -65,3 +47,21 @@ def describe_all(exporter: Any) -> list[str]:
     """A summary line per sink."""
     sinks = exporter.sinks if isinstance(exporter, Exporters) else [exporter]
     return [s.describe() if hasattr(s, "describe") else describe(s) for s in sinks]
+
+
+def exporter_of(args: argparse.Namespace, *, project: str | None = None) -> Any:
+    """The VerdictExporter the flags ask for, or None (no OTel flag given)."""
+    endpoint = getattr(args, "otel_endpoint", None)
+    if not endpoint and not getattr(args, "otel", False):
+        return None
+    from ..integrations.otel import VerdictExporter
+
+    return VerdictExporter(endpoint=endpoint or None, project=getattr(args, "otel_project", None) or project)
+
+
+def describe(exporter: Any) -> str:
+    """Where the verdicts went, for the summary."""
+    where = exporter.endpoint or next((os.environ[v] for v in ENDPOINT_VARIABLES if os.environ.get(v)),
+                                      "http://localhost:4318")
+    failed = f"; {exporter.failed} not taken by the collector" if exporter.failed else ""
+    return f"{exporter.sent} verdict span(s) sent to {where}{failed}"
