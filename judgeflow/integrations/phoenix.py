@@ -1,6 +1,6 @@
 """Verdicts as Phoenix span annotations: where a Phoenix user looks (the annotations column, filters, charts).
 
-    annotator = PhoenixAnnotator("http://127.0.0.1:6006")   # headers= for an API key: {"authorization": ...}
+    annotator = PhoenixAnnotator("http://127.0.0.1:6006")   # $PHOENIX_API_KEY is sent as a bearer token
     for j in judgments: annotator.export(j)                 # judgments of items read from Phoenix traces
     annotator.close()                                       # sends what is queued; False if some were refused
 
@@ -24,6 +24,7 @@ Only httpx (a judgeflow dependency) is used: Phoenix's client is not needed to w
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..results import Judgment
@@ -68,6 +69,8 @@ class PhoenixAnnotator:
         import httpx
 
         self.url, self.name, self.batch = url.rstrip("/"), name, max(1, batch)
+        if headers is None and os.environ.get("PHOENIX_API_KEY"):  # as Phoenix's own client authenticates
+            headers = {"authorization": f"Bearer {os.environ['PHOENIX_API_KEY']}"}
         self.client = client or httpx.Client(base_url=self.url, headers=headers or {}, timeout=timeout)
         self.sent = self.failed = self.skipped = 0
         self.errors: list[str] = []

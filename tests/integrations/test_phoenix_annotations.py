@@ -51,3 +51,10 @@ def test_phoenix_refusing_a_batch_is_counted_not_raised():
     assert out.failed == 1 and out.sent == 0 and out.skipped == 1 and "do not exist" in out.errors[0]
     assert [d["span_id"] for d in seen[0]["data"]] == [SPAN]
     assert "1 not taken" in out.describe()
+
+
+def test_phoenix_api_key_is_sent_as_phoenixs_client_sends_it(monkeypatch):
+    monkeypatch.setenv("PHOENIX_API_KEY", "px-secret-key")
+    out = PhoenixAnnotator("http://phoenix.test")
+    assert out.client.headers["authorization"] == "Bearer px-secret-key"
+    out.client.close()
