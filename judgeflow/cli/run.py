@@ -140,9 +140,11 @@ def add_budget(p: argparse.ArgumentParser) -> None:
 
 def _row_flags(p: argparse.ArgumentParser) -> None:
     """What each result row carries besides the verdict, and where verdicts go besides the results file."""
-    p.add_argument("--with-inputs", action="store_true",
-                   help="write each item's question, answer, reference, source and spec into its result row "
-                        "(calibrate shows disagreements with them; the answer rate measures reference coverage)")
+    p.add_argument("--with-inputs", action=argparse.BooleanOptionalAction, default=True,
+                   help="write each item's question, answer, reference, source and spec into its result row, as "
+                        "RAGAS and LangSmith show them beside the scores (the default; calibrate shows disagreements "
+                        "with them, the answer rate measures reference coverage); --no-with-inputs: the verdicts "
+                        "only (smaller files; the texts are held in memory while the output is written)")
     otel_args.add_arguments(p)
 
 
