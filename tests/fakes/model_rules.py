@@ -26,6 +26,14 @@ https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-adaptive-th
     forces tool use." (the text in mastra-ai/mastra#7507); Opus 4.7 refuses thinking.type "enabled".
   - thinking tokens (a thinking block first) are billed in output_tokens; a max_tokens they eat gives a
     reply of the thinking block alone, stop_reason "max_tokens".
+Gemini generateContent (https://ai.google.dev/gemini-api/docs/thinking):
+  - Gemini 2.5 takes generationConfig.thinkingConfig.thinkingBudget: 2.5 Pro 128-32768 (thinking cannot be
+    turned off: budget 0 refused, "Budget 0 is invalid. This model only works in thinking mode." as in
+    vercel/ai#8027), 2.5 Flash 0-24576, 2.5 Flash-Lite 0 or 512-24576; -1 is dynamic. thinkingLevel on a
+    model before Gemini 3 is refused; Gemini 3 takes thinkingLevel (3 Pro: low, high; 3 Flash: minimal,
+    low, medium, high); both at once are refused (400 INVALID_ARGUMENT).
+  - thoughts are generated within maxOutputTokens and reported as usageMetadata.thoughtsTokenCount (billed
+    as output); a budget they eat gives finishReason MAX_TOKENS and a candidate with no parts.
 Local reasoning models (Qwen3, DeepSeek-R1 distills, QwQ) on an OpenAI-compatible server: the reply's
 content starts with a `<think>...</think>` block (JSON-looking text inside, which must never be read
 as the answer), and `reasoning_content` carries it too (vLLM's field); its tokens count in
@@ -54,6 +62,15 @@ _LOCAL_THINKING = re.compile(r"(qwen3|qwq|deepseek-r1)", re.I)
 _ADAPTIVE_ONLY = re.compile(r"^claude-opus-4-7")
 _THINK = ('The user wants JSON. Draft: {"claims": [{"text": "Paris is the capital of Germany"}]} '
           "- no, read the schema again and answer with it only.")
+
+
+#: Gemini 2.5 thinking budgets: (model pattern, smallest budget other than 0, largest, 0 turns thinking off)
+_GEMINI_BUDGETS = ((re.compile(r"^gemini-2\.5-pro"), 128, 32768, False),
+                   (re.compile(r"^gemini-2\.5-flash-lite"), 512, 24576, True),
+                   (re.compile(r"^gemini-2\.5-flash"), 1, 24576, True))
+#: Gemini 3 thinking levels: (model pattern, levels accepted)
+_GEMINI_LEVELS = ((re.compile(r"^gemini-3(\.\d+)?-pro"), ("low", "high")),
+                  (re.compile(r"^gemini-[3-9]"), ("minimal", "low", "medium", "high")))
 
 
 class RuleError(Exception):
@@ -206,3 +223,63 @@ class ModelRules:
             usage["output_tokens"] += spent
         self.log.append((str(body.get("model")), effort, spent, limit, emptied))
         return reply
+
+    # -- Gemini generateContent -------------------------------------------------------------------------
+    def check_gemini(self, model: str, body: dict[str, Any]) -> None:
+        budget, level = _thinking(body)
+        if budget is not None and level is not None:
+            raise _gemini_error("You can only set one of thinking budget and thinking level.")
+        ranges = next((r for r in _GEMINI_BUDGETS if r[0].match(model)), None)
+        if level is not None and ranges is not None:
+            raise _gemini_error("Thinking level is not supported for this model.")
+        if level is not None:
+            levels = next((lv for p, lv in _GEMINI_LEVELS if p.match(model)), ())
+            if str(level).lower() not in levels:
+                raise _gemini_error(f"Thinking level {level} is not supported for {model}; supported levels are "
+                                    f"{', '.join(levels)}.")
+        if budget is None or ranges is None or budget == -1:
+            return
+        _, low, high, can_disable = ranges
+        if budget == 0 and not can_disable:
+            raise _gemini_error("Budget 0 is invalid. This model only works in thinking mode.")
+        if budget != 0 and not low <= budget <= high:
+            raise _gemini_error(f"The thinking budget {budget} is invalid. Please choose a value between {low} "
+                                f"and {high}.")
+
+    def shape_gemini(self, model: str, body: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+        """The reply with the thoughts spent from maxOutputTokens (2.5: up to the budget; dynamic: medium)."""
+        config = body.get("generationConfig") or {}
+        budget, level = _thinking(body)
+        level = str(level or "").lower()
+        usage, candidate = reply["usageMetadata"], reply["candidates"][0]
+        effort = level or ("high" if next((r for r in _GEMINI_BUDGETS if r[0].match(model)), None) is None
+                           else "medium")
+        spent = int(REASONING.get(effort, 0) * self.scale) + usage["promptTokenCount"] // 8
+        if budget == 0:
+            spent = 0
+        elif isinstance(budget, int) and budget > 0:
+            spent = min(spent, budget)
+        limit = config.get("maxOutputTokens")
+        emptied = limit is not None and spent >= limit
+        if emptied:
+            spent = limit
+            candidate["content"], candidate["finishReason"] = {"role": "model"}, "MAX_TOKENS"
+            usage["candidatesTokenCount"] = 0
+        if spent:
+            usage["thoughtsTokenCount"] = spent
+        usage["totalTokenCount"] = usage["promptTokenCount"] + usage["candidatesTokenCount"] + spent
+        self.log.append((model, level or (str(budget) if budget is not None else None), spent, limit, emptied))
+        return reply
+
+
+def _thinking(body: dict[str, Any]) -> tuple[Any, Any]:
+    """(thinkingBudget, thinkingLevel) of a request; the API reads JSON fields in lowerCamel or snake case
+    (protobuf JSON), so both are read here."""
+    config = body.get("generationConfig") or {}
+    thinking = config.get("thinkingConfig") or config.get("thinking_config") or {}
+    return (thinking.get("thinkingBudget", thinking.get("thinking_budget")),
+            thinking.get("thinkingLevel", thinking.get("thinking_level")))
+
+
+def _gemini_error(message: str) -> RuleError:
+    return RuleError(400, {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})

@@ -99,6 +99,8 @@ class FromProvider(Provider):
 
     sdk_module = None
     error_base = None
+    #: its `instructor_client` gives --base-url to its SDK client (from_provider cannot)
+    takes_base_url = False
     refuses = {"tools_strict": "is for OpenAI-wire models; {name}/ supports auto, tools, json_schema and json"}
 
     def owns_error(self, e: BaseException) -> bool:
@@ -112,3 +114,9 @@ class FromProvider(Provider):
 
     #: module roots of its SDK's errors besides the SDK's own (boto3 raises botocore's)
     error_modules: tuple[str, ...] = ()
+
+    def instructor_client(self, model: str, base_url: str | None, api_key: str | None, structured: str,
+                          timeout: float | None) -> Any:
+        """Its Instructor client built from its own SDK client (which takes `base_url`), or None: reached
+        through `instructor.from_provider`, which takes no base URL."""
+        return None

@@ -50,7 +50,8 @@ class Profile:
     temperature_at: tuple[str, ...] = ("*",)
     #: the reasoning knob (None: none sent; the effort only sizes the allowance): "reasoning_effort" (OpenAI),
     #: "thinking" (Anthropic budget_tokens),
-    #: "adaptive" (Anthropic thinking.type adaptive + output_config.effort), "thinking_budget" (Gemini)
+    #: "adaptive" (Anthropic thinking.type adaptive + output_config.effort), "thinking_budget" (Gemini 2.5),
+    #: "thinking_level" (Gemini 3)
     knob: str | None = None
     #: --reasoning-effort values the family accepts (documented)
     efforts: tuple[str, ...] = ()
@@ -134,10 +135,23 @@ PROFILES: tuple[tuple[str, re.Pattern[str], Profile], ...] = (
      Profile(family="claude-thinking", reasons=True, knob="thinking", temperature_at=("none",),
              efforts=("none", "low", "medium", "high"),
              default_effort="none", source=ANTHROPIC_THINKING)),
-    # Gemini 2.5/3: thinking shares the output budget (GEMINI_THINKING); reached through Instructor's
-    # from_provider, whose requests judgeflow does not shape: the allowance is added to the budget only
-    ("google", re.compile(r"^gemini-(2\.5|[3-9])"),
-     Profile(family="gemini-thinking", reasons=True, knob="thinking_budget", efforts=("low", "medium", "high"),
+    # Gemini (GEMINI_THINKING): thoughts are generated within maxOutputTokens (the budget holds the allowance
+    # plus the reply) and billed as output (usage_metadata.thoughts_token_count). Gemini 2.5 takes
+    # thinking_config.thinking_budget = the allowance: 2.5 Pro 128-32768, thinking cannot be turned off
+    # (budget 0 refused, so no "none"); 2.5 Flash 0-24576 and Flash-Lite 0 or 512-24576 (0: off)
+    ("google", re.compile(r"^gemini-2\.5-pro"),
+     Profile(family="gemini-2.5-pro", reasons=True, knob="thinking_budget", efforts=("low", "medium", "high"),
+             default_effort="low", source=GEMINI_THINKING)),
+    ("google", re.compile(r"^gemini-2\.5-flash"),
+     Profile(family="gemini-2.5-flash", reasons=True, knob="thinking_budget",
+             efforts=("none", "low", "medium", "high"), default_effort="low", source=GEMINI_THINKING)),
+    # Gemini 3 takes thinking_config.thinking_level (thinking_budget and thinking_level together: a 400):
+    # 3 Pro low or high (default high); 3 Flash minimal, low, medium, high (GEMINI_THINKING, "thinking levels")
+    ("google", re.compile(r"^gemini-3(\.\d+)?-pro"),
+     Profile(family="gemini-3-pro", reasons=True, knob="thinking_level", efforts=("low", "high"),
+             default_effort="low", source=GEMINI_THINKING)),
+    ("google", re.compile(r"^gemini-[3-9]"),
+     Profile(family="gemini-3", reasons=True, knob="thinking_level", efforts=("minimal", "low", "medium", "high"),
              default_effort="low", source=GEMINI_THINKING)),
 )
 
