@@ -24,8 +24,10 @@ https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-adaptive-th
   - thinking.budget_tokens below 1024, or not below max_tokens: 400; a temperature other than 1 with
     thinking: 400; a forced tool_choice with thinking: 400 "Thinking may not be enabled when tool_choice
     forces tool use." (the text in mastra-ai/mastra#7507); Opus 4.7 refuses thinking.type "enabled".
-  - thinking tokens (a thinking block first) are billed in output_tokens; a max_tokens they eat gives a
-    reply of the thinking block alone, stop_reason "max_tokens".
+  - thinking tokens (a thinking block first) are billed in output_tokens and reported apart as
+    usage.output_tokens_details.thinking_tokens (the anthropic SDK's `OutputTokensDetails`; `thinking_split=False`
+    leaves it out, as a gateway or an older API version does); a max_tokens they eat gives a reply of the
+    thinking block alone, stop_reason "max_tokens".
 Gemini generateContent (https://ai.google.dev/gemini-api/docs/thinking):
   - Gemini 2.5 takes generationConfig.thinkingConfig.thinkingBudget: 2.5 Pro 128-32768 (thinking cannot be
     turned off: budget 0 refused, "Budget 0 is invalid. This model only works in thinking mode." as in
@@ -99,8 +101,11 @@ class ModelRules:
     """The rules, and what the replies spend. `scale` multiplies the reasoning per effort (a hungrier
     model); `log` holds (model, effort, reasoning tokens spent, budget, emptied) per reply."""
 
-    def __init__(self, *, scale: float = 1.0, deployments: dict[str, str] | None = None) -> None:
+    def __init__(self, *, scale: float = 1.0, deployments: dict[str, str] | None = None,
+                 thinking_split: bool = True) -> None:
         self.scale = scale
+        self.thinking_split = thinking_split
+        """Anthropic replies report their thinking tokens apart (output_tokens_details.thinking_tokens)."""
         self.deployments = deployments or {}
         """Azure deployment name -> the model it serves (Azure applies the model's rules to its deployments)."""
         self.log: list[tuple[str, str | None, int, int | None, bool]] = []
@@ -221,6 +226,8 @@ class ModelRules:
         else:
             reply["content"] = [block, *reply["content"]]
             usage["output_tokens"] += spent
+        if self.thinking_split:
+            usage["output_tokens_details"] = {"thinking_tokens": spent}
         self.log.append((str(body.get("model")), effort, spent, limit, emptied))
         return reply
 

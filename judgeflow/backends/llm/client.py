@@ -437,10 +437,10 @@ class LLMClient:
             replies.append(response)
             self._replied(step, sized or budget, budget, usage_of(response))
             spent.calls += 1
-            count_usage(spent, usage_of(response))
+            count_usage(spent, usage_of(response), reply=response)
             if usage is not None:
                 usage.calls += 1
-                count_usage(usage, usage_of(response))
+                count_usage(usage, usage_of(response), reply=response)
 
         repairs: list[Any] = []
         held = await self._reserve(response_model, messages if send is None else send, budget)
@@ -505,7 +505,7 @@ def _int(obj: Any, name: str) -> int:
         return 0
 
 
-def count_usage(usage: Usage, u: Any) -> None:
+def count_usage(usage: Usage, u: Any, *, reply: Any = None) -> None:
     """Add a provider reply's token counts to `usage`, prompt-cache counts included.
 
     OpenAI: prompt_tokens holds all prompt tokens, prompt_tokens_details.cached_tokens those served
@@ -529,6 +529,10 @@ def count_usage(usage: Usage, u: Any) -> None:
     read, written = _int(u, "cache_read_input_tokens"), _int(u, "cache_creation_input_tokens")
     usage.input_tokens += _int(u, "input_tokens") + read + written
     usage.output_tokens += _int(u, "output_tokens")
+    usage.reasoning_tokens += reasoning_tokens(u)
+    if not reasoning_tokens(u) and {getattr(b, "type", None) for b in getattr(reply, "content", None) or []} & {
+            "thinking", "redacted_thinking"}:
+        usage.reasoning_unreported += 1  # thinking billed in output_tokens, with no count apart: not estimated
     usage.cached_tokens += read
     usage.cache_write_tokens += written
 
@@ -548,9 +552,11 @@ def output_tokens(u: Any) -> int:
 
 def reasoning_tokens(u: Any) -> int:
     """Reasoning tokens a reply reports apart (OpenAI wire: completion_tokens_details.reasoning_tokens, a part
-    of completion_tokens; Gemini: usage_metadata.thoughts_token_count; 0 where the provider does not report
-    them apart, as Anthropic's Messages API)."""
-    return _int(getattr(u, "completion_tokens_details", None), "reasoning_tokens") or _int(u, "thoughts_token_count")
+    of completion_tokens; Gemini: usage_metadata.thoughts_token_count; Anthropic:
+    usage.output_tokens_details.thinking_tokens, a part of output_tokens, in the current Messages API (the
+    anthropic SDK's `OutputTokensDetails`); 0 where the provider does not report them apart)."""
+    return (_int(getattr(u, "completion_tokens_details", None), "reasoning_tokens") or _int(u, "thoughts_token_count")
+            or _int(getattr(u, "output_tokens_details", None), "thinking_tokens"))
 
 
 def reasoning_ate(completion: Any) -> int:
