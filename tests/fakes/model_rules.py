@@ -18,6 +18,12 @@ OpenAI reasoning models (o1, o3, o4-mini; gpt-5, gpt-5-mini, gpt-5-nano; gpt-5.1
     max_completion_tokens and are billed in completion_tokens (completion_tokens_details.reasoning_tokens);
     a budget they eat gives an empty reply with finish_reason "length".
   - the Responses-only models (o1-pro, o3-pro, gpt-5-pro, codex) are refused on /chat/completions (404).
+  - /v1/responses (https://platform.openai.com/docs/api-reference/responses/create): the token limit is
+    max_output_tokens (max_tokens / max_completion_tokens: 400 "Unknown parameter"), the effort is
+    reasoning.effort (values per family; gpt-5-pro "defaults to (and only supports) high",
+    learn.microsoft.com/.../reasoningeffort), no temperature for reasoning models; reasoning tokens come out
+    of max_output_tokens (usage.output_tokens_details.reasoning_tokens), a budget they eat gives status
+    "incomplete", incomplete_details.reason "max_output_tokens" and a reasoning item alone.
   Other OpenAI-wire models (gpt-4o-mini) refuse `reasoning_effort`.
 Anthropic (https://platform.claude.com/docs/en/build-with-claude/extended-thinking; adaptive:
 https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-adaptive-thinking.html):
@@ -59,6 +65,9 @@ _OPENAI_FAMILIES: tuple[tuple[re.Pattern[str], tuple[str, ...], str, bool], ...]
     (re.compile(r"^gpt-5\.\d"), ("none", "low", "medium", "high", "xhigh"), "none", True),
     (re.compile(r"^gpt-5(?!-chat)"), ("minimal", "low", "medium", "high"), "medium", False),
 )
+#: efforts of the Responses-only families (the others take their chat family's, _OPENAI_FAMILIES)
+_RESPONSES_EFFORTS = ((re.compile(r"^gpt-5(\.\d+)?-pro"), ("high",), "high"),
+                      (re.compile(r"^(o\d+-pro|gpt-5(\.\d+)?-codex|codex-)"), ("low", "medium", "high"), "medium"))
 _RESPONSES_ONLY = re.compile(r"^(o\d+-pro|gpt-5(\.\d+)?-pro|gpt-5(\.\d+)?-codex|codex-)")
 _LOCAL_THINKING = re.compile(r"(qwen3|qwq|deepseek-r1)", re.I)
 _ADAPTIVE_ONLY = re.compile(r"^claude-opus-4-7")
@@ -279,6 +288,55 @@ class ModelRules:
         return reply
 
 
+    # -- OpenAI Responses API ---------------------------------------------------------------------------
+    def responses_family(self, model: str) -> tuple[tuple[str, ...], str] | None:
+        own = next(((e, d) for p, e, d in _RESPONSES_EFFORTS if p.match(model)), None)
+        chat = self.openai_family(model)
+        return own or ((chat[0], chat[1]) if chat else None)
+
+    def check_responses(self, body: dict[str, Any]) -> None:
+        model = self.model(body)
+        for name in ("max_tokens", "max_completion_tokens"):
+            if name in body:
+                raise _openai_error(f"Unknown parameter: '{name}'.", name, "unknown_parameter")
+        family = self.responses_family(model)
+        effort = (body.get("reasoning") or {}).get("effort")
+        if family is None:
+            if effort is not None:
+                raise _openai_error("Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+                                    "reasoning.effort", "unsupported_parameter")
+            return
+        if effort is not None and effort not in family[0]:
+            raise _openai_error(f"Unsupported value: '{effort}' is not supported with the '{model}' model. "
+                                f"Supported values are: {_listed(family[0])}.", "reasoning.effort", "unsupported_value")
+        if body.get("temperature") not in (None, 1):
+            raise _openai_error("Unsupported parameter: 'temperature' is not supported with this model.",
+                                "temperature", "unsupported_parameter")
+
+    def shape_responses(self, body: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+        model = self.model(body)
+        family = self.responses_family(model)
+        if family is None:
+            return reply
+        usage = reply["usage"]
+        effort = (body.get("reasoning") or {}).get("effort") or family[1]
+        spent = int(REASONING.get(effort, 0) * self.scale) + usage["input_tokens"] // 8
+        budget, answer = body.get("max_output_tokens"), usage["output_tokens"]
+        emptied = budget is not None and spent >= budget
+        reasoning = {"type": "reasoning", "id": "rs_fake", "summary": []}
+        if emptied:
+            spent, answer = budget, 0
+            reply["output"] = [reasoning]
+            reply["status"], reply["incomplete_details"] = "incomplete", {"reason": "max_output_tokens"}
+        else:
+            reply["output"] = [reasoning, *reply["output"]]
+        usage["output_tokens"] = spent + answer
+        usage["output_tokens_details"] = {"reasoning_tokens": spent}
+        usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
+        self.log.append((model, effort, spent, budget, emptied))
+        return reply
+
+
 def _thinking(body: dict[str, Any]) -> tuple[Any, Any]:
     """(thinkingBudget, thinkingLevel) of a request; the API reads JSON fields in lowerCamel or snake case
     (protobuf JSON), so both are read here."""
@@ -290,3 +348,4 @@ def _thinking(body: dict[str, Any]) -> tuple[Any, Any]:
 
 def _gemini_error(message: str) -> RuleError:
     return RuleError(400, {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
+

@@ -8,6 +8,7 @@ random but reproducible: the same `seed` and request body give the same reply.
             `response_format` json_schema -> JSON content; json_object -> JSON content for the
             first JSON schema found in the messages (Instructor's JSON modes put it there).
   Anthropic POST /v1/messages: `tools` (+ `tool_choice`) -> a tool_use block.
+  Responses POST /v1/responses: function `tools` -> a function_call output item.
   Gemini    POST /v1beta/models/MODEL:generateContent: `tools` functionDeclarations -> a functionCall
             part; generationConfig.responseSchema (or responseJsonSchema) -> JSON text.
 
@@ -57,7 +58,8 @@ except ImportError:  # run as a script
 _WORDS = ["the", "claim", "holds", "per", "source", "because", "stated", "answer", "reference", "text", "fact", "date", "name"]
 
 
-_PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages", "gemini": "/v1beta/models:generateContent"}
+_PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages", "gemini": "/v1beta/models:generateContent",
+          "responses": "/v1/responses"}
 
 
 class Instance:
@@ -200,6 +202,30 @@ def anthropic_reply(body: dict[str, Any], rng: random.Random, array_len: int | N
     return anthropic_body(data, {**body, "tools": [tool]}, (len(prompt + json.dumps(tools)) // 4, len(json.dumps(data)) // 4))
 
 
+def responses_reply(body: dict[str, Any], rng: random.Random, array_len: int | None = None) -> dict[str, Any]:
+    items = body.get("input") or []
+    prompt = "\n".join([str(body.get("instructions") or ""), *(_text(m.get("content")) for m in items
+                                                                if isinstance(m, dict))])
+    tools = [t for t in body.get("tools") or [] if t.get("type") == "function"]
+    if tools:
+        choice = body.get("tool_choice")
+        fn = _chosen(tools, choice.get("name") if isinstance(choice, dict) else None)
+        data = Instance(fn.get("parameters") or {}, rng, array_len=array_len).value(fn.get("parameters") or {})
+        args = json.dumps(data)
+        item: dict[str, Any] = {"type": "function_call", "id": "fc_fake", "call_id": "call_1", "name": fn["name"],
+                                "arguments": args, "status": "completed"}
+        sizes = (len(prompt + json.dumps(tools)) // 4, len(args) // 4)
+    else:
+        item = {"type": "message", "id": "msg_fake", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": "fake reply", "annotations": []}]}
+        sizes = (len(prompt) // 4, 3)
+    return {"id": "resp_fake", "object": "response", "created_at": 0, "status": "completed", "model": body.get("model"),
+            "output": [item], "parallel_tool_calls": False, "tool_choice": body.get("tool_choice", "auto"),
+            "tools": body.get("tools") or [], "incomplete_details": None, "error": None,
+            "usage": {"input_tokens": sizes[0], "output_tokens": sizes[1], "total_tokens": sum(sizes),
+                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
 def _lowered(schema: Any) -> Any:
     """A Gemini schema (types in capitals, "OBJECT") as JSON schema's lower-case types."""
     if isinstance(schema, list):
@@ -292,10 +318,13 @@ class SchemaProvider:
             status, reply, _ = fault_reply(wire, fault)
         else:
             rng = self.rng_for(raw)
-            make = {"openai": openai_reply, "anthropic": anthropic_reply, "gemini": gemini_reply}[wire]
+            make = {"openai": openai_reply, "anthropic": anthropic_reply, "gemini": gemini_reply,
+                    "responses": responses_reply}[wire]
             reply = make(body, rng, self.array_len)
             if self.rules is not None and wire == "gemini":
                 reply = self.rules.shape_gemini(str(body.get("model")), body, reply)
+            elif self.rules is not None and wire == "responses":
+                reply = self.rules.shape_responses(body, reply)
             elif self.rules is not None:
                 reply = (self.rules.shape_openai if wire == "openai" else self.rules.shape_anthropic)(body, reply)
             reply, status = garble(reply, rng) if fault == "garbage" else reply, 200
@@ -314,6 +343,8 @@ class SchemaProvider:
         try:
             if wire == "gemini":
                 self.rules.check_gemini(str(body.get("model")), body)
+            elif wire == "responses":
+                self.rules.check_responses(body)
             else:
                 (self.rules.check_openai if wire == "openai" else self.rules.check_anthropic)(body)
         except RuleError as e:
@@ -327,8 +358,9 @@ class SchemaProvider:
             status, data = self.batches.route(method, path, query, headers.get("Content-Type") or "", raw)
             self.record({"method": method, "path": path, "status": status, "llm": False})
             return status, data, {}
-        wire = "anthropic" if path.endswith("/messages") else "gemini" if path.endswith(":generateContent") else "openai"
-        if method != "POST" or not path.endswith(("/chat/completions", "/messages", ":generateContent")):
+        wire = ("anthropic" if path.endswith("/messages") else "gemini" if path.endswith(":generateContent")
+                else "responses" if path.endswith("/responses") else "openai")
+        if method != "POST" or not path.endswith(("/chat/completions", "/messages", ":generateContent", "/responses")):
             return 404, error_body(wire, "not_found_error", f"schema fake: no route {method} {path}"), {}
         status, headers_out, error = self.limit.admit(wire, raw) if self.limit else (200, {}, None)
         if status != 200:

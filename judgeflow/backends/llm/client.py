@@ -530,6 +530,7 @@ def count_usage(usage: Usage, u: Any, *, reply: Any = None) -> None:
     usage.input_tokens += _int(u, "input_tokens") + read + written
     usage.output_tokens += _int(u, "output_tokens")
     usage.reasoning_tokens += reasoning_tokens(u)
+    usage.cached_tokens += 0 if read else _int(getattr(u, "input_tokens_details", None), "cached_tokens")  # Responses
     if not reasoning_tokens(u) and {getattr(b, "type", None) for b in getattr(reply, "content", None) or []} & {
             "thinking", "redacted_thinking"}:
         usage.reasoning_unreported += 1  # thinking billed in output_tokens, with no count apart: not estimated
@@ -555,13 +556,17 @@ def reasoning_tokens(u: Any) -> int:
     of completion_tokens; Gemini: usage_metadata.thoughts_token_count; Anthropic:
     usage.output_tokens_details.thinking_tokens, a part of output_tokens, in the current Messages API (the
     anthropic SDK's `OutputTokensDetails`); 0 where the provider does not report them apart)."""
+    details = getattr(u, "output_tokens_details", None)  # Anthropic's thinking_tokens; OpenAI Responses' reasoning_tokens
     return (_int(getattr(u, "completion_tokens_details", None), "reasoning_tokens") or _int(u, "thoughts_token_count")
-            or _int(getattr(u, "output_tokens_details", None), "thinking_tokens"))
+            or _int(details, "thinking_tokens") or _int(details, "reasoning_tokens"))
 
 
 def reasoning_ate(completion: Any) -> int:
     """The reasoning tokens of a reply cut off at its limit with nothing of the answer in it (0: not so)."""
     u = usage_of(completion)
+    if getattr(completion, "status", None) == "incomplete":  # OpenAI Responses: stopped at max_output_tokens
+        kinds = {getattr(item, "type", None) for item in getattr(completion, "output", None) or []}
+        return reasoning_tokens(u) if not kinds & {"function_call", "message"} else 0
     candidates = getattr(completion, "candidates", None)
     if isinstance(candidates, list):  # Gemini: MAX_TOKENS with thoughts and no part of the answer
         finish = str(getattr(candidates[0], "finish_reason", "") or "") if candidates else ""

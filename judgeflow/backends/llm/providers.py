@@ -150,8 +150,11 @@ def _sdk_client(p: Provider, base_url: str | None, api_key: str | None, api_vers
                 limits: dict[str, Any]) -> LLMClient:
     """An LLMClient over the provider's own SDK client (openai/, ollama/, azure/, anthropic/)."""
     model, provider = common["model"], common["provider"]
-    wire = p.wire()
+    wire = p.wire_for(common["profile"].api)
     mode = wire.auto_structured(base_url) if structured == "auto" else structured
+    if common["profile"].api == "responses" and mode != "tools":
+        raise ConfigError(f"--structured {mode}: {model} is judged through OpenAI's Responses API, with a function "
+                          "tool; use --structured auto or tools")
     if mode in p.refuses:
         raise ConfigError(f"--structured {mode} " + p.refuses[mode].format(name=p.name))
     args, base_url = p.sdk_client(model, base_url, api_key, api_version=api_version, **sdk_kwargs)
@@ -164,7 +167,8 @@ def _sdk_client(p: Provider, base_url: str | None, api_key: str | None, api_vers
     local = limits.get("pace")
     pace = pace_for(limiter, floor=local[0], adaptive=local[1]) if local else None
     return LLMClient(sdk=LoopClient(partial(raw, limiter=limiter, pace=pace)), temperature=temperature,
-                     base_url=base_url, structured=mode, auto=structured == "auto", wire=wire, limiter=limiter,
+                     base_url=base_url, structured=mode, auto=structured == "auto" and common["profile"].api == "chat",
+                     wire=wire, limiter=limiter,
                      max_wait=limits["max_wait"], pace=pace, **common)
 
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 from typing import Any
 
 from ...errors import ConfigError
-from .wire import Wire
+from .wire import ResponsesWire, Wire
 
 
 class SdkArgs(NamedTuple):
@@ -56,6 +56,12 @@ class Provider:
         if self._wire is None:
             self._wire = self.make_wire()
         return self._wire
+
+    def wire_for(self, api: str) -> Wire:
+        """Its wire for a model served by `api` (profiles.Profile.api): OpenAI's Responses API, or its own."""
+        if api == "responses":
+            return ResponsesWire()
+        return self.wire()
 
     def make_wire(self) -> Wire:
         """Its wire's hooks: the OpenAI wire's defaults; a provider whose wire differs returns its own."""

@@ -59,6 +59,9 @@ class Profile:
     default_effort: str | None = None
     #: reachable only through an API judgeflow does not speak: why (refused before any call)
     refused: str | None = None
+    #: the API it is served by: "chat" (Chat Completions, Messages, generateContent) or "responses"
+    #: (OpenAI's Responses API only: `reasoning.effort`, `max_output_tokens`, function tools)
+    api: str = "chat"
     #: the documentation of these rules
     source: str = ""
 
@@ -95,15 +98,19 @@ _OPENAI_O = dict(reasons=True, token_param="max_completion_tokens", temperature_
 _GPT5 = dict(_OPENAI_O, efforts=("minimal", "low", "medium", "high"), source=OPENAI_EFFORTS)
 _GPT51 = dict(_OPENAI_O, efforts=("none", "low", "medium", "high"), temperature_at=("none",), source=OPENAI_GPT51)
 _GPT52 = dict(_GPT51, efforts=("none", "low", "medium", "high", "xhigh"))
-_RESPONSES = ("is served only by OpenAI's Responses API (/v1/responses), which judgeflow does not speak yet; "
-              "judge with a Chat Completions model of the family (e.g. openai/gpt-5.4 or openai/o3)")
+#: Responses-only families: OpenAI's Responses API (/v1/responses) with `reasoning.effort` and
+#: `max_output_tokens` (Instructor's RESPONSES_TOOLS mode; https://platform.openai.com/docs/api-reference/responses)
+_RESPONSES = dict(reasons=True, token_param="max_tokens", temperature_at=(), knob="reasoning", api="responses",
+                  efforts=("low", "medium", "high"), default_effort="low", source=OPENAI_REASONING)
 
 #: (provider wire family, model-name pattern, profile): the first match wins. Patterns match the model
 #: part of "provider/model" (an Azure deployment name matches only by --profile).
 PROFILES: tuple[tuple[str, re.Pattern[str], Profile], ...] = (
-    # OpenAI: Responses-only models (OPENAI_REASONING; o1-pro, o3-pro, gpt-5-pro, the codex models)
-    ("openai", re.compile(r"^(o\d+-pro|gpt-5(\.\d+)?-pro|gpt-5(\.\d+)?-codex|codex-)"),
-     Profile(family="responses-only", reasons=True, refused=_RESPONSES, source=OPENAI_REASONING)),
+    # OpenAI: Responses-only models (OPENAI_REASONING; o1-pro, o3-pro, gpt-5-pro, the codex models), judged
+    # through /v1/responses. gpt-5-pro "defaults to (and only supports) high" (OPENAI_EFFORTS)
+    ("openai", re.compile(r"^gpt-5(\.\d+)?-pro"),
+     Profile(family="gpt-5-pro", **dict(_RESPONSES, efforts=("high",), default_effort="high", source=OPENAI_EFFORTS))),
+    ("openai", re.compile(r"^(o\d+-pro|gpt-5(\.\d+)?-codex|codex-)"), Profile(family="responses-only", **_RESPONSES)),
     # gpt-5-chat-latest is not a reasoning model (OPENAI_EFFORTS: "all but gpt-5-chat-latest")
     ("openai", re.compile(r"^gpt-5(\.\d+)?-chat"), Profile(family="gpt-5-chat", token_param="max_completion_tokens")),
     # o1-mini and o1-preview take no system message, tools or structured outputs (OPENAI_REASONING, the
