@@ -113,6 +113,16 @@ def run_failure(results: Tally | Iterable[Judgment], max_unscored: float) -> str
     return None
 
 
+def reasoning_note(total: Usage) -> str:
+    """What the tokens line says of reasoning: the count the provider reported, or that a thinking model's
+    provider gave none (its thinking is in the output tokens, never estimated, never shown as 0)."""
+    if total.reasoning_unreported:
+        counted = f"{total.reasoning_tokens:,} reported; " if total.reasoning_tokens else ""
+        return f" (reasoning: {counted}reasoning tokens not reported by the provider for " \
+               f"{total.reasoning_unreported:,} calls, counted in out)"
+    return f" (reasoning {total.reasoning_tokens:,})" if total.reasoning_tokens else ""
+
+
 def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, elapsed: float, session: Usage,
               session_items: int) -> list[str]:
     """The end-of-run summary lines: labels, unscored, tokens and estimated cost."""
@@ -142,16 +152,6 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
         source = price.source if (price := price_for(model, prices)) else "?"
         lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model} (prices: {source})")
     return lines
-
-
-def reasoning_note(total: Usage) -> str:
-    """What the tokens line says of reasoning: the count the provider reported, or that a thinking model's
-    provider gave none (its thinking is in the output tokens, never estimated, never shown as 0)."""
-    if total.reasoning_unreported:
-        counted = f"{total.reasoning_tokens:,} reported; " if total.reasoning_tokens else ""
-        return f" (reasoning: {counted}reasoning tokens not reported by the provider for " \
-               f"{total.reasoning_unreported:,} calls, counted in out)"
-    return f" (reasoning {total.reasoning_tokens:,})" if total.reasoning_tokens else ""
 
 
 def answer_line(t: Tally) -> list[str]:
