@@ -57,3 +57,15 @@ def test_the_run_summary_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     line = next(x for x in text.splitlines() if "tokens in" in x)
     assert code == 0 and said in line, text
     assert ("(reasoning 0" not in line) and (split or UNREPORTED in line and "2 calls" in line)
+
+
+def test_reasoning_unreported_is_kept_in_results_only_when_some() -> None:
+    from judgeflow.results import Usage
+
+    assert "reasoning_unreported" not in Usage(calls=1).model_dump()  # rows of every other judge are unchanged
+    some = Usage(calls=2, output_tokens=900, reasoning_unreported=2)
+    assert Usage.model_validate_json(some.model_dump_json()).reasoning_unreported == 2
+    total = Usage()
+    total.add(some)
+    total.add(Usage(reasoning_tokens=5, reasoning_unreported=0))
+    assert (total.reasoning_unreported, total.reasoning_tokens) == (2, 5)
