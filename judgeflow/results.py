@@ -34,7 +34,17 @@ class Usage(BaseModel):
     """Calls that asked again: an invalid reply re-asked, or a reply cut off at max_tokens."""
     over_bound: int = 0
     """Claims (or requirements) a reply listed beyond its schema's bound (maxItems): cut, never checked."""
+    reasoning_unreported: int = 0
+    """Replies that reasoned (a Claude thinking block) with no reasoning count from the provider: their
+    reasoning is in output_tokens, not in reasoning_tokens, and is not estimated (left out of results when 0)."""
     _rate_wait: float = PrivateAttr(default=0.0)
+
+    @model_serializer(mode="wrap")
+    def _without_zero_unreported(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("reasoning_unreported"):
+            data.pop("reasoning_unreported", None)
+        return data
 
     @property
     def rate_wait(self) -> float:
@@ -56,6 +66,7 @@ class Usage(BaseModel):
         self.repairs += other.repairs
         self.reasks += other.reasks
         self.over_bound += other.over_bound
+        self.reasoning_unreported += other.reasoning_unreported
 
 
 class ClaimResult(BaseModel):

@@ -134,10 +134,35 @@ async def typed_request(instructor_client: Any, response_model: type[BaseModel],
     if handlers.message_converter and "messages" in request:
         request["messages"] = handlers.message_converter(request["messages"], autodetect_images=False)
     raw = ic.client
-    send = raw.messages.create if ic.provider == Provider.ANTHROPIC else _openai_post(raw)
+    responses = ic.mode == Mode.RESPONSES_TOOLS
+    send = raw.messages.create if ic.provider == Provider.ANTHROPIC else _responses(raw) if responses else _openai_post(raw)
     if on_response is not None:
         send = _observed(send, on_response)
-    return await _attempts(send, handlers, model, request, max_retries, ic.provider)
+    return await _attempts(_incomplete_raises(send) if responses else send, handlers, model, request, max_retries,
+                           ic.provider)
+
+
+def _responses(raw: Any) -> Callable[..., Awaitable[Any]]:
+    """The SDK's Responses call, the messages sent as its `input` (as Instructor's from_openai does)."""
+    async def send(**request: Any) -> Any:
+        return await raw.responses.create(input=request.pop("messages"), **request)
+
+    return send
+
+
+def _incomplete_raises(send: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """A Responses reply stopped at `max_output_tokens` (status "incomplete") raises Instructor's
+    IncompleteOutputException, as a chat reply with finish_reason "length" does (never re-asked as is)."""
+    async def checked(**request: Any) -> Any:
+        response = await send(**request)
+        reason = getattr(getattr(response, "incomplete_details", None), "reason", None)
+        if getattr(response, "status", None) == "incomplete" and reason == "max_output_tokens":
+            from instructor.core.exceptions import IncompleteOutputException
+
+            raise IncompleteOutputException(last_completion=response)
+        return response
+
+    return checked
 
 
 async def _attempts(send: Callable[..., Awaitable[Any]], handlers: Any, model: Any, request: dict[str, Any],

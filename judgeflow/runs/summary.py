@@ -125,6 +125,16 @@ def run_failure(results: Tally | Iterable[Judgment], max_unscored: float) -> str
     return None
 
 
+def reasoning_note(total: Usage) -> str:
+    """What the tokens line says of reasoning: the count the provider reported, or that a thinking model's
+    provider gave none (its thinking is in the output tokens, never estimated, never shown as 0)."""
+    if total.reasoning_unreported:
+        counted = f"{total.reasoning_tokens:,} reported; " if total.reasoning_tokens else ""
+        return f" (reasoning: {counted}reasoning tokens not reported by the provider for " \
+               f"{total.reasoning_unreported:,} calls, counted in out)"
+    return f" (reasoning {total.reasoning_tokens:,})" if total.reasoning_tokens else ""
+
+
 def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, elapsed: float, session: Usage,
               session_items: int) -> list[str]:
     """The end-of-run summary lines: labels, unscored, tokens and estimated cost."""
@@ -137,7 +147,7 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
         *([f"most common invalid reason ({n} of {t.invalid} invalid rows): {reason}"
            for reason, n in t.invalid_reasons.most_common(1)]),
         f"tokens in {total.input_tokens:,}, out {total.output_tokens:,}"
-        + (f" (reasoning {total.reasoning_tokens:,})" if total.reasoning_tokens else "") + f" in {total.calls:,} calls"
+        + reasoning_note(total) + f" in {total.calls:,} calls"
         + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "
            f"{session_items / elapsed:.1f} items/s)" if elapsed > 0 and session_items else ""),
     ]

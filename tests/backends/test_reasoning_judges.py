@@ -97,11 +97,12 @@ def test_an_azure_deployment_takes_its_models_rules_by_profile() -> None:
     assert body["reasoning_effort"] == "low" and "temperature" not in body and "max_completion_tokens" in body
 
 
-def test_responses_only_models_are_refused_before_any_call() -> None:
+def test_responses_only_models_refuse_other_structured_modes_before_any_call() -> None:
+    """They are judged through /v1/responses (tests/backends/test_reasoning_responses.py), with a function tool."""
     with SchemaProvider(seed=1, model_rules=ModelRules()) as fake:
         for model in ("openai/gpt-5-pro", "openai/o3-pro", "openai/gpt-5.1-codex"):
             with pytest.raises(ConfigError, match="Responses API"):
-                Judge(model, base_url=fake.base_url + "/v1", api_key="k")
+                Judge(model, base_url=fake.base_url + "/v1", api_key="k", structured="json_schema")
     assert fake.log == []
 
 

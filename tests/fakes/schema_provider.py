@@ -8,6 +8,9 @@ random but reproducible: the same `seed` and request body give the same reply.
             `response_format` json_schema -> JSON content; json_object -> JSON content for the
             first JSON schema found in the messages (Instructor's JSON modes put it there).
   Anthropic POST /v1/messages: `tools` (+ `tool_choice`) -> a tool_use block.
+  Responses POST /v1/responses: function `tools` -> a function_call output item.
+  Gemini    POST /v1beta/models/MODEL:generateContent: `tools` functionDeclarations -> a functionCall
+            part; generationConfig.responseSchema (or responseJsonSchema) -> JSON text.
 
 Schemas: objects get every required property (optional ones too), `enum`/`const`, strings within
 minLength/maxLength, numbers within minimum/maximum, arrays within minItems/maxItems, `$ref` into
@@ -53,6 +56,10 @@ except ImportError:  # run as a script
     from wire import anthropic_body, openai_body  # type: ignore[no-redef]
 
 _WORDS = ["the", "claim", "holds", "per", "source", "because", "stated", "answer", "reference", "text", "fact", "date", "name"]
+
+
+_PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages", "gemini": "/v1beta/models:generateContent",
+          "responses": "/v1/responses"}
 
 
 class Instance:
@@ -195,6 +202,61 @@ def anthropic_reply(body: dict[str, Any], rng: random.Random, array_len: int | N
     return anthropic_body(data, {**body, "tools": [tool]}, (len(prompt + json.dumps(tools)) // 4, len(json.dumps(data)) // 4))
 
 
+def responses_reply(body: dict[str, Any], rng: random.Random, array_len: int | None = None) -> dict[str, Any]:
+    items = body.get("input") or []
+    prompt = "\n".join([str(body.get("instructions") or ""), *(_text(m.get("content")) for m in items
+                                                                if isinstance(m, dict))])
+    tools = [t for t in body.get("tools") or [] if t.get("type") == "function"]
+    if tools:
+        choice = body.get("tool_choice")
+        fn = _chosen(tools, choice.get("name") if isinstance(choice, dict) else None)
+        data = Instance(fn.get("parameters") or {}, rng, array_len=array_len).value(fn.get("parameters") or {})
+        args = json.dumps(data)
+        item: dict[str, Any] = {"type": "function_call", "id": "fc_fake", "call_id": "call_1", "name": fn["name"],
+                                "arguments": args, "status": "completed"}
+        sizes = (len(prompt + json.dumps(tools)) // 4, len(args) // 4)
+    else:
+        item = {"type": "message", "id": "msg_fake", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": "fake reply", "annotations": []}]}
+        sizes = (len(prompt) // 4, 3)
+    return {"id": "resp_fake", "object": "response", "created_at": 0, "status": "completed", "model": body.get("model"),
+            "output": [item], "parallel_tool_calls": False, "tool_choice": body.get("tool_choice", "auto"),
+            "tools": body.get("tools") or [], "incomplete_details": None, "error": None,
+            "usage": {"input_tokens": sizes[0], "output_tokens": sizes[1], "total_tokens": sum(sizes),
+                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
+def _lowered(schema: Any) -> Any:
+    """A Gemini schema (types in capitals, "OBJECT") as JSON schema's lower-case types."""
+    if isinstance(schema, list):
+        return [_lowered(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: (v.lower() if k == "type" and isinstance(v, str) else _lowered(v)) for k, v in schema.items()}
+
+
+def gemini_reply(body: dict[str, Any], rng: random.Random, array_len: int | None = None) -> dict[str, Any]:
+    texts = [p.get("text", "") for c in [body.get("systemInstruction") or {}, *body.get("contents", [])]
+             for p in (c.get("parts") or []) if isinstance(p, dict)]
+    prompt = "\n".join(texts)
+    config = body.get("generationConfig") or {}
+    declarations = [d for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []]
+    if declarations:
+        fn = declarations[0]
+        schema = _lowered(fn.get("parameters") or fn.get("parametersJsonSchema") or {"type": "object"})
+        data = Instance(schema, rng, array_len=array_len).value(schema)
+        part: dict[str, Any] = {"functionCall": {"name": fn["name"], "args": data}}
+        sizes = (len(prompt + json.dumps(declarations)) // 4, len(json.dumps(data)) // 4)
+    else:
+        schema = _lowered(config.get("responseSchema") or config.get("responseJsonSchema"))
+        text = json.dumps(Instance(schema, rng, array_len=array_len).value(schema)) if schema else "fake reply"
+        part, sizes = {"text": text}, (len(prompt) // 4, len(text) // 4)
+    return {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": sizes[0], "candidatesTokenCount": sizes[1],
+                              "totalTokenCount": sum(sizes)},
+            "modelVersion": body.get("model", "gemini")}
+
+
 class SchemaProvider:
     """The server in a background thread. `requests` holds every model request body answered (batch
     lines included), `log` one entry per request (see the module docstring)."""
@@ -243,10 +305,10 @@ class SchemaProvider:
         """(status, reply, fault) for one model request (online, or a batch line), logged; the reply
         is drawn from the seed and the request's bytes (a batch line's: its body as sorted JSON)."""
         raw = raw if raw is not None else json.dumps(body, sort_keys=True).encode()
-        entry: dict[str, Any] = {"method": "POST", "path": "/v1/messages" if wire == "anthropic" else
-                                 "/v1/chat/completions", "llm": True, "batch": batch, "custom_id": custom_id,
-                                 "request": body}
-        structured = bool(body.get("tools") or body.get("response_format"))
+        entry: dict[str, Any] = {"method": "POST", "path": _PATHS[wire], "llm": True, "batch": batch,
+                                 "custom_id": custom_id, "request": body}
+        structured = bool(body.get("tools") or body.get("response_format")
+                          or (body.get("generationConfig") or {}).get("responseSchema"))
         fault = self.faults.draw(structured)
         entry["fault"] = fault
         refused = self._refused(wire, body)
@@ -256,13 +318,18 @@ class SchemaProvider:
             status, reply, _ = fault_reply(wire, fault)
         else:
             rng = self.rng_for(raw)
-            make = openai_reply if wire == "openai" else anthropic_reply
+            make = {"openai": openai_reply, "anthropic": anthropic_reply, "gemini": gemini_reply,
+                    "responses": responses_reply}[wire]
             reply = make(body, rng, self.array_len)
-            if self.rules is not None:
+            if self.rules is not None and wire == "gemini":
+                reply = self.rules.shape_gemini(str(body.get("model")), body, reply)
+            elif self.rules is not None and wire == "responses":
+                reply = self.rules.shape_responses(body, reply)
+            elif self.rules is not None:
                 reply = (self.rules.shape_openai if wire == "openai" else self.rules.shape_anthropic)(body, reply)
             reply, status = garble(reply, rng) if fault == "garbage" else reply, 200
-            usage = reply["usage"]
-            entry["prompt_tokens"] = usage.get("prompt_tokens", usage.get("input_tokens"))
+            usage = reply.get("usage") or reply["usageMetadata"]
+            entry["prompt_tokens"] = usage.get("prompt_tokens", usage.get("input_tokens", usage.get("promptTokenCount")))
             with self._lock:
                 self.requests.append(body)
         entry["status"] = status
@@ -274,7 +341,12 @@ class SchemaProvider:
         if self.rules is None:
             return None
         try:
-            (self.rules.check_openai if wire == "openai" else self.rules.check_anthropic)(body)
+            if wire == "gemini":
+                self.rules.check_gemini(str(body.get("model")), body)
+            elif wire == "responses":
+                self.rules.check_responses(body)
+            else:
+                (self.rules.check_openai if wire == "openai" else self.rules.check_anthropic)(body)
         except RuleError as e:
             return e
         return None
@@ -286,8 +358,9 @@ class SchemaProvider:
             status, data = self.batches.route(method, path, query, headers.get("Content-Type") or "", raw)
             self.record({"method": method, "path": path, "status": status, "llm": False})
             return status, data, {}
-        wire = "anthropic" if path.endswith("/messages") else "openai"
-        if method != "POST" or not path.endswith(("/chat/completions", "/messages")):
+        wire = ("anthropic" if path.endswith("/messages") else "gemini" if path.endswith(":generateContent")
+                else "responses" if path.endswith("/responses") else "openai")
+        if method != "POST" or not path.endswith(("/chat/completions", "/messages", ":generateContent", "/responses")):
             return 404, error_body(wire, "not_found_error", f"schema fake: no route {method} {path}"), {}
         status, headers_out, error = self.limit.admit(wire, raw) if self.limit else (200, {}, None)
         if status != 200:
@@ -295,7 +368,10 @@ class SchemaProvider:
             return status, error_body(wire, "rate_limit_error", str(error)), headers_out
         if self.latency:
             time.sleep(self.latency)
-        status, data, fault = self.answer(wire, json.loads(raw or b"{}"), raw=raw)
+        body = json.loads(raw or b"{}")
+        if wire == "gemini":  # the model is in the path (models/MODEL:generateContent), not the body
+            body = {**body, "model": path.rpartition("/models/")[2].partition(":")[0]}
+        status, data, fault = self.answer(wire, body, raw=raw)
         return status, data, {**headers_out, **(fault_reply(wire, fault)[2] if fault == "http429" else {})}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

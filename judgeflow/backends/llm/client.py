@@ -329,7 +329,7 @@ class LLMClient:
 
     def _replied(self, step: str, sized: int, budget: int, u: Any) -> None:
         """A reply's usage: what the step's replies use, and the unused reply budget given back."""
-        used = _int(u, "completion_tokens") or _int(u, "output_tokens")
+        used = output_tokens(u)
         self.budgets.record(step, sized, used - reasoning_tokens(u))  # the reply's own tokens
         if self.limiter is not None and used:
             self.limiter.give_back("output", budget - used)
@@ -354,9 +354,15 @@ class LLMClient:
         return kwargs
 
     def _exhausted(self, e: Any, usage: Usage | None, repairs: list[Any], trace: list[TraceEntry] | None,
-                   step: str, messages: list[dict[str, Any]]) -> Exception:
+                   step: str, messages: list[dict[str, Any]], replies: list[Any]) -> Exception:
         """What Instructor's retries ending means: a provider error it wrapped (raised on the first failing
-        attempt), or replies that never parsed (the endpoint answered: it is healthy)."""
+        attempt), a reply emptied by reasoning (Gemini's has no parts, so it fails to parse rather than
+        being cut off), or replies that never parsed (the endpoint answered: it is healthy)."""
+        from instructor.core.exceptions import IncompleteOutputException
+
+        last_reply = e.last_completion or (replies[-1] if replies else None)
+        if reasoning_ate(last_reply):
+            return IncompleteOutputException(last_completion=last_reply)
         cause = e.__cause__
         if isinstance(cause, RateLimited):
             _record(trace, step, messages, {"error": str(cause)})
@@ -429,12 +435,12 @@ class LLMClient:
 
         def on_response(response: Any) -> None:
             replies.append(response)
-            self._replied(step, sized or budget, budget, getattr(response, "usage", None))
+            self._replied(step, sized or budget, budget, usage_of(response))
             spent.calls += 1
-            count_usage(spent, getattr(response, "usage", None))
+            count_usage(spent, usage_of(response), reply=response)
             if usage is not None:
                 usage.calls += 1
-                count_usage(usage, getattr(response, "usage", None))
+                count_usage(usage, usage_of(response), reply=response)
 
         repairs: list[Any] = []
         held = await self._reserve(response_model, messages if send is None else send, budget)
@@ -451,7 +457,7 @@ class LLMClient:
         except IncompleteOutputException:
             raise
         except InstructorRetryException as e:
-            raise self._exhausted(e, usage, repairs, trace, step, messages) from e
+            raise self._exhausted(e, usage, repairs, trace, step, messages, replies) from e
         except Exception as e:
             if isinstance(e, RateLimited):
                 _record(trace, step, messages, {"error": str(e)})
@@ -499,7 +505,7 @@ def _int(obj: Any, name: str) -> int:
         return 0
 
 
-def count_usage(usage: Usage, u: Any) -> None:
+def count_usage(usage: Usage, u: Any, *, reply: Any = None) -> None:
     """Add a provider reply's token counts to `usage`, prompt-cache counts included.
 
     OpenAI: prompt_tokens holds all prompt tokens, prompt_tokens_details.cached_tokens those served
@@ -507,6 +513,12 @@ def count_usage(usage: Usage, u: Any) -> None:
     cache_read_input_tokens and cache_creation_input_tokens are the rest. `usage.input_tokens` is
     always all prompt tokens."""
     if u is None:
+        return
+    if getattr(u, "prompt_token_count", None) is not None:  # Gemini's usage_metadata: thoughts billed as output
+        usage.input_tokens += _int(u, "prompt_token_count")
+        usage.output_tokens += output_tokens(u)
+        usage.reasoning_tokens += reasoning_tokens(u)
+        usage.cached_tokens += _int(u, "cached_content_token_count")
         return
     if getattr(u, "prompt_tokens", None) is not None:  # OpenAI wire
         usage.input_tokens += _int(u, "prompt_tokens")
@@ -517,19 +529,50 @@ def count_usage(usage: Usage, u: Any) -> None:
     read, written = _int(u, "cache_read_input_tokens"), _int(u, "cache_creation_input_tokens")
     usage.input_tokens += _int(u, "input_tokens") + read + written
     usage.output_tokens += _int(u, "output_tokens")
+    usage.reasoning_tokens += reasoning_tokens(u)
+    usage.cached_tokens += 0 if read else _int(getattr(u, "input_tokens_details", None), "cached_tokens")  # Responses
+    if not reasoning_tokens(u) and {getattr(b, "type", None) for b in getattr(reply, "content", None) or []} & {
+            "thinking", "redacted_thinking"}:
+        usage.reasoning_unreported += 1  # thinking billed in output_tokens, with no count apart: not estimated
     usage.cached_tokens += read
     usage.cache_write_tokens += written
 
 
+def usage_of(response: Any) -> Any:
+    """A reply's token counts: `usage` (OpenAI, Anthropic) or `usage_metadata` (Gemini)."""
+    u = getattr(response, "usage", None)
+    return u if u is not None else getattr(response, "usage_metadata", None)
+
+
+def output_tokens(u: Any) -> int:
+    """A reply's output tokens, reasoning included (Gemini: candidates_token_count + thoughts_token_count,
+    both billed as output: https://ai.google.dev/gemini-api/docs/thinking#pricing)."""
+    return (_int(u, "completion_tokens") or _int(u, "output_tokens")
+            or _int(u, "candidates_token_count") + _int(u, "thoughts_token_count"))
+
+
 def reasoning_tokens(u: Any) -> int:
     """Reasoning tokens a reply reports apart (OpenAI wire: completion_tokens_details.reasoning_tokens, a part
-    of completion_tokens; 0 where the provider does not report them apart)."""
-    return _int(getattr(u, "completion_tokens_details", None), "reasoning_tokens")
+    of completion_tokens; Gemini: usage_metadata.thoughts_token_count; Anthropic:
+    usage.output_tokens_details.thinking_tokens, a part of output_tokens, in the current Messages API (the
+    anthropic SDK's `OutputTokensDetails`); 0 where the provider does not report them apart)."""
+    details = getattr(u, "output_tokens_details", None)  # Anthropic's thinking_tokens; OpenAI Responses' reasoning_tokens
+    return (_int(getattr(u, "completion_tokens_details", None), "reasoning_tokens") or _int(u, "thoughts_token_count")
+            or _int(details, "thinking_tokens") or _int(details, "reasoning_tokens"))
 
 
 def reasoning_ate(completion: Any) -> int:
     """The reasoning tokens of a reply cut off at its limit with nothing of the answer in it (0: not so)."""
-    u = getattr(completion, "usage", None)
+    u = usage_of(completion)
+    if getattr(completion, "status", None) == "incomplete":  # OpenAI Responses: stopped at max_output_tokens
+        kinds = {getattr(item, "type", None) for item in getattr(completion, "output", None) or []}
+        return reasoning_tokens(u) if not kinds & {"function_call", "message"} else 0
+    candidates = getattr(completion, "candidates", None)
+    if isinstance(candidates, list):  # Gemini: MAX_TOKENS with thoughts and no part of the answer
+        finish = str(getattr(candidates[0], "finish_reason", "") or "") if candidates else ""
+        parts = getattr(getattr(candidates[0], "content", None), "parts", None) if candidates else None
+        answered = any(not getattr(p, "thought", False) for p in parts or [])
+        return _int(u, "thoughts_token_count") if finish.endswith("MAX_TOKENS") and not answered else 0
     blocks = getattr(completion, "content", None)
     if isinstance(blocks, list):  # Anthropic: thinking blocks and no answer block
         kinds = {getattr(b, "type", None) for b in blocks}

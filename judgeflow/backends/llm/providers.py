@@ -111,11 +111,14 @@ def make_client(model: str, config: ClientConfig | None = None, **options: Any) 
     if c.budget is not None:  # a dollar cap with no price for the model: refused now, before any call
         c.budget.check_model(model)
     if p.from_provider:
-        if base_url:  # from_provider would hand it to the create call, not the SDK client (STYLE.md)
+        if base_url and not getattr(p, "takes_base_url", False):
+            # from_provider would hand it to the create call, not the SDK client (STYLE.md)
             raise ConfigError(f"--base-url is not supported for {provider}/ models (configure the endpoint "
                               f"through the {provider} SDK's own settings), or use openai/<model> with --base-url "
                               "for an OpenAI-compatible gateway")
-        return _from_provider(p, name, structured=c.structured, api_key=c.api_key, temperature=c.temperature, **common)
+        common["timeout"] = deadline(provider, base_url, c.timeout)[1]
+        return _from_provider(p, name, structured=c.structured, api_key=c.api_key, temperature=c.temperature,
+                              base_url=base_url, **common)
     local, common["timeout"] = deadline(provider, base_url, c.timeout)
     # requests in flight and the deadline follow the endpoint's replies (local_pace; the deadline is set
     # per request on the Deadline transport, which a caller's own http_client does not have); a given
@@ -147,8 +150,11 @@ def _sdk_client(p: Provider, base_url: str | None, api_key: str | None, api_vers
                 limits: dict[str, Any]) -> LLMClient:
     """An LLMClient over the provider's own SDK client (openai/, ollama/, azure/, anthropic/)."""
     model, provider = common["model"], common["provider"]
-    wire = p.wire()
+    wire = p.wire_for(common["profile"].api)
     mode = wire.auto_structured(base_url) if structured == "auto" else structured
+    if common["profile"].api == "responses" and mode != "tools":
+        raise ConfigError(f"--structured {mode}: {model} is judged through OpenAI's Responses API, with a function "
+                          "tool; use --structured auto or tools")
     if mode in p.refuses:
         raise ConfigError(f"--structured {mode} " + p.refuses[mode].format(name=p.name))
     args, base_url = p.sdk_client(model, base_url, api_key, api_version=api_version, **sdk_kwargs)
@@ -161,15 +167,17 @@ def _sdk_client(p: Provider, base_url: str | None, api_key: str | None, api_vers
     local = limits.get("pace")
     pace = pace_for(limiter, floor=local[0], adaptive=local[1]) if local else None
     return LLMClient(sdk=LoopClient(partial(raw, limiter=limiter, pace=pace)), temperature=temperature,
-                     base_url=base_url, structured=mode, auto=structured == "auto", wire=wire, limiter=limiter,
+                     base_url=base_url, structured=mode, auto=structured == "auto" and common["profile"].api == "chat",
+                     wire=wire, limiter=limiter,
                      max_wait=limits["max_wait"], pace=pace, **common)
 
 
 def _from_provider(p: Provider, name: str, *, provider: str, structured: str, api_key: str | None,
-                   temperature: float | None, **common: Any) -> LLMClient:
-    """Gemini, Bedrock and Mistral through Instructor's own `from_provider` (their SDKs are optional).
+                   temperature: float | None, base_url: str | None, **common: Any) -> LLMClient:
+    """Gemini, Bedrock and Mistral through Instructor (their SDKs are optional): the provider's own
+    `instructor_client` (Gemini: google-genai's client, which takes the base URL), else `from_provider`.
 
-    No base_url is passed on: from_provider hands unknown keyword arguments to the create call,
+    No base_url is passed to from_provider: it hands unknown keyword arguments to the create call,
     not to the SDK client (see STYLE.md)."""
     assert p.from_provider is not None
     module, extra = p.from_provider
@@ -191,8 +199,13 @@ def _from_provider(p: Provider, name: str, *, provider: str, structured: str, ap
     import instructor
 
     try:
-        client = instructor.from_provider(f"{provider}/{name}", async_client=True, **mode_arg)
+        client = p.instructor_client(f"{provider}/{name}", base_url, api_key, structured, common.get("timeout"))
+        if client is None:
+            client = instructor.from_provider(f"{provider}/{name}", async_client=True, **mode_arg)
+    except ConfigError:
+        raise
     except Exception as e:  # noqa: BLE001 - the SDK's own configuration errors (credentials, region)
         raise ConfigError(f"cannot set up {provider}/{name}: {short(e, 200)}") from None
     return LLMClient(client=client, provider=provider, temperature=temperature, wire=wire_of(provider, given_client=True),
+                     base_url=base_url,
                      structured="tools" if structured == "auto" else structured, **common)

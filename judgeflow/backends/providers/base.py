@@ -11,7 +11,7 @@ from typing import NamedTuple
 from typing import Any
 
 from ...errors import ConfigError
-from .wire import Wire
+from .wire import ResponsesWire, Wire
 
 
 class SdkArgs(NamedTuple):
@@ -57,6 +57,12 @@ class Provider:
             self._wire = self.make_wire()
         return self._wire
 
+    def wire_for(self, api: str) -> Wire:
+        """Its wire for a model served by `api` (profiles.Profile.api): OpenAI's Responses API, or its own."""
+        if api == "responses":
+            return ResponsesWire()
+        return self.wire()
+
     def make_wire(self) -> Wire:
         """Its wire's hooks: the OpenAI wire's defaults; a provider whose wire differs returns its own."""
         return Wire()
@@ -99,6 +105,8 @@ class FromProvider(Provider):
 
     sdk_module = None
     error_base = None
+    #: its `instructor_client` gives --base-url to its SDK client (from_provider cannot)
+    takes_base_url = False
     refuses = {"tools_strict": "is for OpenAI-wire models; {name}/ supports auto, tools, json_schema and json"}
 
     def owns_error(self, e: BaseException) -> bool:
@@ -112,3 +120,9 @@ class FromProvider(Provider):
 
     #: module roots of its SDK's errors besides the SDK's own (boto3 raises botocore's)
     error_modules: tuple[str, ...] = ()
+
+    def instructor_client(self, model: str, base_url: str | None, api_key: str | None, structured: str,
+                          timeout: float | None) -> Any:
+        """Its Instructor client built from its own SDK client (which takes `base_url`), or None: reached
+        through `instructor.from_provider`, which takes no base URL."""
+        return None

@@ -50,7 +50,8 @@ class Profile:
     temperature_at: tuple[str, ...] = ("*",)
     #: the reasoning knob (None: none sent; the effort only sizes the allowance): "reasoning_effort" (OpenAI),
     #: "thinking" (Anthropic budget_tokens),
-    #: "adaptive" (Anthropic thinking.type adaptive + output_config.effort), "thinking_budget" (Gemini)
+    #: "adaptive" (Anthropic thinking.type adaptive + output_config.effort), "thinking_budget" (Gemini 2.5),
+    #: "thinking_level" (Gemini 3)
     knob: str | None = None
     #: --reasoning-effort values the family accepts (documented)
     efforts: tuple[str, ...] = ()
@@ -58,6 +59,9 @@ class Profile:
     default_effort: str | None = None
     #: reachable only through an API judgeflow does not speak: why (refused before any call)
     refused: str | None = None
+    #: the API it is served by: "chat" (Chat Completions, Messages, generateContent) or "responses"
+    #: (OpenAI's Responses API only: `reasoning.effort`, `max_output_tokens`, function tools)
+    api: str = "chat"
     #: the documentation of these rules
     source: str = ""
 
@@ -94,15 +98,19 @@ _OPENAI_O = dict(reasons=True, token_param="max_completion_tokens", temperature_
 _GPT5 = dict(_OPENAI_O, efforts=("minimal", "low", "medium", "high"), source=OPENAI_EFFORTS)
 _GPT51 = dict(_OPENAI_O, efforts=("none", "low", "medium", "high"), temperature_at=("none",), source=OPENAI_GPT51)
 _GPT52 = dict(_GPT51, efforts=("none", "low", "medium", "high", "xhigh"))
-_RESPONSES = ("is served only by OpenAI's Responses API (/v1/responses), which judgeflow does not speak yet; "
-              "judge with a Chat Completions model of the family (e.g. openai/gpt-5.4 or openai/o3)")
+#: Responses-only families: OpenAI's Responses API (/v1/responses) with `reasoning.effort` and
+#: `max_output_tokens` (Instructor's RESPONSES_TOOLS mode; https://platform.openai.com/docs/api-reference/responses)
+_RESPONSES = dict(reasons=True, token_param="max_tokens", temperature_at=(), knob="reasoning", api="responses",
+                  efforts=("low", "medium", "high"), default_effort="low", source=OPENAI_REASONING)
 
 #: (provider wire family, model-name pattern, profile): the first match wins. Patterns match the model
 #: part of "provider/model" (an Azure deployment name matches only by --profile).
 PROFILES: tuple[tuple[str, re.Pattern[str], Profile], ...] = (
-    # OpenAI: Responses-only models (OPENAI_REASONING; o1-pro, o3-pro, gpt-5-pro, the codex models)
-    ("openai", re.compile(r"^(o\d+-pro|gpt-5(\.\d+)?-pro|gpt-5(\.\d+)?-codex|codex-)"),
-     Profile(family="responses-only", reasons=True, refused=_RESPONSES, source=OPENAI_REASONING)),
+    # OpenAI: Responses-only models (OPENAI_REASONING; o1-pro, o3-pro, gpt-5-pro, the codex models), judged
+    # through /v1/responses. gpt-5-pro "defaults to (and only supports) high" (OPENAI_EFFORTS)
+    ("openai", re.compile(r"^gpt-5(\.\d+)?-pro"),
+     Profile(family="gpt-5-pro", **dict(_RESPONSES, efforts=("high",), default_effort="high", source=OPENAI_EFFORTS))),
+    ("openai", re.compile(r"^(o\d+-pro|gpt-5(\.\d+)?-codex|codex-)"), Profile(family="responses-only", **_RESPONSES)),
     # gpt-5-chat-latest is not a reasoning model (OPENAI_EFFORTS: "all but gpt-5-chat-latest")
     ("openai", re.compile(r"^gpt-5(\.\d+)?-chat"), Profile(family="gpt-5-chat", token_param="max_completion_tokens")),
     # o1-mini and o1-preview take no system message, tools or structured outputs (OPENAI_REASONING, the
@@ -134,10 +142,23 @@ PROFILES: tuple[tuple[str, re.Pattern[str], Profile], ...] = (
      Profile(family="claude-thinking", reasons=True, knob="thinking", temperature_at=("none",),
              efforts=("none", "low", "medium", "high"),
              default_effort="none", source=ANTHROPIC_THINKING)),
-    # Gemini 2.5/3: thinking shares the output budget (GEMINI_THINKING); reached through Instructor's
-    # from_provider, whose requests judgeflow does not shape: the allowance is added to the budget only
-    ("google", re.compile(r"^gemini-(2\.5|[3-9])"),
-     Profile(family="gemini-thinking", reasons=True, knob="thinking_budget", efforts=("low", "medium", "high"),
+    # Gemini (GEMINI_THINKING): thoughts are generated within maxOutputTokens (the budget holds the allowance
+    # plus the reply) and billed as output (usage_metadata.thoughts_token_count). Gemini 2.5 takes
+    # thinking_config.thinking_budget = the allowance: 2.5 Pro 128-32768, thinking cannot be turned off
+    # (budget 0 refused, so no "none"); 2.5 Flash 0-24576 and Flash-Lite 0 or 512-24576 (0: off)
+    ("google", re.compile(r"^gemini-2\.5-pro"),
+     Profile(family="gemini-2.5-pro", reasons=True, knob="thinking_budget", efforts=("low", "medium", "high"),
+             default_effort="low", source=GEMINI_THINKING)),
+    ("google", re.compile(r"^gemini-2\.5-flash"),
+     Profile(family="gemini-2.5-flash", reasons=True, knob="thinking_budget",
+             efforts=("none", "low", "medium", "high"), default_effort="low", source=GEMINI_THINKING)),
+    # Gemini 3 takes thinking_config.thinking_level (thinking_budget and thinking_level together: a 400):
+    # 3 Pro low or high (default high); 3 Flash minimal, low, medium, high (GEMINI_THINKING, "thinking levels")
+    ("google", re.compile(r"^gemini-3(\.\d+)?-pro"),
+     Profile(family="gemini-3-pro", reasons=True, knob="thinking_level", efforts=("low", "high"),
+             default_effort="low", source=GEMINI_THINKING)),
+    ("google", re.compile(r"^gemini-[3-9]"),
+     Profile(family="gemini-3", reasons=True, knob="thinking_level", efforts=("minimal", "low", "medium", "high"),
              default_effort="low", source=GEMINI_THINKING)),
 )
 

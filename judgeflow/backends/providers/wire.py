@@ -3,7 +3,8 @@ the ask loop (backends/llm/client.py) calls them and never branches on the provi
 
 `Wire` is the OpenAI wire (openai/ and any OpenAI-compatible server), the defaults every hook falls back
 to; a provider whose wire differs overrides the hooks in its own module (`anthropic.AnthropicWire`,
-`ollama.OllamaWire`, `azure.AzureWire`), returned by its `Provider.make_wire`. `GivenClient` wraps a
+`ollama.OllamaWire`, `azure.AzureWire`), returned by its `Provider.make_wire`; `ResponsesWire` is
+OpenAI's Responses API, for the models served only there (`Provider.wire_for`). `GivenClient` wraps a
 ready Instructor client (Gemini, Bedrock and Mistral through Instructor's `from_provider`, or one given
 by a test), which builds its own requests.
 """
@@ -88,6 +89,26 @@ class GivenClient(Wire):
 
     def request_shape(self, response_model: type[BaseModel], structured: str, custom_url: bool) -> dict[str, Any]:
         return {}
+
+
+class ResponsesWire(Wire):
+    """OpenAI's Responses API (/v1/responses) for the models served only there (profiles: api "responses"):
+    Instructor's RESPONSES_TOOLS mode (a function tool, `max_tokens` sent as `max_output_tokens`), the
+    reasoning knob as `reasoning.effort` (https://platform.openai.com/docs/api-reference/responses/create)."""
+
+    def auto_structured(self, base_url: str | None) -> str:
+        return "tools"
+
+    def reasoning(self, kwargs: dict[str, Any], profile: Profile, effort: str) -> None:
+        kwargs["reasoning"] = {"effort": effort}
+
+    def request_shape(self, response_model: type[BaseModel], structured: str, custom_url: bool) -> dict[str, Any]:
+        return {}
+
+    def instructor(self, sdk: Any, structured: str) -> Any:
+        import instructor
+
+        return instructor.from_openai(sdk, mode=instructor.Mode.RESPONSES_TOOLS)
 
 
 @lru_cache(maxsize=1024)
