@@ -28,7 +28,7 @@ from rich.markup import escape
 
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
-from ..errors import ConfigError, ProviderUnavailable
+from ..errors import OVER_BUDGET, ConfigError, ProviderUnavailable
 from .._judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, Judging
 from ..results import Judgment, Usage
@@ -305,7 +305,8 @@ class Session:
         self.usage.add(j.usage)
         self.items += 1
         self.cached += j.cached
-        self.errors += j.status == "unscored"
+        # a row the spend cap left unsent is not an error: the run stops there and --resume judges it
+        self.errors += j.status == "unscored" and not (j.error or "").startswith(OVER_BUDGET)
         self.elapsed = time.monotonic() - self.start
         if self.exporter is not None:
             self.exporter.export(j)
@@ -375,6 +376,7 @@ def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str
         "run_id": run_id, "model": model, "output": str(output), "rows": t.rows,
         "label_1": t.label_1, "label_0": t.label_0, "unscored": t.unscored, "invalid": t.invalid,
         "cached": t.cached,
+        "unscored_reason": t.unscored_reasons.most_common(1)[0][0] if t.unscored_reasons else None,
         "calls": total.calls, "input_tokens": total.input_tokens, "output_tokens": total.output_tokens,
         "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
         "priced_by": None if model.startswith("baseline/") else getattr(price_for(model, prices), "source", None),
