@@ -77,6 +77,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--turns", default="last", choices=["last", "all"],
                    help="conversations (rows with messages): judge the last assistant turn, or every assistant "
                         "turn against what came before it (one row per turn, ids ID#t3)")
+    p.add_argument("--delimiter", type=_delimiter,
+                   help="a CSV input's delimiter, e.g. ';' or '\\t' (default: comma, or ; tab | sniffed from the header)")
     p.add_argument("--system-prompt", action="store_true",
                    help="conversations: count the system prompt as evidence (left out by default)")
     p.add_argument("--limit", type=positive_int, help="judge only the first N rows")
@@ -358,6 +360,14 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
         con.print(f"[red]{escape(failed)}[/red]{escape(again)}", soft_wrap=True)
         return 1
     return 0
+
+
+def _delimiter(value: str) -> str:
+    """--delimiter: one character (`\\t` or `tab` for a tab)."""
+    value = {"\\t": "\t", "tab": "\t"}.get(value, value)
+    if len(value) != 1 or value in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"{value!r} is not one character; e.g. --delimiter ';' or --delimiter tab")
+    return value
 
 
 def limit_report(elapsed: float, items: int) -> list[str]:

@@ -60,7 +60,7 @@ def test_run_offline_writes_one_row_per_input_row(tmp_path: Path, capsys: pytest
     rows = read_rows(out)
     assert len(rows) == len(MIXED)
     by_id = {r["id"]: r for r in rows}
-    assert set(by_id) == {"good", "wrong", "line-3", "no-answer", "no-evidence", "rag"}
+    assert set(by_id) == {"good", "wrong", "broken", "no-answer", "no-evidence", "rag"}  # a broken line keeps its id
     for row in rows:
         assert ROW_FIELDS <= set(row)
         assert set(row["usage"]) >= {"calls", "input_tokens", "output_tokens"}
@@ -76,13 +76,13 @@ def test_run_offline_writes_one_row_per_input_row(tmp_path: Path, capsys: pytest
     assert wrong["claims"][0]["verdict"] == "contradicted" and wrong["claims"][0]["kind"] == "date"
     assert (rag["label"], rag["criterion"], rag["routed_by"]) == (0, "source_faithfulness", "source present")
 
-    for bad_id, words in [("line-3", f"{inp}:3: not valid JSON"), ("no-answer", "has no 'answer'"),
+    for bad_id, words in [("broken", f"{inp}:3: not valid JSON"), ("no-answer", "has no 'answer'"),
                           ("no-evidence", "no source, spec or reference")]:
         row = by_id[bad_id]
         assert row["label"] is None and row["status"] == "invalid" and words in row["error"]
     # an error row still carries the input's label and other fields
     assert (by_id["no-answer"]["human_label"], by_id["no-answer"]["dataset"]) == (1, "demo")
-    assert by_id["no-evidence"]["human_label"] == 0 and by_id["line-3"]["human_label"] is None
+    assert by_id["no-evidence"]["human_label"] == 0 and by_id["broken"]["human_label"] is None
 
 
 class ScriptedLLM:
