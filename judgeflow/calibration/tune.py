@@ -374,8 +374,7 @@ async def atune(
 
     `report.power` says the smallest held-out gain these labels could have detected (80% power at
     the acceptance level); `detect` (a share, 0.10 = 10 points) adds the labels that gain needs.
-    `editor_options`: the `editor_model` client's own options over `client_kwargs` (its `base_url`,
-    `api_key`: a judge and an editor behind different endpoints)."""
+    `editor_options`: the `editor_model` client's own `base_url`, `api_key` over `client_kwargs`."""
     original = criterion if isinstance(criterion, Criterion) else load_criterion(criterion)
     chosen, unlabelled, invalid = labelled_items(items, labels)
     if len(chosen) < MIN_LABELS:
