@@ -343,7 +343,8 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
         lines[-1] = cost_line(run.store, run.run_id, judge.model, prices) or lines[-1]
     if budget is not None:
         lines.append(f"budget: {budget.describe()} spent" + (f"; {budget.denied} call(s) refused at the cap"
-                                                             if budget.denied else ""))
+                                                             if budget.denied else "")
+                     + (f"; {tally.cached} row(s) served from the cache cost nothing" if tally.cached else ""))
     if settings.repeats > 1:
         lines.append(f"{settings.repeats} verdicts per item (--repeats), the calls above included: "
                      f"`judgeflow stability {output}` reports the items that flip")

@@ -127,6 +127,9 @@ class Run:
                 say(f"note: the endpoint changed since run {info.run_id} stopped ({then} then, {now} now); "
                     "the run goes on there and records it")
                 info = store.get_run(info.run_id)
+            elif settings.resume_command() != info.command:  # e.g. another --budget: the command resumes as last run
+                store.update_run(info.run_id, settings=info.settings, command=settings.resume_command())
+                info = store.get_run(info.run_id)
             store.set_status(info.run_id, "running")
         else:
             input_path = STDIO if settings.input == STDIO else str(name.resolve())
