@@ -72,6 +72,10 @@ def runnable(cmd: str, base_url: str) -> list[str] | None:
         return None
     if any(a.startswith(("openai/", "anthropic/")) for a in argv) and "--base-url" not in argv:
         argv += ["--base-url", base_url + "/v1"]
+    if "--editor-model" in argv:  # tune's editor has its own endpoint (MODEL@URL): the fake's, on its own wire
+        k = argv.index("--editor-model") + 1
+        if "@" not in argv[k] and argv[k].startswith(("openai/", "anthropic/")):
+            argv[k] += "@" + (base_url + "/v1" if argv[k].startswith("openai/") else base_url)
     return argv
 
 
