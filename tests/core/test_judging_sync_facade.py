@@ -174,3 +174,17 @@ def test_the_client_of_an_asyncio_run_closes_with_its_loop(provider_url: str) ->
     asyncio.run(judge.ajudge(MOSCOW))
     loops = {o.loop() for o in sdk.opened()}
     assert len([lp for lp in loops if lp is not None and not lp.is_closed()]) == 1  # the background loop's
+
+
+def test_the_langsmith_evaluators_on_one_judge_alternate(provider_url: str) -> None:
+    """The sync evaluator runs on the facade's loop; the async one under the caller's `asyncio.run`:
+    one Judge behind both scores every call (the evaluator and scorer are built on `ajudge`)."""
+    pytest.importorskip("langsmith")
+    from judgeflow.integrations.langsmith import alangsmith_evaluator, langsmith_evaluator
+
+    judge = _judge(provider_url, "auto")
+    sync, async_ = langsmith_evaluator(judge), alangsmith_evaluator(judge)
+    args = {"inputs": {"question": MOSCOW["question"]}, "outputs": {"answer": MOSCOW["answer"]},
+            "reference_outputs": {"answer": MOSCOW["reference"]}}
+    scores = [sync(**args)["score"], asyncio.run(async_(**args))["score"], sync(**args)["score"]]
+    assert scores == [1, 1, 1], scores
