@@ -57,27 +57,29 @@ def test_runnable_batch_uses_the_shared_loop() -> None:
 CLOSING = """
 import asyncio, gc, sys
 from judgeflow import Judge
-url, how, transport = sys.argv[1:4]
+url, transport, hows = sys.argv[1], sys.argv[2], sys.argv[3:]
 item = {"id": "m", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1247.", "reference": "1147"}
-judge = Judge("openai/fake", base_url=url, api_key="k", provider_retries=0, http_transport=transport)
 
-async def once():
-    if how == "close":
-        async with judge:
-            return (await judge.ajudge(item)).label
-    return (await judge.ajudge(item)).label
+for how in hows:  # each way with its own Judge, in one process (what is left at exit is checked once, for all)
+    judge = Judge("openai/fake", base_url=url, api_key="k", provider_retries=0, http_transport=transport)
 
-def handmade():  # a loop closed by hand, without finalising its async generators
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(once())
-    finally:
-        loop.close()
+    async def once():
+        if how == "close":
+            async with judge:
+                return (await judge.ajudge(item)).label
+        return (await judge.ajudge(item)).label
 
-run = handmade if how == "handmade" else lambda: asyncio.run(once())
-print(run(), run())  # two event loops, one Judge
-del judge
-gc.collect()
+    def handmade():  # a loop closed by hand, without finalising its async generators
+        loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(once())
+        finally:
+            loop.close()
+
+    run = handmade if how == "handmade" else lambda: asyncio.run(once())
+    print(how, run(), run(), flush=True)  # two event loops, one Judge
+    del judge
+    gc.collect()
 """
 
 
@@ -97,14 +99,14 @@ def test_one_judge_across_event_loops_with_or_without_closing(tmp_path, transpor
 
     script = tmp_path / "closing.py"
     script.write_text(CLOSING)
-    with FakeProvider() as fake:
-        for how in ("close", "keep", "handmade"):
-            run = subprocess.run([sys.executable, str(script), fake.base_url + "/v1", how, transport],
-                                 capture_output=True, text=True, timeout=120)
-            assert run.returncode == 0, run.stderr
-            assert run.stdout.split() == ["1", "1"], (how, run.stdout, run.stderr)
-            for noise in ("Event loop is closed", "never retrieved", "Unclosed", "Traceback"):
-                assert noise not in run.stderr, (how, run.stderr)
+    hows = ("close", "keep", "handmade")
+    with FakeProvider() as fake:  # one child for the three ways (a child's start-up was most of the CPU)
+        run = subprocess.run([sys.executable, str(script), fake.base_url + "/v1", transport, *hows],
+                             capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [w for how in hows for w in (how, "1", "1")], (run.stdout, run.stderr)
+    for noise in ("Event loop is closed", "never retrieved", "Unclosed", "Traceback"):
+        assert noise not in run.stderr, run.stderr
 
 
 MOSCOW = {"id": "m", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1247.",
