@@ -221,6 +221,8 @@ class Judge(SyncFacade):
             claims=state.results,
             requirements=state.requirements,
             dropped=state.dropped,
+            citations=state.citations,
+            arguments=state.arguments,
             error=state.error,
             usage=state.usage,
             model=self.model,

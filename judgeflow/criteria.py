@@ -98,6 +98,15 @@ class Roles(BaseModel):
     conflict: str | None = None
     missing: str | None = None
     weak: str | None = None
+    # evidence roles (#53): decided in code, each off unless named; `fabricated` and `ungrounded` are
+    # never offered to a model (code alone gives them), `misattributed` is both asked and checked
+    fabricated: str | None = None
+    """The answer's citation marker names no source (`[7]` with two sources): `judgeflow.citations`."""
+    misattributed: str | None = None
+    """The claim is true to the sources but its citation points to a passage that does not state it."""
+    ungrounded: str | None = None
+    """A tool call's argument value that no earlier user turn, tool result or the spec states
+    (`judgeflow.arguments`)."""
 
 
 class Route(BaseModel):
@@ -211,6 +220,10 @@ class Criterion(BaseModel):
         for role, verdict in self.verdict_roles().items():
             if verdict not in self.verdicts:
                 raise _invalid(f"roles.{role}", f"{verdict!r} is not among verdicts {list(self.verdicts)}")
+        for role, verdict in self.evidence_roles().items():
+            if verdict not in self.error_verdicts:
+                raise _invalid(f"roles.{role}", f"{verdict!r} must be one of error_verdicts {self.error_verdicts}: "
+                               "it names a failure")
         roles = self.verdict_roles()
         if roles["pass"] in self.error_verdicts:
             raise _invalid("roles.pass", f"{roles['pass']!r} is an error verdict: a confirmed claim would make the "
@@ -218,6 +231,19 @@ class Criterion(BaseModel):
         if roles["conflict"] not in self.error_verdicts:
             raise _invalid("roles.conflict", f"{roles['conflict']!r} is not an error verdict: a contradicted claim "
                            f"would pass; name one of error_verdicts {self.error_verdicts}")
+
+    def evidence_roles(self) -> dict[str, str]:
+        """The evidence roles this criterion names (`fabricated`, `misattributed`, `ungrounded`): role -> verdict."""
+        r = self.roles
+        named = {"fabricated": r.fabricated, "misattributed": r.misattributed, "ungrounded": r.ungrounded}
+        return {k: v for k, v in named.items() if v}
+
+    @property
+    def model_verdicts(self) -> list[str]:
+        """The verdicts a model may give: all but those only code decides (the `fabricated` and
+        `ungrounded` roles)."""
+        only_code = {v for k, v in self.evidence_roles().items() if k != "misattributed"}
+        return [v for v in self.verdicts if v not in only_code]
 
     def verdict_roles(self) -> dict[Role, str]:
         """Role -> verdict, with the defaults `Roles` describes filled in."""
@@ -287,7 +313,10 @@ class Criterion(BaseModel):
         """The verdicts and what they mean, the fact kinds, and what is never an error (the
         criterion's error definition, as the check and single prompts show it)."""
         lines = []
+        only_code = set(self.verdicts) - set(self.model_verdicts)
         for v, meaning in self.verdicts.items():
+            if v in only_code:  # decided in code, never a model's answer
+                continue
             tag = " (an error)" if v in self.error_verdicts else " (not an error)"
             lines.append(f"- {v}{tag}: {meaning.strip()}")
         if self.fact_kinds:

@@ -14,6 +14,7 @@ import unicodedata
 
 from .schemas import Claim
 from .text import STOP, WORD, sentences, stem
+from .citations import without_markers
 
 _REFUSAL = re.compile(
     r"^\W*(i have no comment|no comment|i don'?t know|i do not know|unknown|i'?m not sure|i am not sure|"
@@ -48,7 +49,7 @@ def _states_nothing(sentence: str) -> bool:
 def details(answer: str) -> list[str]:
     """The answer's numbers, dates and names, in order of appearance, each once ("1147", "Yuri Dolgorukiy")."""
     out: list[str] = []
-    for sent in sentences(_normal(answer)):
+    for sent in sentences(_normal(without_markers(answer))):
         if _states_nothing(sent):
             continue
         found = [(m.start(), m.group()) for m in NUMBER.finditer(sent)]

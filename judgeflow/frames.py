@@ -25,9 +25,11 @@ def results_to_dataframe(results: Iterable[Judgment] | str | Path, *, items: Ite
                          ) -> Any:
     """Results as a pandas DataFrame: one row per result, the output file's columns (claims, usage
     and requirements stay Python objects); labels as nullable integers (Int64: 1, 0, <NA>).
-    `results`: Judgments, or a results .jsonl path. `items`: the items judged (Items, or the items
-    file), joined by id: each row gets its question, answer, reference, source and spec (columns a
-    row already has, e.g. from `run --with-inputs`, are kept).
+    `results`: Judgments, or a results file (any format `run` writes) or `--ray` shard directory. A
+    `judgeflow run` file has the inputs already (its rows carry them: `--with-inputs`, the default);
+    `items`: the items judged (Items, or the items file), joined by id, for results without them
+    (Judgments from Python, `--no-with-inputs`): each row gets its question, answer, reference,
+    source and spec (columns a row already has are kept).
 
     Raises:
         ImportError: pandas is not installed (`pip install pandas`).
@@ -36,10 +38,10 @@ def results_to_dataframe(results: Iterable[Judgment] | str | Path, *, items: Ite
         import pandas as pd
     except ImportError:
         raise ImportError("results_to_dataframe needs pandas: pip install pandas") from None
-    if isinstance(results, (str, Path)):
-        from .files import read_rows
+    if isinstance(results, (str, Path)):  # any results format, or a directory of `--ray` shards
+        from .io.results import result_files, typed_rows
 
-        rows = [r if isinstance(r, dict) else {"error": str(r)} for _, r in read_rows(results)]
+        rows = [r if isinstance(r, dict) else {"error": str(r)} for f in result_files(results) for _, r in typed_rows(f)]
     else:
         rows = [j.to_row() for j in results]
     if items is not None:

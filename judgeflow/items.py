@@ -335,6 +335,7 @@ def resolve_fields(record: Mapping[str, Any], column_map: ColumnMap | None = Non
             values[field] = rec.pop(column)
             if column != field:
                 aliases[field] = column
+    _langsmith_export(rec)  # an experiment's `to_pandas()` columns, a dataset example: as LangSmith's dicts
     _unpack(rec, aliases)  # openevals / LangSmith dicts (inputs, outputs, reference_outputs) opened first
     for field in _CANONICAL:
         if field in values:  # read from a mapped column; a column of the field's own name is carried through
@@ -364,6 +365,31 @@ def passthrough(record: Mapping[str, Any]) -> tuple[Literal[0, 1] | None, dict[s
 
 
 _CONTAINERS = {"question": "inputs", "answer": "outputs", "reference": "reference_outputs"}
+#: the column prefixes of a LangSmith experiment's `to_pandas()` (inputs.question, outputs.output,
+#: reference.answer) -> the dict each is gathered into
+_DOTTED = {"inputs.": "inputs", "outputs.": "outputs", "reference.": "reference_outputs"}
+#: the fields only a LangSmith dataset example has (`Example`: list_examples, a dataset export)
+_EXAMPLE_FIELDS = ("dataset_id", "source_run_id", "modified_at")
+
+
+def _langsmith_export(rec: dict[str, Any]) -> None:
+    """LangSmith's export shapes as its evaluator's dicts, in place.
+
+    An experiment's `ExperimentResults.to_pandas()` row (saved as JSONL, CSV or Parquet) has flat
+    columns `inputs.<key>`, `outputs.<key>` and `reference.<key>` (with `feedback.*`, `error`,
+    `execution_time`, `example_id`, `id`): they are gathered into `inputs`, `outputs` and
+    `reference_outputs`. A dataset example (`dataset_id` beside `inputs` and `outputs`) holds the
+    reference in `outputs` (a dataset has no answers): it is read as `reference_outputs`, so the
+    answer must come from a column of its own. A column already named `inputs`/`outputs` is kept.
+    """
+    for prefix, container in _DOTTED.items():
+        keys = [k for k in rec if isinstance(k, str) and k.startswith(prefix) and len(k) > len(prefix)]
+        if not keys or container in rec:
+            continue
+        rec[container] = {k[len(prefix):]: rec.pop(k) for k in keys}
+    if (isinstance(rec.get("outputs"), Mapping) and isinstance(rec.get("inputs"), Mapping)
+            and "reference_outputs" not in rec and any(k in rec for k in _EXAMPLE_FIELDS)):
+        rec["reference_outputs"] = rec.pop("outputs")
 
 
 def _field_of(key: str) -> str | None:

@@ -11,7 +11,7 @@ JudgmentStatus = Literal["judged", "unscored", "invalid"]
 #: prefix of an input field whose name is taken by a result field in the output row
 INPUT_PREFIX = "input_"
 #: result fields that hold lists or objects: JSON strings in flat rows (CSV, Parquet)
-JSON_FIELDS = ("claims", "usage", "requirements", "trace", "spans")
+JSON_FIELDS = ("claims", "usage", "requirements", "trace", "spans", "citations", "arguments")
 
 
 class Usage(BaseModel):
@@ -86,11 +86,22 @@ class ClaimResult(BaseModel):
     placed: bool | None = None
     """True: the claim was found in the answer (`span`); False: it could not be placed (its
     quote and text are not in the answer); None: not looked for. Written only when looked for."""
+    cites: list[str] | None = None
+    """The answer's citation markers this claim carries, as written ("[1]", "[Source A]"); see
+    `judgeflow.citations`. Written only when the claim has some."""
+    citation: str | None = None
+    """What its citation is, decided in code: supported / misattributed / fabricated / unsupported."""
+    evidence_path: str | None = None
+    """Evidence inside a JSON tool result: the dotted path of the field the quote is ("flights.0.dep"),
+    found and checked in code against the parsed result (`evidence_found` says whether it holds)."""
+    evidence_lines: list[int] | None = None
+    """Evidence inside code: the [first, last] lines (from 1) of the tool result the quote spans, found in code."""
 
     @model_serializer(mode="wrap")
     def _without_unset_cited(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key, unset in (("cited", None), ("quote", ""), ("span", None), ("placed", None)):
+        for key, unset in (("cited", None), ("quote", ""), ("span", None), ("placed", None), ("cites", None),
+                           ("citation", None), ("evidence_path", None), ("evidence_lines", None)):
             if key in data and data[key] == unset and (key != "span" or data.get("placed") is None):
                 del data[key]
         return data
@@ -137,7 +148,8 @@ class JudgeVote(BaseModel):
 
 
 #: result fields written only when set, so a single judge's rows keep their old shape
-OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade", "repeats", "spans", "dropped")
+OPTIONAL_FIELDS = ("judges", "agreement", "confidence", "cascade", "repeats", "spans", "dropped", "citations",
+                   "arguments")
 
 
 class Judgment(BaseModel):
@@ -186,6 +198,14 @@ class Judgment(BaseModel):
     """Numbers, dates and names of the answer that no claim of the decomposition carried, found in
     code (graph strategy: checked as added claims; single: not checked); the reason says which.
     None when every one was carried."""
+    citations: dict[str, Any] | None = None
+    """The answer's own citation markers, checked (`judgeflow.citations`): {"markers", "pairs",
+    "supporting", "claims", "supported_claims", "fabricated", "misattributed", "precision", "recall"}.
+    None (not written) when the answer cites nothing or the criterion does not check citations."""
+    arguments: list[dict[str, Any]] | None = None
+    """Traces: each concrete argument value of each tool call, traced in code to the earlier message
+    that states it ({"call", "tool", "path", "value", "grounded", "cited", "quote"};
+    `judgeflow.arguments`). The ungrounded ones are also claims. None when no call passed one."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """The input's other fields, carried through untouched."""
     trace: list[TraceEntry] = Field(default_factory=list)

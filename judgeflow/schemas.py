@@ -467,7 +467,7 @@ def _split(self: Any) -> tuple[list[Claim], list[ClaimCheck]]:
 
 def criterion_vocab(criterion: Any) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """(fact kinds, bases, verdicts) of a criterion, as the hashable keys the builders cache on."""
-    return tuple(criterion.fact_kinds), tuple(criterion.bases), tuple(criterion.verdicts)
+    return tuple(criterion.fact_kinds), tuple(criterion.bases), tuple(criterion.model_verdicts)
 
 
 @lru_cache(maxsize=64)

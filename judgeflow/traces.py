@@ -28,6 +28,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from .grounding import TOOL as GROUNDING_TOOL
+from .grounding import evidence as grounding_evidence
+from .evidence_paths import structured
 from .quotes import quote_in
 from .results import ClaimResult
 
@@ -35,7 +38,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 Turns = Literal["last", "all"]
 TRACE_KEYS = ("messages", "child_runs", "run_type")
 _ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user", "assistant": "assistant",
-          "ai": "assistant", "AIMessageChunk": "assistant", "tool": "tool", "function": "tool"}
+          "ai": "assistant", "model": "assistant", "AIMessageChunk": "assistant", "tool": "tool", "function": "tool"}
 _HEADER = re.compile(r"^\[([^\]\n]{1,120})\]\n")
 _CITED = re.compile(r"^\[([^\]\n]{1,120})\]\s*")
 _PASSAGE = re.compile(r"^document (\d+), passage \d+$", re.IGNORECASE)
@@ -164,11 +167,14 @@ def _langchain(msg: Any) -> dict[str, Any]:
         kind, data = msg.get("type"), dict(msg.get("data") or {})
     else:
         kind = getattr(msg, "type", None)
-        data = {k: getattr(msg, k, None) for k in ("content", "tool_calls", "tool_call_id", "name", "status")}
+        data = {k: getattr(msg, k, None) for k in ("content", "tool_calls", "tool_call_id", "name", "status",
+                                                   "response_metadata")}
     calls = [{"id": c.get("id"), "name": c.get("name"), "args": c.get("args")}
              for c in (data.get("tool_calls") or []) if isinstance(c, Mapping)]
+    meta = data.get("response_metadata") if isinstance(data.get("response_metadata"), Mapping) else {}
     return {"role": kind, "content": data.get("content"), "tool_calls": calls, "tool_call_id": data.get("tool_call_id"),
-            "name": data.get("name"), "failed": data.get("status") == "error"}
+            "name": data.get("name"), "failed": data.get("status") == "error",
+            "grounding_metadata": meta.get("grounding_metadata")}  # langchain-google-genai keeps it there
 
 
 def raw_messages(msg: Any, where: str) -> list[dict[str, Any]]:
@@ -188,7 +194,10 @@ def raw_messages(msg: Any, where: str) -> list[dict[str, Any]]:
                              f"{where}.tool_call_id")
         return [{"role": "tool", "text": content_text(msg.get("content"), f"{where}.content"), "call_id": str(call_id),
                  "tool": msg.get("name"), "failed": bool(msg.get("failed")), "where": f"{where}.tool_call_id"}]
-    out = _blocks(role, msg.get("content"), where)
+    out = _blocks(role, msg.get("content", msg.get("parts")), where)  # Gemini: "parts"
+    grounded = grounding_evidence(msg, out[-1]["text"]) if role == "assistant" else None
+    if grounded:  # the provider's search results, as the tool message the reply rests on
+        out.insert(len(out) - 1, {"role": "tool", "text": grounded, "call_id": "grounding", "tool": GROUNDING_TOOL})
     calls = msg.get("tool_calls") or []
     if not isinstance(calls, list):
         raise TraceError(f"{where}.tool_calls must be a list", f"{where}.tool_calls")
@@ -320,7 +329,11 @@ def attribute(claims: Sequence[ClaimResult], source: Sequence[str]) -> list[Clai
         label, body = docs[at]
         reason = c.reason if label in c.reason else f"{c.reason.rstrip()} (evidence: {label})".lstrip()
         found = quote_in(quote, body) if quote.strip() else None
-        out.append(c.model_copy(update={"cited": label, "reason": reason, "evidence_found": found}))
+        update = {"cited": label, "reason": reason, "evidence_found": found}
+        if label.startswith("tool "):  # a JSON field by its path, code by its lines: checked in code
+            more = structured(quote, body)
+            update |= {} if found and more.get("evidence_found") is False else more
+        out.append(c.model_copy(update=update))
     return out
 
 

@@ -24,7 +24,9 @@ from pydantic.json_schema import SkipJsonSchema
 
 from .aggregate import aggregate as aggregate_claims
 from .aggregate import cover_label, merge, verify_evidence
+from .arguments import ground_arguments
 from .backends import Backend, make_backend
+from .citations import check_item as check_citations
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion, load_criterion
 from .details import uncarried, with_dropped
@@ -125,6 +127,10 @@ class JudgeState(BaseModel):
     coverage_error: str | None = None
     dropped: list[str] | None = None
     """Numbers, dates and names of the answer no claim of the decomposition carried (`details`)."""
+    citations: dict[str, Any] | None = None
+    """The answer's citation markers checked (`judgeflow.citations`); None when it cites nothing."""
+    arguments: list[dict[str, Any]] | None = None
+    """Traces: each tool call's concrete argument values traced to earlier messages (`judgeflow.arguments`)."""
     dropped_checked: bool = False
     """True when those details were added as claims for the check step (graph strategy)."""
     usage: Annotated[Usage, add_usage] = Field(default_factory=Usage)
@@ -266,8 +272,12 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
         results = verify_evidence(merge(state.claims, state.checks, state.criterion), evidence)
         if item.messages is not None and item.source:  # a trace: each quote against its own message
             results = attribute(results, item.source)
+        results, citations = check_citations(results, item.answer, item.source if item.messages is None else None,
+                                             state.criterion)
+        results, arguments = ground_arguments(results, item, state.criterion)
+        update_more = {k: v for k, v in (("citations", citations), ("arguments", arguments)) if v is not None}
         label, reason = aggregate_claims(results, state.criterion, answer=item.answer)
-        update = {"label": label, "reason": reason, "results": results}
+        update = {"label": label, "reason": reason, "results": results, **update_more}
         if label is None:
             update |= {"status": "unscored", "error": reason}
     if state.coverage_error is not None:

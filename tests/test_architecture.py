@@ -190,10 +190,16 @@ def judge_probes(root: Path = PACKAGE) -> list[str]:
 
 
 def status_changes(root: Path = PACKAGE) -> list[str]:
-    """Calls that change a run's status, anywhere but `runs/run.py` (the run's lifecycle)."""
+    """Calls that change a run's status, anywhere but `runs/run.py` (the run's lifecycle); an OpenTelemetry
+    span's `set_status(Status(...))` is a span's, not a run's."""
     return sorted({f"{mod}: {ast.unparse(call)}" for mod, call, _ in _calls(root)
                    if isinstance(call.func, ast.Attribute) and call.func.attr == "set_status"
-                   and mod != "judgeflow.runs.run"})
+                   and mod != "judgeflow.runs.run" and not _otel_status(call)})
+
+
+def _otel_status(call: ast.Call) -> bool:
+    arg = call.args[0] if call.args else None
+    return isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "Status"
 
 
 def read_through_caches(root: Path = PACKAGE) -> list[str]:

@@ -22,6 +22,7 @@ from ..errors import ConfigError
 from ..items import Item
 from ..results import TraceEntry, Usage
 from ..traces import split_document
+from ..citations import without_markers
 from ..text import (
     WORD as _WORD,
     NUMBER as _NUM,
@@ -52,14 +53,15 @@ def split_claims(answer: str) -> list[Claim]:
         return []
     parts = [p.strip() for p in _SENT.split(text) if p and p.strip()]
     claims = []
-    for p in parts:
+    for said in parts:
+        p = without_markers(said).strip()  # the answer's own citation markers are not facts (judgeflow.citations)
         if not _content(p) and not _numbers(p):
             continue
         if p.endswith(":"):  # a lead-in ("Here is a summary of the passage:") states nothing itself
             continue
         kind = ("date" if (_YEAR.search(p) or _MONTHS.search(p)) else "number" if _NUM.search(p)
                 else "name" if _names(p) else "other")
-        claims.append(Claim(id=f"c{len(claims) + 1}", text=p, kind=kind))
+        claims.append(Claim(id=f"c{len(claims) + 1}", text=p, kind=kind, quote=said if said != p else ""))
     return claims
 
 

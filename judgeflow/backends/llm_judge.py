@@ -27,6 +27,7 @@ from ..config.client import DEFAULT_MAX_CLAIMS_PER_CHECK
 from ..coverage import STATUSES, Requirement, RequirementCheck, RequirementChecks, Requirements, requirements_block
 from ..criteria import Criterion
 from ..details import checkable, details
+from ..citations import CITED_SOURCES, claim_notes
 from ..prompts import documents, inline, tag
 from ..items import Item
 from ..results import TraceEntry, Usage
@@ -45,7 +46,9 @@ def prompt_fields(item: Item, claims: list[Claim] | None = None) -> dict[str, st
         "spec": tag("spec", item.spec),
     }
     if claims is not None:
-        inner = "\n".join(inline("claim", c.text, id=c.id) for c in claims)
+        sources = item.extra.get(CITED_SOURCES, item.source)  # before passage selection, numbered as the answer cites
+        notes = claim_notes(item.answer, sources if item.messages is None else None, claims)
+        inner = "\n".join(inline("claim", c.text + notes.get(c.id, ""), id=c.id) for c in claims)
         fields["claims"] = f"<claims>\n{inner}\n</claims>"
     return fields
 
@@ -171,7 +174,7 @@ class LLMJudge:
         return None
 
     def _context(self, criterion: Criterion, **more: Any) -> dict[str, Any]:
-        return {"verdicts": list(criterion.verdicts), "bases": list(criterion.bases),
+        return {"verdicts": list(criterion.model_verdicts), "bases": list(criterion.bases),
                 "fact_kinds": criterion.fact_kinds, **more}
 
     def _cache_hint(self, item: Item, criterion: Criterion, messages: list[dict[str, Any]],

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..citations import CITED_SOURCES, find_markers
 from ..criteria import Criterion
 from ..errors import ConfigError
 from ..items import Item
@@ -33,6 +34,7 @@ from ..schemas import Claim, ClaimCheck
 from ..text import SENTENCE as _SENT
 from ..text import content_words as _content
 from ..text import numbers as _numbers
+from ..evidence_paths import blocks
 from ..traces import split_document
 from .base import Backend
 
@@ -64,11 +66,19 @@ def split_passages(text: str, *, doc: int = 1, passage_chars: int = DEFAULT_PASS
     """Split one document into passages of at most ~`passage_chars`, at sentence boundaries.
 
     A paragraph break starts a new passage once the current one is at least half full; a single
-    sentence longer than `passage_chars` becomes a passage on its own.
+    sentence longer than `passage_chars` becomes a passage on its own. A fenced code block, a
+    paragraph of a code tool result and a top-level member of a JSON one are never split
+    (`evidence_paths.blocks`): one longer than `passage_chars` is a passage on its own.
     """
     chunks: list[str] = []
     current = ""
-    for para in re.split(r"\n\s*\n", text):
+    for para, whole in blocks(text, passage_chars):
+        if whole:  # a JSON member or a code block: never split, packed with its neighbours while they fit
+            if current and len(current) + 1 + len(para) > passage_chars:
+                chunks.append(current)
+                current = ""
+            current = f"{current.rstrip()}\n{para}\n" if current else f"{para}\n"
+            continue
         if current and len(current) >= passage_chars // 2:
             chunks.append(current)
             current = ""
@@ -275,7 +285,12 @@ class PassageJudge:
         chosen = select_passages(queries, passages, max_chars=self.max_source_chars)
         if item.messages is not None:
             return self._narrow_trace(item, passages, chosen), chosen
-        return item.model_copy(update={"source": [p.text for p in chosen]}), chosen
+        if not find_markers(item.answer, item.source):
+            return item.model_copy(update={"source": [p.text for p in chosen]}), chosen
+        # the answer cites its sources by their own numbers: each passage says which document it is from,
+        # and the judge's citation notes are worked out against the documents as given (`claim_notes`)
+        return item.model_copy(update={"source": [f"[{p.label}]\n{p.text}" for p in chosen],
+                                       "extra": {**item.extra, CITED_SOURCES: item.source}}), chosen
 
     def _narrow_trace(self, item: Item, passages: list[Passage], chosen: list[Passage]) -> Item:
         """A trace cut to its passages: each headed by its message's label, and a warning naming

@@ -18,6 +18,7 @@ from ..criteria import Criterion
 from ..errors import ConfigError, LLMError
 from ..items import Item
 from ..results import TraceEntry, Usage
+from ..citations import without_markers
 
 Measure = Literal["fmeasure", "precision", "recall"]
 DEFAULT_THRESHOLD = 0.3
@@ -90,8 +91,9 @@ class RougeJudge(Offline):
         raise LLMError(f"baseline/rouge-l has nothing to compare the answer with: item '{item.id}' has no {wanted}")
 
     async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
-        text = item.answer.strip()
-        return [Claim(id="c1", text=text, kind="other")] if text else []
+        said = item.answer.strip()
+        text = without_markers(said).strip()  # the answer's own citation markers are not its content
+        return [Claim(id="c1", text=text, kind="other", quote=said if said != text else "")] if text else []
 
     async def check(
         self, item: Item, criterion: Criterion, claims: list[Claim], usage: Usage, trace: list[TraceEntry]

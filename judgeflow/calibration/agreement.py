@@ -7,10 +7,11 @@
 Only items with both a judge label (0/1) and a human label enter the statistics. Unscored and
 invalid items are counted apart, never coerced to 0. A false alarm is judge 1 / human 0 (the
 criterion is stricter than the person); a miss is judge 0 / human 1. Cohen's kappa comes from
-scikit-learn; its 95% interval from a seeded percentile bootstrap over items, except where a
-bootstrap cannot be honest: under MIN_CI_N items there is no interval (`kappa_ci_note` says
-why), and when judge and people agree on every item (every resample gives 1.00) the lower
-bound comes from the Wilson score interval of the agreement rate instead.
+scikit-learn; its 95% interval from the seeded posterior of the 2x2 table (`kappa_posterior`: a
+percentile bootstrap over items held the true kappa too rarely under 100 labels), except where
+no interval can be honest: under MIN_CI_N items there is none (`kappa_ci_note` says why), and
+when judge and people agree on every item the lower bound comes from the Wilson score interval
+of the agreement rate.
 """
 
 from __future__ import annotations
@@ -28,10 +29,13 @@ from ..ensembles.cascade import wilson
 from ..errors import InvalidItemError
 from ..items import Item, read_records
 from .answer_rate import AnswerRate, answer_rate
+from .corrected import CorrectedRate, TypeRate, by_criterion, by_type, corrected_of
+from .trust import DEFAULT_THRESHOLD, JudgeVerdict, Verdict, judge_verdict
 from .prevalence import PrevalenceFigures, prevalence_figures
 from .annotators import Annotations, HumanCeiling, human_ceiling, labels_for_calibration
 from .labels import HumanLabels, Label, join_labels, read_results
 from ..results import ClaimResult, JudgeVote, Judgment
+from ..citations import run_citations
 from .span_metrics import SpanMetrics, read_human_spans, spans_beside, spans_of_results
 
 
@@ -93,7 +97,7 @@ class Agreement(PrevalenceFigures):
     kappa: float | None = None
     """Cohen's kappa (scikit-learn); None when undefined (see kappa_note)."""
     kappa_ci: tuple[float, float] | None = None
-    """Seeded percentile-bootstrap 95% interval for kappa."""
+    """Seeded 95% interval for kappa (the posterior of the 2x2 table: `kappa_posterior`)."""
     kappa_note: str | None = None
     """Why kappa is missing or cannot be read the usual way."""
     kappa_ci_note: str | None = None
@@ -211,8 +215,24 @@ class CalibrationReport(Agreement):
     """Several labellers: their names, the first being the one the judge is calibrated against."""
     answers: AnswerRate | None = None
     """The judge's rows' answer rate (answers with something checkable) and reference coverage."""
+    citations: dict[str, Any] | None = None
+    """The answers' own citations over the judge's rows: precision, recall and their counts
+    (`judgeflow.citations.run_citations`); None when no answer cites its sources."""
     humans: list[HumanCeiling] = Field(default_factory=list)
     """Each pair of labellers: kappa on the items both labelled (the human ceiling), beside the judge's."""
+    corrected_rate: CorrectedRate | None = None
+    """The bot's hallucination rate on all scored rows, corrected for the judge's measured false alarms and
+    misses (`corrected.py`): estimate, low, high as shares."""
+    corrected_by_criterion: dict[str, CorrectedRate] = Field(default_factory=dict)
+    """Per criterion, when the rows were judged under more than one."""
+    corrected_by_type: list[TypeRate] = Field(default_factory=list)
+    """Per error type of the judge's deciding claim: the confirmed rate (human labels carry no type)."""
+    judge_verdict: Verdict = "INCONCLUSIVE"
+    """TRUSTED / UNTRUSTED / INCONCLUSIVE: the interval of Youden's J (sensitivity + specificity - 1) against
+    `verdict.threshold` (`trust.py`)."""
+    labels_needed: int = 0
+    """More labels that would decide an INCONCLUSIVE verdict (0 once decided); the split is in `verdict`."""
+    verdict: JudgeVerdict = Field(default_factory=JudgeVerdict)
 
 
 # -- statistics ---------------------------------------------------------------------------
@@ -253,7 +273,7 @@ def wilson_low(k: int, n: int, z: float = 1.96) -> float:
 
 
 def kappa_interval(h: np.ndarray, j: np.ndarray, *, seed: int, n_boot: int) -> tuple[tuple[float, float] | None, str | None]:
-    """(95% interval for kappa, note): a percentile bootstrap where it can be honest, else why not.
+    """(95% interval for kappa, note): the table's posterior (`kappa_posterior`) where it can be honest, else why not.
 
     Under MIN_CI_N items: none. A constant judge: none (every resample has kappa 0 by
     construction). Agreement on every item: [Wilson's lower bound of the agreement rate mapped
@@ -272,8 +292,18 @@ def kappa_interval(h: np.ndarray, j: np.ndarray, *, seed: int, n_boot: int) -> t
         low = (wilson_low(n, n) - pe) / (1 - pe)
         return (max(-1.0, float(low)), 1.0), (f"all {n} items agree, so every bootstrap resample gives 1.00; the "
                                               "lower bound is Wilson's for the agreement rate, mapped to kappa")
-    idx = bootstrap_indices(n, seed=seed, n_boot=n_boot)
-    return percentile_ci(kappa_of(h[idx], j[idx])), None
+    return kappa_posterior(h, j, seed=seed, draws=n_boot), None
+
+
+def kappa_posterior(h: np.ndarray, j: np.ndarray, *, seed: int, draws: int) -> tuple[float, float] | None:
+    """Kappa's 95% interval from the posterior of the 2x2 table's shares (Dirichlet, Jeffreys prior 1/2 a
+    cell), seeded. The percentile bootstrap it replaced held the full-data kappa in 87% of simulated draws at
+    30 labels (66% in the worst cell, 5% prevalence); this in 95% (`benchmarks/interval_coverage.py`)."""
+    cells = np.array([((h == a) & (j == b)).sum() for a in (0, 1) for b in (0, 1)], dtype=float)  # tn fp fn tp
+    tn, fp, fn, tp = np.random.default_rng(seed).dirichlet(cells + 0.5, draws).T
+    ph, pj = fn + tp, fp + tp
+    pe = ph * pj + (1 - ph) * (1 - pj)
+    return percentile_ci((tn + tp - pe) / (1 - pe))
 
 
 def kappa_text(a: Agreement) -> str:
@@ -457,7 +487,7 @@ def calibrate(
     seed: int = 0,
     n_boot: int = DEFAULT_BOOT,
     items: str | Path | None = None,
-    retest: Retested | None = None,
+    retest: Retested | None = None, threshold: float = DEFAULT_THRESHOLD,
 ) -> CalibrationReport:
     """Compare a judge's labels with human labels.
 
@@ -483,7 +513,6 @@ def calibrate(
     rows = read_results(results) if isinstance(results, (str, Path)) else list(results)
     labels, ann, first = _read_label_sets(labels)
     span_file = first if isinstance(first, (str, Path)) else None
-    items = span_file if items is None else items
     joined = join_labels(rows, labels)
     scored = _scored(joined, rows, where)
     criteria = Counter(j.criterion or "(none)" for j, _ in scored)
@@ -497,17 +526,46 @@ def calibrate(
         unlabelled=len(joined.unlabelled), only_in_labels=joined.only_in_labels,
         criteria=dict(criteria), models=dict(Counter(j.model or "(none)" for j, _ in scored)),
         by=by, seed=seed, n_boot=n_boot, answers=answer_rate(rows),
+        citations=run_citations(j.citations for j in rows if j.status == "judged"),
     )
     _warn(report, joined.only_in_labels, criteria)
     _group(report, joined.pairs, rows, by, seed=seed, n_boot=n_boot)
-    _disagreements(report, scored, by, items)
+    _disagreements(report, scored, by, span_file if items is None else items)
     human = {**spans_of_results(rows), **(read_human_spans(span_file) if span_file else {})}
     report.spans = spans_beside(rows, human, seed=seed, n_boot=n_boot) if human else None
     report.retest = retest_beside(report, retest) if retest is not None else None
     if ann is not None:
         report.labellers = ann.labellers
         report.humans = human_ceiling(ann, rows, agreement=agreement, kappa_text=kappa_text, seed=seed, n_boot=n_boot)
+    _publishable(report, rows, scored, seed=seed, threshold=threshold, labels=span_file)
     return report
+
+
+def _publishable(report: CalibrationReport, rows: list[Judgment], scored: list[tuple[Judgment, Label]], *,
+                 seed: int, threshold: float, labels: str | Path | None = None) -> None:
+    """The corrected rate (overall, per criterion, per error type) and the verdict on the judge: TRUSTED once
+    the interval of Youden's J lies at or above `threshold` (`calibrate(threshold=...)`, `trust.py`)."""
+    c = report.corrected_rate = corrected_of(rows, scored, seed=seed)
+    report.corrected_by_criterion = by_criterion(rows, scored, seed=seed)
+    report.corrected_by_type = by_type(rows, scored, seed=seed)
+    j = c.sensitivity + c.specificity - 1 if c.sensitivity is not None and c.specificity is not None else None
+    report.verdict = judge_verdict(report.n, j, c.youden, q=c.raw, tp=c.tp, fp=c.fp, fn=c.fn, tn=c.tn,
+                                   threshold=threshold)
+    report.judge_verdict, report.labels_needed = report.verdict.verdict, report.verdict.labels_needed
+    if labels is not None and focused(labels):
+        c.defined = False
+        c.note += ("; NOT VALID HERE: the labels come from a `sample --focus` sample (only items the judges disagree "
+                   "on), and the correction needs labels drawn at random within each judge label")
+        report.warnings.append("the labels file is a `sample --focus` sample: the corrected rate and the verdict "
+                               "need a sample drawn at random within each judge label (`judgeflow sample --results`)")
+
+
+def focused(path: str | Path) -> bool:
+    """Whether a labels file was written by `sample --focus` (its rows carry sampling.FOCUS_FIELD)."""
+    try:
+        return any(isinstance(rec, Mapping) and "sample_focus" in rec for _, rec in read_records(path))
+    except (InvalidItemError, OSError):
+        return False
 
 
 def _read_label_sets(labels: Any) -> tuple[Any, Annotations | None, Any]:

@@ -34,9 +34,11 @@ from ..results import ClaimResult, Judgment
 from .agreement import deciding_claim
 from .answer_rate import AnswerDrop, AnswerRate, answer_drop, answer_rate
 from .comparison import mcnemar_exact
+from .gate_corrected import GateCorrection, corrected_gate
+from .inject_marks import check_real
 from .gate_stability import judge_unstable, set_aside, stability_note
 from .gate_power import detectable, is_worse, noise_of, power_text, worse_p
-from .labels import Label, read_run
+from .labels import Label, read_labels, read_run
 from .pairing import paired
 from .rates import RunRate, pct, rate_text, run_rate
 
@@ -111,6 +113,9 @@ class GateResult(BaseModel):
     """Flips on unstable items: set aside, not counted as regressions or improvements (`gate_stability.py`)."""
     answers: AnswerDrop | None = None
     """The answer-rate rule's paired counts: a bot that starts refusing must not pass."""
+    corrected: GateCorrection | None = None
+    """With labels of the baseline's answers: both rates corrected for the judge's measured false alarms and
+    misses, and whether a regression could be the judge's (`gate_corrected.py`); it informs, it does not decide."""
 
     @property
     def exit_code(self) -> int:
@@ -135,6 +140,7 @@ def gate(
     stability: Sequence[Iterable[Judgment] | str | Path] | None = None,
     repeats: int | None = None,
     detect: float | None = None,
+    labels: str | Path | None = None,
 ) -> GateResult:
     """Decide whether the candidate run is worse than the baseline run.
 
@@ -150,6 +156,7 @@ def gate(
             label differs are unstable, and flips on them are set aside (`gate_stability.py`).
         repeats: check that every scored row carries at least this many repeats (`run --repeats K`).
         detect: a regression (a share, e.g. 0.05) to state the paired items needed to catch it.
+        labels: people's labels of the baseline's answers: both rates corrected for the judge's errors.
 
     Raises:
         RunsDiffer: the runs cannot be compared (other items, criterion or judge model).
@@ -158,6 +165,8 @@ def gate(
     _check_args(alpha, max_rate, max_unscored)
     rows_c, name_c = read_run(candidate, store=store)
     rows_b, name_b = read_run(baseline, store=store)
+    for rows, name in ((rows_c, name_c), (rows_b, name_b)):
+        check_real(rows, name)
     if name_c == name_b == "results":
         name_c, name_b = "candidate", "baseline"
     pairs = paired(rows_b, rows_c, name_b, name_c)
@@ -177,8 +186,18 @@ def gate(
     failed = [r for r in result.rules if r.failed]
     result.passed = not failed
     result.rule = failed[0].rule if failed else None
+    result.corrected = _corrected(result, rows_b, rows_c, labels, level)
     result.verdict = verdict(result)
     return result
+
+
+def _corrected(r: GateResult, rows_b: list[Judgment], rows_c: list[Judgment], labels: str | Path | None,
+               level: float) -> GateCorrection | None:
+    """Both rates corrected for the judge's errors measured on labels of the baseline's answers (None without)."""
+    if labels is None:
+        return None
+    return corrected_gate(rows_b, rows_c, read_labels(labels), worse=len(r.got_worse), better=len(r.got_better),
+                          paired=r.paired, level=level)
 
 
 def _count_flips(result: GateResult, pairs: Any, unstable: set[str]) -> None:
@@ -275,4 +294,5 @@ def verdict(r: GateResult) -> str:
     else:
         deciding = next(x for x in r.rules if x.failed)
         head = f"FAIL ({deciding.rule}): {deciding.text}."
-    return head + stability_note(r)
+    judge = " " + r.corrected.judge_note if r.corrected and r.corrected.judge_note else ""
+    return head + judge + stability_note(r)

@@ -68,6 +68,8 @@ def gate_markdown(r: GateResult) -> str:
     ]
     lines += [f"- {'**failed**' if o.failed else 'ok'} `{o.rule}`: {cell(o.text, 400)}" for o in r.rules]
     lines.append(f"- power: {cell(r.power, 400)}")
+    if r.corrected is not None:
+        lines.append(f"- judge: {cell(r.corrected.text, 700)}")
     if r.repeats:
         lines.append(f"- judge stability: {len(r.unstable)} item(s) flip between the judge's own verdicts; "
                      f"{len(r.unstable_flips)} flip(s) on them set aside, not counted as regressions")

@@ -12,10 +12,12 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .agreement import Agreement, CalibrationReport, Confusion, Disagreement, kappa_text, strength
 from .comparison import ComparisonReport, Decision
 from ..results import ClaimResult, JudgeVote
+from ..citations import marker_view
 from ..spans import place_claims
 
 FA_COLOR = "#e8891c"
@@ -42,6 +44,10 @@ tr.decides td{background:#fff1e0}.muted{color:#777}.nw{white-space:nowrap}
 .texts th{width:90px}.txt{white-space:pre-wrap;max-width:900px}mark{background:#fde68a;padding:0 1px}
 mark.decides{background:#f9b26b;outline:1px solid #c96f00}mark.err{background:#fbc4a0}
 tr.err td{background:#fff7f2}.flag{color:#b42318;font-weight:600}
+mark.cite,.cite{border-radius:3px;padding:0 2px;font-weight:600}.cite.supported{background:#c9f0d5;color:#14532d}
+.cite.misattributed{background:#7b4fc9;color:#fff}.cite.fabricated{background:#b42318;color:#fff}
+.cite.unsupported{background:#fbc4a0;color:#7a2e0b}.cite.unchecked{background:#e5e7eb;color:#333}
+div.cite{display:block;width:fit-content;margin-top:3px;font-size:.85em}
 """
 FOLD_CHARS = 600
 """Texts longer than this are folded (click to open)."""
@@ -186,7 +192,7 @@ def _claims_table(claims: Sequence[ClaimResult], deciding: ClaimResult | None,
     for c in claims:
         cls = ' class="decides"' if deciding is not None and c.id == deciding.id else ' class="err"' if c.error else ""
         verdict = f"<b>{e(c.verdict)}</b>" if c.error else e(c.verdict)
-        rows.append(f"<tr{cls}><td>{e(c.id)}</td><td>{e(c.text)}</td><td>{verdict}</td><td>{e(c.basis)}</td>"
+        rows.append(f"<tr{cls}><td>{e(c.id)}</td><td>{e(c.text)}</td><td>{verdict}{_citation_cell(c)}</td><td>{e(c.basis)}</td>"
                     f"<td>{e(c.evidence)}{_evidence_flag(c, evidence)}</td><td>{e(c.reason)}</td></tr>")
     return "<table>" + head + "".join(rows) + "</table>"
 
@@ -243,11 +249,17 @@ def mark_spans(text: str, spans: Sequence[tuple[int, int, str, str]]) -> str:
 
 
 def _answer_cell(d: Disagreement) -> str:
-    """The answer with the error claims' spans marked (placed again against this answer, in code)."""
+    """The answer with the error claims' spans marked (placed again against this answer, in code), and
+    its own citation markers marked by what they are (supported, misattributed, fabricated, unsupported)."""
     answer = d.answer or ""
     claims = place_claims(d.claims, answer)
-    spans = [(c.span[0], c.span[1], _claim_class(c, d.deciding_claim), f"{c.id} {c.verdict}: {c.text}")
-             for c in claims if c.error and c.span]
+    markers = marker_view(answer, d.source, claims)
+    cites = [(m["start"], m["end"], f"cite {m['status'] or 'unchecked'}",
+              f"citation {m['text']}: {m['status'] or 'not checked'}"
+              + (f" ({', '.join(m['claims'])})" if m["claims"] else "")) for m in markers]
+    spans = [piece for c in claims if c.error and c.span
+             for piece in _around(c.span[0], c.span[1], _claim_class(c, d.deciding_claim),
+                                  f"{c.id} {c.verdict}: {c.text}", cites)] + cites
     lost = [c.id for c in claims if c.error and c.placed is False]
     note = (f'<div class="flag">error claim(s) {e(", ".join(lost))} could not be placed in the answer</div>'
             if lost else "")
@@ -256,6 +268,28 @@ def _answer_cell(d: Disagreement) -> str:
         return body
     return (f"<details><summary>answer: {len(answer):,} characters, {len(spans)} error span(s) marked "
             f"(click to open)</summary>{body}</details>")
+
+
+def _around(start: int, end: int, cls: str, title: str, holes: Sequence[tuple[int, int, str, str]],
+            ) -> list[tuple[int, int, str, str]]:
+    """The span [start, end) in pieces around the holes inside it (citation markers keep their own mark)."""
+    out, at = [], start
+    for h_start, h_end, _, _ in sorted(holes):
+        if h_end <= at or h_start >= end:
+            continue
+        if h_start > at:
+            out.append((at, h_start, cls, title))
+        at = max(at, h_end)
+    if at < end:
+        out.append((at, end, cls, title))
+    return out
+
+
+def _citation_cell(c: ClaimResult) -> str:
+    """What a claim's citation is (empty for a claim that cites nothing)."""
+    if not c.cites:
+        return ""
+    return f'<div class="cite {e(c.citation or "unchecked")}">cites {e(" ".join(c.cites))}: {e(c.citation or "–")}</div>'
 
 
 def _text_cell(text: str, quotes: Sequence[tuple[str, str]], name: str) -> str:
@@ -333,6 +367,24 @@ def _warnings(ws: Sequence[str]) -> str:
 # -- reports ------------------------------------------------------------------------------
 
 
+def _publishable(r: CalibrationReport) -> str:
+    """The corrected hallucination rate and the verdict on the judge (`corrected.py`, `trust.py`)."""
+    rate = f"<p><b>Hallucination rate.</b> {e(r.corrected_rate.note)}</p>" if r.corrected_rate is not None else ""
+    return (f"<h2>A rate you can publish</h2>{rate}<p><b>Judge: {e(r.judge_verdict)}.</b> {e(r.verdict.text)} "
+            f"<span class=\"sub\">({e(r.verdict.rule)})</span></p>")
+def _citations_block(c: dict[str, Any] | None) -> str:
+    """The answers' own citations: precision and recall (none: nothing shown)."""
+    if not c:
+        return ""
+    return (f"<h2>Citations</h2><p>In the {c['answers']} answers that cite their sources: citation precision "
+            f"<b>{_f(c['precision'], True)}</b> ({c['supporting']} of {c['pairs']} claim-source pairs hold the "
+            f"claim), recall <b>{_f(c['recall'], True)}</b> ({c['supported_claims']} of {c['claims']} claims "
+            f"supported by their citation); {c['fabricated']} fabricated, {c['misattributed']} misattributed. "
+            'Markers in the answers below: <span class="cite supported">supported</span> '
+            '<span class="cite misattributed">misattributed</span> <span class="cite fabricated">fabricated</span> '
+            '<span class="cite unsupported">unsupported</span>.</p>')
+
+
 def calibration_html(r: CalibrationReport, *, title: str = "Calibration") -> str:
     """The whole calibration report as one HTML page."""
     crit = ", ".join(f"{k} ({v})" for k, v in r.criteria.items())
@@ -341,7 +393,8 @@ def calibration_html(r: CalibrationReport, *, title: str = "Calibration") -> str
             f'<div class="diag"><b>Diagnosis.</b> {e(r.diagnosis)}</div>', _warnings(r.warnings),
             f"<p>{r.total} result rows: {r.n} used; {r.unscored} unscored and {r.invalid} invalid (labelled but "
             f"excluded, never counted as 0); {r.unlabelled} without a human label.</p>",
-            "<h2>Agreement</h2>", _pictures(r), _metrics_table(r)]
+            "<h2>Agreement</h2>", _pictures(r), _metrics_table(r), _publishable(r),
+            _citations_block(r.citations)]
     if r.groups:
         body.append(f"<h2>By {e(r.by)}</h2>")
         if r.fleiss_members:

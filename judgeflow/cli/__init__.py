@@ -22,7 +22,7 @@ from ..errors import JudgeflowError
 
 #: modules under judgeflow.cli that define a subcommand, in help order
 COMMANDS = ("run", "criteria_cmd", "calibrate_cmd", "compare_cmd", "tune_cmd", "gate_cmd", "stability_cmd", "sample_cmd",
-            "label_cmd", "batch_cmd", "label_app_cmd", "runs_cmd", "bench_cmd", "watch_cmd")
+            "label_cmd", "batch_cmd", "label_app_cmd", "runs_cmd", "bench_cmd", "watch_cmd", "inject_cmd")
 #: subcommand (its first word on the command line) -> the module that registers it
 COMMAND_NAMES = {module.removesuffix("_cmd"): module for module in COMMANDS if module != "label_app_cmd"}
 COMMAND_NAMES["review"] = "label_app_cmd"  # `judgeflow review` opens the labelling app (not spec_review.review)
@@ -49,6 +49,8 @@ SUMMARIES = {
              "pinned commit, judge it as a run, print its own metric beside the published figures",
     "watch": "judge new production traces as they come (a Phoenix project, an OTLP receiver, a growing OTLP file): "
              "sampled by trace id, under a call budget per period, verdicts written back as OTel spans",
+    "inject": "known positives without labels: inject hallucinations (date, number, name, entity, negation, "
+              "invented detail) into correct answers at known offsets; --report gives the judge's recall per type",
     "review": "label items and inspect the judge's verdicts in a local browser app "
               "(needs `pip install judgeflow[review]`)",
 }

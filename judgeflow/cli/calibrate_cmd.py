@@ -38,6 +38,10 @@ def register(sub: Subparsers) -> None:
                    help="another results file of the same items by the same judge (judged with --no-cache): puts the "
                         "judge's test-retest kappa beside its kappa with people (repeat for more; rows made with "
                         "`run --repeats K` need none)")
+    p.add_argument("--trust-youden", type=float, default=None, metavar="J",
+                   help="the Youden's J (sensitivity + specificity - 1) the judge must be shown to reach (its "
+                        "interval's lower end) for the verdict TRUSTED; below it (the upper end) UNTRUSTED, else "
+                        "INCONCLUSIVE (default 0.5)")
     add_report_args(p, several=True)
     p.set_defaults(func=cmd_calibrate)
 
@@ -90,10 +94,22 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         except ConfigError as e:
             console(stderr=True).print(f"note: {e}; the "
                                        "disagreements are shown without their texts", markup=False)
+    from ..calibration.trust import DEFAULT_THRESHOLD
+
+    refuse_injected(args.results)
     report = calibrate(args.results, args.labels, args.by, seed=args.seed, n_boot=args.n_boot, items=items,
-                       retest=retest_of(args))
+                       retest=retest_of(args),
+                       threshold=DEFAULT_THRESHOLD if args.trust_youden is None else args.trust_youden)
     return emit(args, report, render, lambda: write_calibration_html(
         report, args.html, title=f"Calibration: {args.results.name}"))
+
+
+def refuse_injected(path: Path) -> None:
+    """Injected test rows (`judgeflow inject`) never mix with real results: refuse them here."""
+    from ..calibration.labels import read_results
+    from ..calibration.inject_marks import check_real
+
+    check_real(read_results(path), str(path))
 
 
 def retest_of(args: argparse.Namespace) -> Any:
@@ -149,6 +165,28 @@ def metrics_table(a: Agreement) -> Table:
     return t
 
 
+def render_publishable(report: CalibrationReport, con: Console) -> None:
+    """The corrected rate (overall, per criterion, per error type) and the verdict on the judge."""
+    from ..calibration.corrected import corrected_text
+    from ..calibration.rates import pct
+
+    if report.corrected_rate is not None:
+        con.print(f"[bold]hallucination rate:[/bold] {escape(corrected_text(report.corrected_rate))}", soft_wrap=True)
+    for name, c in report.corrected_by_criterion.items():
+        con.print(f"  [bold]{escape(name)}[/bold]: {escape(corrected_text(c))}", soft_wrap=True)
+    if report.corrected_by_type:
+        t = Table("error type", "judge's 1s", "labelled", "confirmed", "confirmed rate [95%]",
+                  title="by the type of the judge's deciding claim (people's labels carry no type: misses are not "
+                        "in these)", title_justify="left")
+        for r in report.corrected_by_type:
+            rate = "-" if r.rate is None else f"{pct(r.rate)} [{pct(r.low)}, {pct(r.high)}]"
+            t.add_row(escape(r.type), str(r.judged_ones), str(r.labelled), str(r.confirmed), rate)
+        con.print(fit(t))
+    color = {"TRUSTED": "green", "UNTRUSTED": "red"}.get(report.judge_verdict, "yellow")
+    con.print(f"[bold {color}]judge: {escape(report.verdict.text)}[/bold {color}]", soft_wrap=True)
+    con.print(f"  ({escape(report.verdict.rule)})", soft_wrap=True)
+
+
 def render(report: CalibrationReport, con: Console) -> None:
     crit = ", ".join(f"{k} ({v})" for k, v in report.criteria.items())
     models = ", ".join(report.models)
@@ -180,6 +218,11 @@ def render(report: CalibrationReport, con: Console) -> None:
                   f"{report.fleiss_items} labelled items all of them scored")
     if report.retest is not None:
         con.print(f"[bold]test-retest:[/bold] {report.retest.text}", soft_wrap=True)
+    if report.citations is not None:
+        c = report.citations
+        con.print(f"[bold]citations[/bold] (in {c['answers']} answers that cite): precision {fmt(c['precision'], True)}, "
+                  f"recall {fmt(c['recall'], True)}; fabricated {c['fabricated']}, misattributed {c['misattributed']}",
+                  soft_wrap=True)
     if report.spans is not None:
         from ..calibration.span_metrics import span_text
 
@@ -189,6 +232,7 @@ def render(report: CalibrationReport, con: Console) -> None:
     if report.kappa_note:
         con.print(f"[yellow]note:[/yellow] {escape(report.kappa_note)}")
     con.print(f"[bold]diagnosis:[/bold] {escape(report.diagnosis)}")
+    render_publishable(report, con)
     for g in report.groups:
         con.print(f"  [bold]{escape(str(g.group))}[/bold]: {escape(g.diagnosis)}")
     for w in report.warnings:

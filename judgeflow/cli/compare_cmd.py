@@ -12,7 +12,7 @@ from rich.table import Table
 
 from .argtypes import Subparsers
 from .render import fit
-from .calibrate_cmd import add_report_args, emit, fmt, kappa_text
+from .calibrate_cmd import add_report_args, emit, fmt, kappa_text, refuse_injected
 from . import SUMMARIES
 
 if TYPE_CHECKING:
@@ -32,6 +32,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     from ..calibration.report_html import write_comparison_html
 
+    for run in (args.a, args.b):  # injected test rows (`judgeflow inject`) never mix with real results
+        if Path(run).exists():
+            refuse_injected(Path(run))
     report = compare(args.a, args.b, args.labels, seed=args.seed, n_boot=args.n_boot)
     return emit(args, report, render, lambda: write_comparison_html(
         report, args.html, title=f"{report.a.name} vs {report.b.name}"))

@@ -49,6 +49,10 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--repeats", type=int, metavar="K",
                    help="the runs were judged with `run --repeats K`: check every scored row carries K verdicts "
                         "(items whose repeats differ are unstable either way)")
+    p.add_argument("--labels", type=Path, metavar="FILE",
+                   help="people's labels of the baseline's answers (.jsonl/.csv with id and label, e.g. a "
+                        "calibration sample of the baseline): both rates corrected for the judge's measured false "
+                        "alarms and misses, and whether a regression could be the judge's (informs; does not decide)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_gate)
 
@@ -59,7 +63,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
     result = gate(args.candidate, args.baseline, alpha=args.alpha, max_rate=args.max_rate, store=args.store, detect=args.detect,
                   max_unscored=DEFAULT_MAX_UNSCORED if args.max_unscored is None else args.max_unscored,
-                  stability=args.stability, repeats=args.repeats)
+                  stability=args.stability, repeats=args.repeats, labels=args.labels)
     text = gate_markdown(result)
     written = write_markdown(text, args.markdown)
     show(result, render, as_json=args.json)
@@ -103,6 +107,8 @@ def render(r: GateResult, con: Console) -> None:
     for o in r.rules:
         con.print(f"  {'[red]FAIL[/red]' if o.failed else '[green]ok[/green]'}  {o.rule}: {escape(o.text)}", soft_wrap=True)
     con.print(f"  power: {escape(r.power)}", soft_wrap=True)
+    if r.corrected is not None:
+        con.print(f"  judge: {escape(r.corrected.text)}", soft_wrap=True)
     if r.repeats:
         con.print(f"  judge stability: {len(r.unstable)} item(s) flip between the judge's own verdicts; "
                   f"{len(r.unstable_flips)} flip(s) on them set aside (not regressions)")

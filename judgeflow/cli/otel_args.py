@@ -23,6 +23,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "openinference.project.name; default: OTEL_RESOURCE_ATTRIBUTES, else Phoenix's default)")
 
 
+class Exporters:
+    """Several verdict sinks as one (OTel spans, Phoenix annotations): each judgment goes to every one."""
+
+    def __init__(self, sinks: list[Any]) -> None:
+        self.sinks = sinks
+
+    def export(self, j: Any) -> None:
+        for s in self.sinks:
+            s.export(j)
+
+    def close(self) -> bool:
+        return all([s.close() for s in self.sinks])
+
+
+def exporters(*sinks: Any) -> Any:
+    """The sinks given (None: not asked for) as one exporter, or None when there is none."""
+    given = [s for s in sinks if s is not None]
+    return None if not given else given[0] if len(given) == 1 else Exporters(given)
+
+
+def describe_all(exporter: Any) -> list[str]:
+    """A summary line per sink."""
+    sinks = exporter.sinks if isinstance(exporter, Exporters) else [exporter]
+    return [s.describe() if hasattr(s, "describe") else describe(s) for s in sinks]
+
+
 def exporter_of(args: argparse.Namespace, *, project: str | None = None) -> Any:
     """The VerdictExporter the flags ask for, or None (no OTel flag given)."""
     endpoint = getattr(args, "otel_endpoint", None)

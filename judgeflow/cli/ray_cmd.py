@@ -114,7 +114,7 @@ def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:
     source, output = uri(args.input), uri(args.output)
     prices = load_prices(args.prices)
     judge = make_judge(args)  # a bad model, criterion or option fails here, before Ray starts
-    paths, in_fmt = input_files(source)
+    paths, _ = input_files(source)
     torn: list[str] = []
     done = existing_ids(output, torn=torn)
     if torn:
@@ -130,14 +130,14 @@ def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:
     from ray.data import DataContext
 
     DataContext.get_current().enable_progress_bars = not args.no_progress
-    ds = _read(ray, paths, in_fmt, args.limit)
+    ds = _read(ray, paths, args.limit)
     before = _shards(output)
     start = time.monotonic()
     out = judge_dataset(
         ds, judge_factory=functools.partial(make_judge, args), concurrency=args.concurrency,
         num_actors=args.ray_actors, num_cpus=args.ray_cpus_per_actor, rows_per_shard=args.ray_rows_per_shard,
         keep_trace=args.trace, skip_ids=done,
-        store=store, json_column="text" if in_fmt == "jsonl" else None,
+        store=store, json_column="text",
     )
     write_judgments(out, output, fmt=fmt)
     elapsed = time.monotonic() - start
@@ -146,14 +146,13 @@ def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:
     return 0
 
 
-def _read(ray: Any, paths: list[str], in_fmt: str, limit: int | None) -> Any:
-    """The input files as one Dataset (JSON lines as text: each line is parsed in the actors)."""
-    if in_fmt == "parquet":
-        ds = ray.data.read_parquet(paths)
-    elif in_fmt == "csv":
-        ds = ray.data.read_csv(paths)
-    else:
-        ds = ray.data.read_text(paths, include_paths=True)
+def _read(ray: Any, paths: list[str], limit: int | None) -> Any:
+    """The input files as one Dataset of numbered rows, read by judgeflow's own readers in the workers
+    (`integrations.ray.numbered_rows`: a row without an id gets `line-N`, as in a local run)."""
+    from ..integrations.ray import numbered_rows
+
+    ds = ray.data.read_binary_files(paths, include_paths=True)
+    ds = ds.flat_map(functools.partial(numbered_rows, prefix=len(paths) > 1))
     return ds.limit(limit) if limit else ds
 
 

@@ -39,7 +39,15 @@ from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..runs.run import Run
 from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
-from ..runs.summary import DEFAULT_MAX_UNSCORED, Tally, answer_line, run_failure, summarize
+from ..runs.summary import (
+    DEFAULT_MAX_UNSCORED,
+    Tally,
+    answer_line,
+    citation_line,
+    rate_line,
+    run_failure,
+    summarize,
+)
 from . import ensemble, otel_args, ray_cmd
 from .argtypes import Subparsers, non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
 from .render import console
@@ -134,9 +142,11 @@ def add_budget(p: argparse.ArgumentParser) -> None:
 
 def _row_flags(p: argparse.ArgumentParser) -> None:
     """What each result row carries besides the verdict, and where verdicts go besides the results file."""
-    p.add_argument("--with-inputs", action="store_true",
-                   help="write each item's question, answer, reference, source and spec into its result row "
-                        "(calibrate shows disagreements with them; the answer rate measures reference coverage)")
+    p.add_argument("--with-inputs", action=argparse.BooleanOptionalAction, default=True,
+                   help="write each item's question, answer, reference, source and spec into its result row, as "
+                        "RAGAS and LangSmith show them beside the scores (the default; calibrate shows disagreements "
+                        "with them, the answer rate measures reference coverage); --no-with-inputs: the verdicts "
+                        "only (smaller files; the texts are held in memory while the output is written)")
     otel_args.add_arguments(p)
 
 
@@ -358,7 +368,8 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
     unreadable = run.store.unreadable_note()
     for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
         con.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
-    for line in lines + answer_line(tally) + limit_report(session.elapsed, session.items):
+    tail = answer_line(tally) + rate_line(tally) + citation_line(tally)
+    for line in lines + tail + limit_report(session.elapsed, session.items):
         con.print("  " + line, markup=False, soft_wrap=True)
     if failed:
         again = (f"; re-judge the unscored rows with: {run.command}" if tally.unscored
@@ -400,6 +411,7 @@ def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str
         "priced_by": None if model.startswith("baseline/") else getattr(price_for(model, prices), "source", None),
         "seconds": round(elapsed, 3), "items_this_session": session_items,
         "rate_limited": t.rate_limited, "rate_limits": limit_stats(),
+        "citations": t.citations.summary(),
     }
 
 

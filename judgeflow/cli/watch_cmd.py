@@ -45,7 +45,12 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--once", action="store_true", help="judge what the source has now, then stop (no waiting)")
     p.add_argument("--poll", type=positive_seconds, default=1.0, metavar="SECONDS",
                    help="seconds between looks at a source that had nothing new (default 1)")
-    p.add_argument("-o", "--output", type=Path, help="also write every verdict of this watch to this results file")
+    p.add_argument("-o", "--output", type=Path,
+                   help="also write every verdict of this watch to this results file (JSONL), each row as it is "
+                        "judged, with the trace's question and answer")
+    p.add_argument("--no-annotations", dest="annotations", action="store_false",
+                   help="with a Phoenix source, do not write the verdicts back as span annotations on the judged spans "
+                        "(the default writes them: Phoenix's annotations column, filters and charts show them)")
     p.add_argument("--model", help="provider/model (default $JUDGEFLOW_MODEL, else the offline baseline)")
     p.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint")
     p.add_argument("--mode", default="auto", choices=["auto", "factual", "faithfulness", "spec"])
@@ -66,6 +71,7 @@ def register(sub: Subparsers) -> None:
 def cmd_watch(args: argparse.Namespace) -> int:
     from ..runs.run import Run
     from ..runs.watch import Watch, parse_filters
+    from ..runs.watch_output import WatchOutput, streams
     from ..io.sources import open_source
 
     con = console(stderr=True)
@@ -80,11 +86,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
         source.close()
         raise ConfigError(loop_back)
     exporter = otel_args.exporter_of(args, project=source.project)
+    exporter = otel_args.exporters(exporter, _annotator(source) if args.annotations else None)
     with RunStore(settings.store) as store, contextlib.closing(source):
         run = Run.online(store, settings, judging=judge, key=key)
+        output = WatchOutput.open(args.output, run) if streams(args.output) else None
         watch = Watch(source, run, judge, rate=args.sample_rate, filters=filters, budget=budget,
                       period=args.period, exporter=exporter, concurrency=args.concurrency, once=args.once,
                       poll=args.poll, settings=settings)
+        watch.output = output
         if hasattr(source, "keep"):
             source.keep = watch.keep  # a Phoenix source reads only the sampled traces' spans
         con.print(f"watching {source.name}: sample rate {args.sample_rate:g}"
@@ -99,7 +108,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
             con.print(f"[red]error:[/red] {e}", soft_wrap=True, markup=False)
             code = 3
         finally:
-            run.stop("stopped" if code else "interrupted", args.output)
+            run.stop("stopped" if code else "interrupted", None if output is not None else args.output)
+            if output is not None:
+                output.close()
             if exporter is not None:
                 exporter.close()
         for line in watch.summary.lines() + _extra_lines(budget, exporter):
@@ -107,12 +118,23 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return code
 
 
+def _annotator(source: Any) -> Any:
+    """Span annotations back into the Phoenix server the traces came from (None for other sources)."""
+    from ..io.sources import PhoenixSource
+
+    if not isinstance(source, PhoenixSource):
+        return None
+    from ..integrations.phoenix import PhoenixAnnotator
+
+    return PhoenixAnnotator(source.url)
+
+
 def _extra_lines(budget: Any, exporter: Any) -> list[str]:
     out = []
     if budget is not None:
         out.append(f"budget: {budget.describe()} in the last period; {budget.denied} call(s) did not fit in it")
     if exporter is not None:
-        out.append(otel_args.describe(exporter))
+        out.extend(otel_args.describe_all(exporter))
     return out
 
 

@@ -49,7 +49,7 @@ class RunSpec(Spec):
     system_prompt: bool = option(False, "Conversations: the system prompt counts as evidence.",
                                  flag="--system-prompt", results=True)
     batch: bool = option(False, "Submit through the provider's batch API.", flag="--batch", results=False)
-    with_inputs: bool = option(False, "Result rows carry the item's question, answer, reference, source and spec.",
+    with_inputs: bool = option(True, "Result rows carry the item's question, answer, reference, source and spec.",
                                flag="--with-inputs", results=False)
     no_cache: bool = option(False, "Judge again what the response cache holds.", flag="--no-cache", results=False)
     store: str = option(DEFAULT_STORE, "The run store (SQLite).", flag="--store", results=False)

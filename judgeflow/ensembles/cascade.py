@@ -208,6 +208,7 @@ class Cascade(EnsembleBase):
             id=it.id, label=decider.label, status="judged" if decider.label is not None else "unscored",
             criterion=decider.criterion, routed_by=decider.routed_by, reason=reason if decider.label is not None else error,
             claims=decider.claims, error=error if decider.label is None else None, usage=usage, model=self.model,
+            citations=decider.citations, arguments=decider.arguments,
             strategy=decider.strategy, language=decider.language, human_label=it.label, extra=it.extra, trace=trace,
             judges=votes, agreement=decider.agreement, confidence=decider.confidence,
             cascade={"escalated": bool(reasons), "escalated_on": reasons, "audited": audited,

@@ -295,6 +295,8 @@ class Panel(EnsembleBase):
             criterion=decider.criterion, routed_by=decider.routed_by,
             reason=f"{rule}, {agreement} say {label}: {decider.reason}" if label is not None else why,
             claims=decider.claims if label is not None else [], error=None if label is not None else why,
+            citations=decider.citations if label is not None else None,
+            arguments=decider.arguments if label is not None else None,
             usage=usage, model=self.model, strategy=decider.strategy, language=decider.language,
             human_label=it.label, extra=it.extra, trace=trace, judges=list(votes), agreement=agreement,
             confidence=(sum(x == label for x in all_scored) / len(all_scored)) if label is not None else None,

@@ -15,7 +15,9 @@ each a dict or a plain string). The score direction is explicit in the key:
   `hallucination`; pass `key="hallucination"` too only if you want judgeflow's scores on the same
   chart as openevals', in its direction).
 
-None = unscored (the judge could not decide; the comment says why), never 0 or 1. The metadata
+None = unscored (the judge could not decide; the comment says why), never 0 or 1. The judge's own
+graph runs are never traced (not uploaded to LangSmith, whatever `LANGSMITH_TRACING` or
+`upload_results` say; `integrations.untraced`) unless `trace_internal=True`. The metadata
 says what 1 means (`score_means`). The item is built from the run's inputs (question:
 `question|input|query`), outputs (answer: `answer|output|result`, retrieved documents:
 `context|source_documents|documents`) and the example's reference outputs
@@ -37,6 +39,7 @@ from ..items import Item, items_from_record, resolve_fields
 from ..trace_runs import run_trees
 from ..traces import TraceError, Turns
 from .runnable import to_item
+from .untraced import judge_quietly
 
 EvaluatorResult = dict[str, Any]
 Direction = Literal["hallucination", "no_hallucination"]
@@ -100,7 +103,7 @@ def _item(inputs: Any, outputs: Any, reference_outputs: Any, context: Any, kwarg
 
 def langsmith_evaluator(
     judge: Judging | None = None, *, model: str | None = None, direction: Direction = "hallucination",
-    key: str | None = None, **judge_kwargs: Any,
+    key: str | None = None, trace_internal: bool = False, **judge_kwargs: Any,
 ) -> Callable[..., EvaluatorResult]:
     """A sync evaluator `(inputs, outputs, reference_outputs, context=None) -> {"key", "score", "comment"}`.
 
@@ -110,6 +113,8 @@ def langsmith_evaluator(
         direction: "hallucination" (1 = hallucination found, judgeflow's label) or
             "no_hallucination" (1 = none found, openevals' direction).
         key: the feedback key shown in LangSmith; defaults to the direction's name.
+        trace_internal: trace the judge's own graph runs like any LangGraph run (debugging the judge); by
+            default they are never traced, so judged texts and prompts go nowhere.
     """
     key = _setup(direction, key)
     j = judge if judge is not None else Judge(model, **judge_kwargs)
@@ -119,7 +124,7 @@ def langsmith_evaluator(
         item = _item(inputs, outputs, reference_outputs, context, kwargs)
         if isinstance(item, InvalidItemError):
             return {"key": key, "score": None, "comment": f"unscored (invalid): {item}"}
-        return to_feedback(run_sync(j.ajudge(item)), key=key, direction=direction)
+        return to_feedback(run_sync(judge_quietly(j, item, trace_internal=trace_internal)), key=key, direction=direction)
 
     evaluator.__name__ = key
     return evaluator
@@ -127,7 +132,7 @@ def langsmith_evaluator(
 
 def alangsmith_evaluator(
     judge: Judging | None = None, *, model: str | None = None, direction: Direction = "hallucination",
-    key: str | None = None, **judge_kwargs: Any,
+    key: str | None = None, trace_internal: bool = False, **judge_kwargs: Any,
 ) -> Callable[..., Awaitable[EvaluatorResult]]:
     """The async form of `langsmith_evaluator`, for `aevaluate` (same arguments)."""
     key = _setup(direction, key)
@@ -138,7 +143,7 @@ def alangsmith_evaluator(
         item = _item(inputs, outputs, reference_outputs, context, kwargs)
         if isinstance(item, InvalidItemError):
             return {"key": key, "score": None, "comment": f"unscored (invalid): {item}"}
-        return to_feedback(await j.ajudge(item), key=key, direction=direction)
+        return to_feedback(await judge_quietly(j, item, trace_internal=trace_internal), key=key, direction=direction)
 
     evaluator.__name__ = key
     return evaluator

@@ -9,8 +9,10 @@
 Each row gives one `Feedback` named "judgeflow_hallucination" (`name=` to change it):
 
 * judged: `value` 1 (a hallucination found) or 0 (none found), judgeflow's label; `rationale` the
-  judge's reason; `metadata` the criterion, model, status, claims count, the deciding claim and the
-  claims with their verdicts (JSON), all strings as MLflow keeps them;
+  judge's reason and the criterion it judged by, and why (`... (criterion factual_correctness: item
+  field criterion=...)`); `metadata` the criterion, why it was chosen (`routed_by`), model, status,
+  claims count, the deciding claim and the claims with their verdicts (JSON), all strings as MLflow
+  keeps them;
 * unscored or invalid (the judge could not decide, a call refused at the spend cap, a row missing
   its answer): no value, an MLflow **error** (`AssessmentError`, code `JUDGEFLOW_UNSCORED` or
   `JUDGEFLOW_INVALID`, the reason as its message), so it is never averaged in as a 0.
@@ -19,7 +21,11 @@ The item comes from MLflow's arguments: `inputs` (question: `question|query|inpu
 documents: `context|documents|...`, judgeflow's item alias table), `outputs` (the answer: a string,
 or a dict's `answer|response|output|...`, or an OpenAI chat completion's message), `expectations`
 (`expected_response`, else `expected_facts` joined, else any reference alias) and, on a trace, the
-documents its RETRIEVER spans returned (as the source; `page_content`/`content` of each). The judge
+documents its RETRIEVER spans returned (as the source; `page_content`/`content` of each). A row with
+an `expected_response` (or `expected_facts`) is judged for correctness against it
+(`factual_correctness`), whatever else it carries: a retrieved context beside it is evidence too, but
+does not turn the check into faithfulness to the context (a judge built with its own `criterion=` or
+`mode=` still decides for every row). The judge
 runs through judgeflow's sync facade; a `budget=` (`judgeflow.Budget`) caps its spend. mlflow is
 imported only when the scorer is built (`pip install "judgeflow[mlflow]"`).
 """
@@ -34,8 +40,11 @@ from typing import Any
 from .._judge import Judge
 from ..judging import Judging, run_sync
 from ..results import Judgment
+from .untraced import judge_quietly
 
 DEFAULT_NAME = "judgeflow_hallucination"
+#: the criterion of a row that gives MLflow's expected answer (`expected_response` / `expected_facts`)
+CORRECTNESS = "factual_correctness"
 #: the keys of an MLflow output dict that hold the answer, in order
 ANSWER_KEYS = ("answer", "response", "output", "content", "text", "result", "completion")
 
@@ -58,7 +67,7 @@ def judgeflow_scorer(judge: Judging | None = None, *, model: str | None = None, 
         def __call__(self, *, inputs: Any = None, outputs: Any = None, expectations: Any = None,
                      trace: Any = None) -> Any:
             record = to_record(inputs, outputs, expectations, trace)
-            j = run_sync(self._judging.ajudge(record))
+            j = run_sync(judge_quietly(self._judging, record))
             return Feedback(**feedback_fields(j))
 
     made = JudgeflowScorer(name=name)
@@ -79,6 +88,8 @@ def to_record(inputs: Any, outputs: Any, expectations: Any, trace: Any = None) -
     reference = reference_of(expectations)
     if reference is not None:
         record["reference"] = reference
+        if _expected(expectations):
+            record["criterion"] = CORRECTNESS  # MLflow's expected answer: a correctness check
     documents = retrieved(trace)
     if documents and not _has_source(inputs):
         record["source"] = documents
@@ -139,7 +150,7 @@ def retrieved(trace: Any) -> list[str]:
 
 def feedback_fields(j: Judgment) -> dict[str, Any]:
     """The Feedback of a judgment: the label and reason, or an error when it is not a verdict."""
-    metadata = {"criterion": j.criterion or "", "model": j.model or "", "status": j.status,
+    metadata = {"criterion": j.criterion or "", "routed_by": j.routed_by or "", "model": j.model or "", "status": j.status,
                 "claims": str(len(j.claims)), "score_means": "1 = hallucination found, 0 = none found",
                 "claim_verdicts": json.dumps([{"claim": c.text, "verdict": c.verdict} for c in j.claims])}
     decider = next((c for c in j.claims if c.error), None) if j.label == 1 else None
@@ -151,7 +162,13 @@ def feedback_fields(j: Judgment) -> dict[str, Any]:
         code = "JUDGEFLOW_INVALID" if j.status == "invalid" else "JUDGEFLOW_UNSCORED"
         return {"error": AssessmentError(error_code=code, error_message=j.error or "the judge could not decide"),
                 "metadata": metadata}
-    return {"value": int(j.label), "rationale": j.reason or "", "metadata": metadata}
+    why = f"criterion {j.criterion}" + (f": {j.routed_by}" if j.routed_by else "")
+    return {"value": int(j.label), "rationale": f"{j.reason or ''} ({why})", "metadata": metadata}
+
+
+def _expected(expectations: Any) -> bool:
+    return isinstance(expectations, Mapping) and any(expectations.get(k) not in (None, "", [])
+                                                     for k in ("expected_response", "expected_facts"))
 
 
 def _has_source(inputs: Any) -> bool:

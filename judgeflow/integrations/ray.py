@@ -29,9 +29,13 @@ Output schema (one row per item; the same fields as the CLI's `Judgment.to_row`,
     requirements str|null (JSON list), trace str (JSON list; only with keep_trace=True),
     then the input's other fields: scalars as they were, lists/dicts as JSON strings.
 
-An input row needs an `id` (or an alias): there are no line numbers in a distributed dataset,
-and resume is keyed by id. A row without one is an invalid row whose id is
-`invalid-<hash of the row>`.
+A row without an `id` (or an alias) gets the id a local run gives it, `line-N` (N its line in a
+JSONL/CSV file, its row number in a Parquet file), when it was read with its line number:
+`judgeflow run --ray` reads each input file whole with judgeflow's own readers (`numbered_rows`:
+`read_binary_files`, then one row per line, `json_column="text"` with `path`, `line`, `error`
+columns), so the ids, aliases and messages are those of `judgeflow run`. Several input files:
+`<file name>:line-N`, so rows of two files never share an id. A dataset made without line numbers
+(`read_parquet` by hand) needs ids: such a row is invalid, `invalid-<hash of the row>`.
 
 Ray is imported here only, never by `import judgeflow` (`pip install "judgeflow[ray]"`).
 """
@@ -155,10 +159,13 @@ class JudgeBatches:
                           trace=self.keep_trace)
 
     def _item(self, rec: dict[str, Any]) -> tuple[str, Item | InvalidItemError]:
-        path = None
+        path, line, prefix = None, None, None
         if self.json_column is not None:
             raw = rec.get(self.json_column)
-            path = rec.get("path")
+            path, line, prefix = rec.get("path"), rec.get("line"), rec.get("id_prefix")
+            if rec.get("error"):  # `numbered_rows`: the reader could not read this row
+                err = InvalidItemError(str(rec["error"]), path=path, line=line)
+                return _prefixed(row_id(err), err, line, prefix)
             try:
                 rec = json.loads(raw)
             except (TypeError, json.JSONDecodeError) as e:
@@ -170,10 +177,22 @@ class JudgeBatches:
             err.record = {"line_text": json.dumps(rec)}
             return row_id(err), err
         try:
-            it: Item | InvalidItemError = Item.from_record(rec, path=path)
+            it: Item | InvalidItemError = Item.from_record(rec, path=path, line=line)
         except InvalidItemError as e:
             it = e
-        return row_id(it), it
+        return _prefixed(row_id(it), it, line, prefix)
+
+
+def _prefixed(rid: str, it: Item | InvalidItemError, line: int | None, prefix: str | None,
+              ) -> tuple[str, Item | InvalidItemError]:
+    """A `line-N` id of one of several input files, named by its file (`a.jsonl:line-3`)."""
+    if not prefix or line is None or rid != f"line-{line}":
+        return rid, it
+    rid = prefix + rid
+    if isinstance(it, Item):
+        return rid, it.model_copy(update={"id": rid})
+    it.item_id = rid
+    return rid, it
 
 
 class Guarded:
@@ -204,6 +223,39 @@ class Guarded:
         await self.inner.aclose()
 
 
+
+
+def numbered_rows(file: Mapping[str, Any], *, prefix: bool = False) -> list[dict[str, Any]]:
+    """One input file (a `read_binary_files(..., include_paths=True)` row: `bytes`, `path`) -> its rows as a
+    local run reads them: `text` (the row as JSON), `path`, `line` (what `line-N` ids count), `error` (a row
+    that could not be read: the reader's message), and `id_prefix` (the file's name) when `prefix`."""
+    from ..io.results import read_rows
+
+    data, path = file["bytes"], str(file["path"])
+    name = Path(path).name
+    rows = _parquet_rows(data) if data[:4] == b"PAR1" else read_rows(path, data=data, name=path)
+    out: list[dict[str, Any]] = []
+    try:
+        for line, rec in rows:
+            error = rec.bare_message if isinstance(rec, InvalidItemError) else None
+            out.append({"text": None if error else json.dumps(rec, default=str, ensure_ascii=False), "path": path,
+                        "line": line, "error": error, "id_prefix": f"{name}:" if prefix else None})
+    except InvalidItemError as e:  # the whole file is unreadable: one invalid row that says why
+        out.append({"text": None, "path": path, "line": None, "error": e.bare_message,
+                    "id_prefix": f"{name}:" if prefix else None})
+    return out
+
+
+def _parquet_rows(data: bytes) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(pa.BufferReader(data))
+    n = 0
+    for group in range(f.num_row_groups):
+        for row in f.read_row_group(group).to_pylist():
+            n += 1
+            yield n, row
 
 
 def judgment_row(j: Judgment, *, trace: bool = False) -> dict[str, Any]:

@@ -6,6 +6,8 @@
     rag_chain | judge                                         # judge a chain's output dict
 
 Inputs are Items, item dicts, or chain output dicts (`integrations.langchain.from_dict` keys).
+The Runnable's own run shows in the chain's trace; the judge's internal graph runs (prompts, judged
+texts, replies) are never traced unless `as_runnable(..., trace_internal=True)` (`integrations.untraced`).
 `judge_graph(judge)` is the compiled LangGraph itself, bound to the judge's context: it takes
 `{"item": Item}` and returns the raw graph state. Its nodes are async, so use its async API
 (`await g.ainvoke(...)`, `g.abatch(...)`, `g.astream(...)`).
@@ -27,6 +29,7 @@ from ..judging import ItemLike, run_sync
 from ..results import Judgment
 from ..workflow import build_graph
 from .langchain import from_dict
+from .untraced import judge_quietly
 
 
 def to_item(value: Any) -> Item | InvalidItemError:
@@ -50,15 +53,16 @@ class JudgeRunnable(Runnable[Any, Judgment]):
     Bad input becomes an `invalid` Judgment (label None), as in `Judge.judge`.
     """
 
-    def __init__(self, judge: Judge) -> None:
+    def __init__(self, judge: Judge, *, trace_internal: bool = False) -> None:
         self.judge = judge
         self.name = "judgeflow"
+        self.trace_internal = trace_internal
 
     def _one(self, value: Any) -> Judgment:
-        return self.judge.judge(to_item(value))
+        return run_sync(self._aone(value))
 
     async def _aone(self, value: Any) -> Judgment:
-        return await self.judge.ajudge(to_item(value))
+        return await judge_quietly(self.judge, to_item(value), trace_internal=self.trace_internal)
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Judgment:
         return self._call_with_config(self._one, input, config)
@@ -89,9 +93,11 @@ class JudgeRunnable(Runnable[Any, Judgment]):
                                          return_exceptions=return_exceptions))
 
 
-def as_runnable(judge: Judge | None = None, *, model: str | None = None, **judge_kwargs: Any) -> JudgeRunnable:
-    """The judge as a Runnable: pass a ready `Judge`, or `Judge(model, **judge_kwargs)` is built."""
-    return JudgeRunnable(judge if judge is not None else Judge(model, **judge_kwargs))
+def as_runnable(judge: Judge | None = None, *, model: str | None = None, trace_internal: bool = False,
+                **judge_kwargs: Any) -> JudgeRunnable:
+    """The judge as a Runnable: pass a ready `Judge`, or `Judge(model, **judge_kwargs)` is built.
+    `trace_internal=True` lets tracers see the judge's own graph runs (off by default: judged texts stay local)."""
+    return JudgeRunnable(judge if judge is not None else Judge(model, **judge_kwargs), trace_internal=trace_internal)
 
 
 def judge_graph(judge: Judge) -> Runnable[Any, Any]:

@@ -9,8 +9,10 @@ When the outermost run of an invocation ends (a LangGraph agent, an AgentExecuto
 output holds `messages`), its conversation is judged like any trace row (`judgeflow.traces`): the
 last reply against the tool results and turns before it. `on_judgment` is called with each
 Judgment (log it, send it to LangSmith feedback, raise an alert). A run whose output is not a
-conversation is left alone. The same handler works in sync and async invocations: one async body,
-run on judgeflow's background loop from sync code. The Runnable form is `agent | as_runnable(...)`
+conversation is left alone. The judge's own graph runs are never traced (they would land in the
+agent's LangSmith trace, judged texts and all) unless `trace_internal=True`. The same handler
+works in sync and async invocations: one async body, run on judgeflow's background loop from sync
+code. The Runnable form is `agent | as_runnable(...)`
 (`integrations.runnable`): the agent's output dict is judged the same way.
 """
 
@@ -27,6 +29,7 @@ from .._judge import Judge
 from ..results import Judgment
 from ..traces import is_trace
 from .runnable import to_item
+from .untraced import judge_quietly
 
 
 class TraceJudgeCallback(AsyncCallbackHandler):
@@ -35,8 +38,10 @@ class TraceJudgeCallback(AsyncCallbackHandler):
     run_inline = True
 
     def __init__(self, judge: Judge | None = None, *, model: str | None = None,
-                 on_judgment: Callable[[Judgment], Any] | None = None, **judge_kwargs: Any) -> None:
+                 on_judgment: Callable[[Judgment], Any] | None = None, trace_internal: bool = False,
+                 **judge_kwargs: Any) -> None:
         self.judge = judge if judge is not None else Judge(model, **judge_kwargs)
+        self.trace_internal = trace_internal
         self.on_judgment = on_judgment
         self.judgments: list[Judgment] = []
 
@@ -44,7 +49,8 @@ class TraceJudgeCallback(AsyncCallbackHandler):
                            **kwargs: Any) -> None:
         if parent_run_id is not None or not isinstance(outputs, Mapping) or not is_trace(outputs):
             return
-        judgment = await self.judge.ajudge(to_item({"id": str(run_id), **outputs}))
+        judgment = await judge_quietly(self.judge, to_item({"id": str(run_id), **outputs}),
+                                       trace_internal=self.trace_internal)
         self.judgments.append(judgment)
         if self.on_judgment is not None:
             done = self.on_judgment(judgment)

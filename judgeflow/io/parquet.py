@@ -20,19 +20,31 @@ from .csv import JSON_CELLS, RESULT_FIELDS
 
 MAGIC = b"PAR1"
 SUFFIXES = (".parquet", ".pq")
+#: Arrow IPC files (Feather v2: `df.to_feather`, `pyarrow.feather.write_feather`), read as input rows too
+ARROW_MAGIC = b"ARROW1"
+ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
 NEEDS = "pip install pyarrow"
 
 
 def is_parquet(path: str | Path) -> bool:
     """A .parquet/.pq name, or a file that starts with Parquet's magic bytes."""
+    return _named_or_starts(path, SUFFIXES, MAGIC)
+
+
+def is_arrow(path: str | Path) -> bool:
+    """An .arrow/.feather/.ipc name, or a file that starts with the Arrow IPC file magic."""
+    return _named_or_starts(path, ARROW_SUFFIXES, ARROW_MAGIC)
+
+
+def _named_or_starts(path: str | Path, suffixes: tuple[str, ...], magic: bytes) -> bool:
     if str(path) == "-":
         return False
     p = Path(path)
-    if p.suffix.lower() in SUFFIXES:
+    if p.suffix.lower() in suffixes:
         return True
     try:
         with p.open("rb") as f:
-            return f.read(4) == MAGIC
+            return f.read(len(magic)) == magic
     except OSError:
         return False
 
@@ -70,8 +82,8 @@ def read_rows(path: str | Path) -> Iterator[tuple[int, Any]]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise InvalidItemError(f"is a Parquet file, and reading it needs pyarrow: {NEEDS} (or write the results "
-                               "with --format jsonl)", path=str(path)) from None
+        raise InvalidItemError(f"is a Parquet file, and reading it needs pyarrow: {NEEDS} (or save it as JSONL or "
+                               "CSV; results: write them with --format jsonl)", path=str(path)) from None
     try:
         f = pq.ParquetFile(path)
     except FileNotFoundError:
@@ -82,6 +94,31 @@ def read_rows(path: str | Path) -> Iterator[tuple[int, Any]]:
     n = 0
     for group in range(f.num_row_groups):
         for row in f.read_row_group(group).to_pylist():
+            n += 1
+            yield n, row
+
+
+def read_arrow_rows(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(row number, row) per row of an Arrow IPC / Feather file, a record batch at a time.
+
+    Raises:
+        InvalidItemError: pyarrow is not installed, or the file is not an Arrow file it can read.
+    """
+    try:
+        import pyarrow.ipc as ipc
+    except ImportError:
+        raise InvalidItemError(f"is an Arrow/Feather file, and reading it needs pyarrow: {NEEDS} (or save it as "
+                               "JSONL or CSV)", path=str(path)) from None
+    try:
+        reader = ipc.open_file(str(path))
+    except FileNotFoundError:
+        raise InvalidItemError("no such file; give a results or items file", path=str(path)) from None
+    except Exception as e:  # ArrowInvalid for a damaged or compressed-v1 file
+        raise InvalidItemError(f"cannot be read as an Arrow IPC (Feather v2) file ({e}); save it with "
+                               "df.to_feather(...) or as Parquet", path=str(path)) from None
+    n = 0
+    for i in range(reader.num_record_batches):
+        for row in reader.get_batch(i).to_pylist():
             n += 1
             yield n, row
 

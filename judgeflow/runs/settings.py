@@ -100,7 +100,7 @@ class RunSettings(BaseModel):
     system_prompt: bool = setting(False, "--system-prompt")
     """Conversations: the system prompt counts as evidence."""
     batch: bool = setting(False, "--batch", resume=False)
-    with_inputs: bool = setting(False, "--with-inputs")
+    with_inputs: bool = setting(True, "--with-inputs", resume=False)
     budget: str | None = setting(None, "--budget")
     """The spend cap as given (`--budget 200` calls, `--budget '$1.50'`): `spend_cap()` builds it."""
     """Result rows carry the item's question, answer, reference, source and spec (`--with-inputs`)."""
@@ -255,6 +255,8 @@ class RunSettings(BaseModel):
             parts.append("--coverage" if self.coverage else "--no-coverage")
         if not self.check_dropped:
             parts.append("--no-check-dropped")
+        if not self.with_inputs:
+            parts.append("--no-with-inputs")
         command = shlex.join([*parts, "--resume"])
         clean = redact(command)
         if clean != command:  # never print or store a credential; say how to put it back

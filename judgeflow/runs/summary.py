@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..citations import Citations
 from ..results import Judgment, Usage
 from ..errors import OVER_BUDGET
 from .pricing import estimate_cost, price_for
@@ -85,6 +86,12 @@ class Tally:
     """Why rows were unscored (reason -> rows; at most MAX_REASONS reasons)."""
     votes: list[Judgment] = field(default_factory=list)
     """Panel and cascade rows, without claims or traces (their summary needs each row's members)."""
+    labelled: Counter[tuple[int, int]] = field(default_factory=Counter)
+    """(the input's label, the judge's label) -> scored rows that carried a label: the corrected rate's counts."""
+    injected: int = 0
+    """Rows made by `judgeflow inject` (known positives and their controls)."""
+    citations: Citations = field(default_factory=lambda: Citations())
+    """The answers' own citations, summed (`judgeflow.citations`): precision and recall per run."""
 
     def add(self, j: Judgment) -> None:
         self.rows += 1
@@ -93,6 +100,9 @@ class Tally:
             self.label_1 += j.label == 1
             self.label_0 += j.label == 0
             self.answered += bool(j.claims or j.requirements)
+            if j.human_label is not None and j.label is not None:
+                self.labelled[(j.human_label, j.label)] += 1
+        self.injected += "injected" in j.extra
         self.unscored += j.status == "unscored"
         if j.status == "unscored":
             reason = unscored_reason(j.error or "no reason given")
@@ -107,6 +117,8 @@ class Tally:
                 self.invalid_reasons[reason] += 1
         self.cached += bool(j.cached)
         self.usage.add(j.usage)
+        if j.status == "judged":
+            self.citations.add(j.citations)
         if j.judges:
             self.votes.append(Judgment(
                 id=j.id, label=j.label, status=j.status, agreement=j.agreement, cascade=j.cascade,
@@ -186,6 +198,32 @@ def top_unscored(t: Tally) -> list[str]:
         return []
     reason, n = t.unscored_reasons.most_common(1)[0]
     return [f"most common unscored reason ({n} of {t.unscored} unscored rows): {reason}"]
+
+
+def rate_line(t: Tally) -> list[str]:
+    """With labelled rows: the hallucination rate corrected for the judge's errors measured on them
+    (`calibration/corrected.py`); with injected rows, where their recall is reported."""
+    if t.injected:
+        return [f"{t.injected} row(s) made by `judgeflow inject`: their recall per error type is "
+                "`judgeflow inject --report RESULTS` (they are no real bot's rate)"]
+    if not t.labelled or not t.judged:
+        return []
+    from ..calibration.corrected import corrected_rate
+
+    c = t.labelled
+    rate = corrected_rate(t.label_1, t.label_1 + t.label_0, tp=c[(1, 1)], fp=c[(0, 1)], fn=c[(1, 0)], tn=c[(0, 0)])
+    return [f"hallucination rate: {rate.note} (the rows' own labels; `judgeflow calibrate` has the judge's verdict)"]
+def citation_line(t: Tally) -> list[str]:
+    """Citation precision and recall over the answers that cite their sources (none: no line)."""
+    c = t.citations.summary()
+    if c is None:
+        return []
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.0%}"
+    return [f"citations: precision {pct(c['precision'])} ({c['supporting']} of {c['pairs']} claim-source pairs hold "
+            f"the claim), recall {pct(c['recall'])} ({c['supported_claims']} of {c['claims']} claims supported by "
+            f"their citation) in {c['answers']} answers that cite; fabricated {c['fabricated']}, misattributed "
+            f"{c['misattributed']}"]
 
 
 def answer_line(t: Tally) -> list[str]:

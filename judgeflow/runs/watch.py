@@ -18,8 +18,9 @@ The cap is `runs.budget.Budget`, the judging's own (each request reserves the mo
 it is sent, so concurrency cannot pass it); the watch starts a new period of it every `period`
 seconds. A row whose calls did not fit ends unscored with a reason starting "budget", is exported
 as unscored, and is not judged again (it has a result). Every
-result is committed to the run store, then sent to the exporter (OTel spans: a child of the judged
-span, in the source's project), then counted in the summary.
+result is committed to the run store, written to `output` (`watch -o`, a line as it is judged:
+`runs/watch_output.py`), then sent to the exporter (OTel spans linked to the judged span, in the
+source's project; Phoenix span annotations on it), then counted in the summary.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ..items import Item, items_from_record
 from ..judging import Judging
 from ..results import Judgment, Usage
 from .run import Run
+from .with_inputs import input_texts
 
 #: seconds between polls of a source that had nothing new
 POLL = 1.0
@@ -109,6 +111,9 @@ class WatchSummary:
 class Watch:
     """The loop: poll the source, choose the traces, judge them, commit, export."""
 
+    #: a WatchOutput (`watch -o FILE.jsonl`, runs/watch_output.py): each verdict written as it is judged
+    output: Any = None
+
     def __init__(self, source: Any, run: Run, judging: Judging, *, rate: float = 1.0,
                  filters: Sequence[tuple[str, str]] = (), budget: Any = None,
                  period: float = 3600.0, exporter: Any = None, concurrency: int = 16, once: bool = False,
@@ -159,9 +164,12 @@ class Watch:
         return out
 
     async def judge(self, rows: list[Item | InvalidItemError]) -> None:
+        texts = input_texts(rows) if self.output is not None else {}
         async for j in self.run.judge(self.judging, rows, concurrency=self.concurrency):
             self.done.add(j.id)
             self.summary.add(j)
+            if self.output is not None:
+                self.output.write(j, texts.get(j.id))
             if self.exporter is not None:
                 self.exporter.export(j)
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from fakes.schema_provider import SchemaProvider
 
-from judgeflow import Judge
+from judgeflow import Judge, load_criterion
 from judgeflow.schemas import checks_reply
 
 N = 28
@@ -121,7 +121,8 @@ def test_28_claims_are_judged_in_one_check_on_every_wire(model: str, structured:
     with Scripted(seed=2) as fake:
         row = run(fake, model, structured, suffix)
     assert row.label in (0, 1) and not row.error, row.reason
-    assert len(row.claims) == N and {c.verdict for c in row.claims} <= set(VERDICTS)
+    asked = load_criterion("source_faithfulness").model_verdicts  # VERDICTS and misattributed_citation
+    assert len(row.claims) == N and {c.verdict for c in row.claims} <= set(asked)
     assert fake.checks == 1 and row.usage.calls == 2 and row.usage.reasks == 0
     check = fake.requests[-1]
     assert "$defs" in json.dumps(check)  # the entry once, referred to by each claim id

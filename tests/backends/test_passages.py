@@ -199,3 +199,16 @@ def test_model_judges_cut_long_sources_by_default_and_leave_short_ones_alone() -
         assert result.claims[0].evidence.startswith("[document 2, passage") == cut  # cited only when cut
     off = Judge("openai/gpt-fake", api_key="k", base_url="http://llm.test/v1", max_source_chars=0)
     assert not isinstance(off.backend, PassageJudge)
+
+
+def test_a_json_object_and_a_code_block_are_never_cut_in_two() -> None:
+    import json as _json
+
+    flights = [{"id": f"F{i}", "dep": f"0{i}:40", "note": "seat map and fare rules follow " * 2} for i in range(8)]
+    doc = "[tool search, c1]\ncalled search with {}\nreturned:\n" + _json.dumps({"flights": flights, "count": 8}, indent=1)
+    passages = split_passages(doc, passage_chars=200)
+    objects = [_json.dumps(f, indent=1).replace("\n", "\n  ") for f in flights]  # as written inside the list
+    assert len(passages) > 3 and all(any(o in p.text for p in passages) for o in objects)
+    code = "Here it is.\n\n```python\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n```\n\nThat is all. Really."
+    block = "```python\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n```"
+    assert block in [p.text for p in split_passages(code, passage_chars=20)]

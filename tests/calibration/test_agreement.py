@@ -68,23 +68,24 @@ def test_vectorised_kappa_matches_sklearn_on_resamples() -> None:
             assert k == pytest.approx(cohen_kappa_score(hh, jj, labels=[0, 1]))
 
 
-def test_bootstrap_interval_is_seeded_and_brackets_kappa() -> None:
+def test_kappa_interval_is_seeded_and_brackets_kappa() -> None:
     a = agreement(HUMAN, JUDGE, seed=7)
     assert a.kappa_ci == agreement(HUMAN, JUDGE, seed=7).kappa_ci
     assert a.kappa_ci != agreement(HUMAN, JUDGE, seed=8).kappa_ci
     lo, hi = a.kappa_ci
     assert lo < a.kappa < hi
-    # an independent loop with sklearn over the same resamples gives the same interval
-    idx = bootstrap_indices(20, seed=7, n_boot=2000)
-    from fakes.kappas import resampled_kappas
-
-    kappas, defined = resampled_kappas(HUMAN, JUDGE, idx)
-    ks = kappas[defined]
-    assert (lo, hi) == pytest.approx(tuple(np.percentile(ks, [2.5, 97.5])))
-    # ten times the data: a narrower interval
+    # ten times the data: a narrower interval, and there the table's posterior and an independent percentile
+    # bootstrap with sklearn over resampled items agree (they part only on few items, where the bootstrap
+    # covers too rarely: benchmarks/interval_coverage.py)
     big = agreement(HUMAN * 10, JUDGE * 10, seed=7)
     assert big.kappa_ci[1] - big.kappa_ci[0] < hi - lo
     assert not any("only" in w for w in big.warnings)
+    from fakes.kappas import resampled_kappas  # every resample at once; spot-checked against sklearn
+
+    kappas, defined = resampled_kappas(HUMAN * 10, JUDGE * 10, bootstrap_indices(200, seed=7, n_boot=1000))
+    assert defined.all()
+    ks = kappas
+    assert big.kappa_ci == pytest.approx(tuple(np.percentile(ks, [2.5, 97.5])), abs=0.04)
 
 
 def test_all_agree_with_both_classes_is_kappa_one() -> None:

@@ -13,7 +13,8 @@ from judgeflow.runs.settings import RESULT_SETTINGS
 
 SPECS = (ClientConfig, JudgeSpec, PanelSpec, CascadeSpec, RepeatsSpec, RunSpec)
 #: flags of the command line itself (how it runs, prints or spreads out), not of what a run is
-CLI_ONLY = {"-h", "--help", "--resume", "--no-progress", "--json", "--no-coverage", "--no-check-dropped"}
+CLI_ONLY = {"-h", "--help", "--resume", "--no-progress", "--json", "--no-coverage", "--no-check-dropped",
+            "--no-with-inputs"}
 #: `--ray*`: where a run is spread (integrations/ray.py); `--otel*`: where its verdicts are also sent
 #: (integrations/otel.py, cli/otel_args.py, shared with `watch`): not what a run is
 CLI_ONLY_PREFIX = ("--ray", "--otel")

@@ -10,7 +10,8 @@ from judgeflow.aggregate import aggregate, merge
 #: criterion -> verdict -> label of a one-claim answer with that verdict (from the issue's rules)
 EXPECTED = {
     "factual_correctness": {"supported": 0, "contradicted": 1, "false_fact": 1, "unverifiable": 0},
-    "source_faithfulness": {"supported": 0, "contradicted": 1, "not_found": 1},
+    "source_faithfulness": {"supported": 0, "contradicted": 1, "not_found": 1, "misattributed_citation": 1,
+                            "fabricated_citation": 1},
     "reference_faithfulness": {"supported": 0, "contradicted": 1, "not_in_reference": 1},
     "spec_compliance": {"complies": 0, "violates_spec": 1, "false_fact": 1, "extra": 0},
 }

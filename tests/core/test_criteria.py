@@ -34,7 +34,8 @@ def test_every_shipped_criterion_is_listed_and_loads() -> None:
 
 @pytest.mark.parametrize("name, requires, errors, bases", [
     ("factual_correctness", [], {"contradicted", "false_fact"}, {"reference", "knowledge", "none"}),
-    ("source_faithfulness", ["source"], {"contradicted", "not_found"}, {"source", "none"}),
+    ("source_faithfulness", ["source"], {"contradicted", "not_found", "misattributed_citation", "fabricated_citation"},
+     {"source", "none"}),
     ("reference_faithfulness", ["reference"], {"contradicted", "not_in_reference"}, {"reference", "none"}),
     ("spec_compliance", ["spec"], {"violates_spec", "false_fact"}, {"spec", "knowledge", "none"}),
 ])

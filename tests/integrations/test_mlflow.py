@@ -102,3 +102,19 @@ def test_a_spend_cap_surfaces_as_errors_not_scores(store: str) -> None:
     assert sent <= 3 and budget.denied >= 1
     assert errors and all(e["error_code"] == "JUDGEFLOW_UNSCORED" and e["error_message"].startswith("budget")
                           for e in errors)
+
+
+def test_an_expected_response_means_a_correctness_check_whatever_else_the_row_carries(store: str) -> None:
+    """The docs' own row: a question, a retrieved context and MLflow's expected answer (#47)."""
+    docs_row = {"inputs": {"question": "When was Moscow founded?", "context": "Moscow was founded in 1147."},
+                "outputs": "Moscow was founded in 1300.", "expectations": {"expected_response": "1147"}}
+    facts_row = {"inputs": {"question": "When was Moscow founded?", "context": SOURCE},
+                 "outputs": "Moscow was founded in 1147.", "expectations": {"expected_facts": ["1147"]}}
+    result = mlflow.genai.evaluate(data=[docs_row, facts_row, ROWS[1]], scorers=[judgeflow_scorer(model="baseline/lexical")])
+    rows = feedback(result)
+    assert [r["metadata"]["criterion"] for r in rows] == ["factual_correctness", "factual_correctness",
+                                                          "source_faithfulness"]
+    assert rows[0]["feedback"]["value"] == 1 and "criterion factual_correctness" in rows[0]["rationale"]
+    assert "criterion source_faithfulness" in rows[2]["rationale"] and rows[2]["metadata"]["routed_by"]
+    assert to_record({"question": "q"}, "a", {"expected_response": "r"})["criterion"] == "factual_correctness"
+    assert "criterion" not in to_record({"question": "q", "context": "c"}, "a", None)

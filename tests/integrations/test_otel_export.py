@@ -42,7 +42,8 @@ def test_a_hallucination_is_an_evaluation_result_with_judgeflows_fields():
             "judgeflow.item.id": "q1", "judgeflow.status": "judged", "judgeflow.criterion": "source_faithfulness",
             "judgeflow.model": "openai/gpt-4o-mini", "judgeflow.claims.count": 2, "judgeflow.claims.errors": 1,
             "judgeflow.deciding_claim": "The capital is Atlantis", "judgeflow.deciding_claim.id": "c2"}
-    assert dict(span.attributes) == want
+    assert dict(span.attributes) == {"openinference.span.kind": "EVALUATOR", **want}  # Phoenix shows its kind
+    assert span.status.is_ok
     [event] = span.events
     assert event.name == EVENT == "gen_ai.evaluation.result" and dict(event.attributes) == want
     assert span.resource.attributes["service.name"] == "judgeflow"
@@ -65,14 +66,26 @@ def test_a_row_without_a_verdict_stays_unscored_with_its_reason(status):
     assert a["gen_ai.evaluation.score.label"] == status and a["error.type"] == status
     assert a["gen_ai.evaluation.explanation"] == "budget: 20 of 20 call(s) spent"
     assert a["judgeflow.status"] == status and a["judgeflow.claims.count"] == 0
+    assert span.status.status_code.name == "ERROR"  # error-rate views count judge failures
+    assert span.status.description == "budget: 20 of 20 call(s) spent"
 
 
-def test_a_judgment_of_a_traced_item_is_a_child_of_the_judged_span_and_links_to_it():
+def test_a_judgment_of_a_traced_item_links_to_the_judged_span_from_a_trace_of_its_own():
+    """Never a child in the judged trace: that would lengthen it by the judge's time (#47)."""
     [span] = _export(_judged(1, trace_id=TRACE, span_id=SPAN))
-    assert format(span.context.trace_id, "032x") == TRACE
-    assert format(span.parent.span_id, "016x") == SPAN and span.parent.is_remote
+    assert format(span.context.trace_id, "032x") != TRACE and span.parent is None
     [link] = span.links
     assert format(link.context.span_id, "016x") == SPAN and format(link.context.trace_id, "032x") == TRACE
+    assert span.attributes["judgeflow.judged.trace_id"] == TRACE and span.attributes["judgeflow.judged.span_id"] == SPAN
+
+
+def test_a_current_span_in_the_caller_does_not_become_the_verdicts_parent():
+    from opentelemetry.sdk.trace import TracerProvider
+
+    app = TracerProvider().get_tracer("app")
+    with app.start_as_current_span("request"):
+        [span] = _export(_judged(0, trace_id=TRACE, span_id=SPAN))
+    assert span.parent is None
 
 
 @pytest.mark.parametrize("extra", [{}, {"trace_id": TRACE}, {"trace_id": "xyz", "span_id": SPAN},
@@ -132,10 +145,11 @@ def test_run_sends_every_verdict_to_the_otlp_endpoint(tmp_path):
         spans = rx.spans()
     rows = {r["id"]: r for r in map(json.loads, (tmp_path / "out.jsonl").read_text().splitlines())}
     assert rc in (0, 1) and len(spans) == 2
-    by_trace = {s.trace_id: s for s in spans}
+    by_trace = {s.attributes["judgeflow.judged.trace_id"]: s for s in spans}
     assert set(by_trace) == {trace_id(1), trace_id(2)}
     for n in (1, 2):
         s, row = by_trace[trace_id(n)], rows[trace_id(n)]
-        assert s.parent_id == span_id(n, 2) and s.name == "evaluate hallucination"
+        assert s.parent_id is None and s.name == "evaluate hallucination"  # a trace of its own, linked
+        assert s.attributes["judgeflow.judged.span_id"] == span_id(n, 2)
         assert s.attributes["judgeflow.item.id"] == row["id"]
         assert s.attributes.get("gen_ai.evaluation.score.value") == (None if row["label"] is None else float(row["label"]))

@@ -3,8 +3,10 @@ offline: telemetry and external resources off, a free port, a temporary working 
 
 Traces are sent to Phoenix over OTLP, `judgeflow watch` reads them from Phoenix's REST API with a
 sampling rate and a call budget, judges them with the in-repository schema fake (the real openai SDK
-and Instructor), and writes its verdicts back as OTel spans; the test reads them back on the spans
-through Phoenix's own client (`phoenix.client.Client`).
+and Instructor), and writes its verdicts back as span annotations on the judged spans (#47: where a
+Phoenix user looks) and as OTel spans in traces of their own, linked to the judged spans; the test
+reads both back through Phoenix's own client (`phoenix.client.Client`) and checks that no judged
+trace got longer.
 """
 
 from __future__ import annotations
@@ -86,6 +88,28 @@ def _send(url: str, project: str, traces: list[list[dict]]) -> None:
         assert r.status_code == 200, r.text
 
 
+def _durations(spans: list[dict]) -> dict[str, tuple[str, str]]:
+    """trace id -> (first start, last end) of its spans: what a backend measures as the trace's latency."""
+    out: dict[str, tuple[str, str]] = {}
+    for s in spans:
+        t = s["context"]["trace_id"]
+        start, end = out.get(t, (s["start_time"], s["end_time"]))
+        out[t] = (min(start, s["start_time"]), max(end, s["end_time"]))
+    return out
+
+
+def _annotations(url: str, project: str, span_ids: list[str], expect: int) -> list[dict]:
+    from phoenix.client import Client
+
+    client = Client(base_url=url)
+    deadline = time.monotonic() + 30
+    while True:
+        got = client.spans.get_span_annotations(span_ids=span_ids, project_identifier=project, limit=1000)
+        if len(got) >= expect or time.monotonic() > deadline:
+            return got
+        time.sleep(0.5)
+
+
 def _spans(url: str, project: str, expect: int) -> list[dict]:
     """The project's spans through Phoenix's own client, once at least `expect` are in (ingest is async)."""
     from phoenix.client import Client
@@ -109,7 +133,8 @@ def test_watch_judges_the_sampled_share_within_the_budget_and_phoenix_shows_the_
     base = 1000 * concurrency  # trace ids are Phoenix-wide: each project gets its own traces
     traces = [rag_trace(base + n, wrong=n % 4 == 0) for n in range(N - 4)] + [agent_trace(base + n) for n in range(N - 4, N)]
     _send(phoenix, project, traces)
-    assert len(_spans(phoenix, project, sum(map(len, traces)))) == sum(map(len, traces))
+    before = _spans(phoenix, project, sum(map(len, traces)))
+    assert len(before) == sum(map(len, traces))
     sampled_ids = {trace_id(base + n) for n in range(N) if sampled(trace_id(base + n), rate)}
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-phoenix")
     with SchemaProvider(seed=concurrency) as fake:
@@ -120,9 +145,9 @@ def test_watch_judges_the_sampled_share_within_the_budget_and_phoenix_shows_the_
         calls = fake.received
     assert rc == 0
     assert calls <= budget  # the fake counts every request it answered: the cap held
-    verdicts = [s for s in _spans(phoenix, project, sum(map(len, traces)) + len(sampled_ids))
-                if s["name"] == "evaluate hallucination"]
-    by_trace = {s["context"]["trace_id"]: s for s in verdicts}
+    after = _spans(phoenix, project, sum(map(len, traces)) + len(sampled_ids))
+    verdicts = [s for s in after if s["name"] == "evaluate hallucination"]
+    by_trace = {s["attributes"]["judgeflow.judged.trace_id"]: s for s in verdicts}
     assert set(by_trace) == sampled_ids and len(verdicts) == len(sampled_ids)  # the sampled share, each once
     assert abs(len(sampled_ids) / N - rate) < 0.2
     scored = [s for s in verdicts if "gen_ai.evaluation.score.value" in s["attributes"]]
@@ -133,14 +158,32 @@ def test_watch_judges_the_sampled_share_within_the_budget_and_phoenix_shows_the_
     for s in unscored:  # over the budget (or the fake's reply unusable): unscored, never 0
         a = s["attributes"]
         assert "gen_ai.evaluation.score.value" not in a and a["error.type"] == "unscored"
+        assert s["status_code"] == "ERROR"  # Phoenix's error views count the judge's failures
     for s in scored:
         a = s["attributes"]
         assert a["gen_ai.evaluation.score.value"] in (0.0, 1.0)
         assert a["gen_ai.evaluation.score.label"] in ("hallucination", "no_hallucination")
-    for s in verdicts:  # each on its judged span: the last LLM span of its trace
-        n = next(k for k in range(N) if trace_id(base + k) == s["context"]["trace_id"])
-        assert s["parent_id"] == span_id(base + n, 3 if n >= N - 4 else 2)
-        assert s["attributes"]["judgeflow.item.id"] == s["context"]["trace_id"]
+    judged_span = {}
+    for s in verdicts:  # each linked to its judged span (the last LLM span of its trace), in a trace of its own
+        n = next(k for k in range(N) if trace_id(base + k) == s["attributes"]["judgeflow.judged.trace_id"])
+        judged_span[trace_id(base + n)] = span_id(base + n, 3 if n >= N - 4 else 2)
+        assert s["attributes"]["judgeflow.judged.span_id"] == judged_span[trace_id(base + n)]
+        assert s["attributes"]["judgeflow.item.id"] == trace_id(base + n)
+        assert s["context"]["trace_id"] not in {trace_id(base + k) for k in range(N)} and not s.get("parent_id")
+        assert s["span_kind"] == "EVALUATOR"  # OpenInference's kind, as Phoenix reads it
+    judged_traces = {t: d for t, d in _durations(after).items() if t in sampled_ids}
+    assert judged_traces == {t: d for t, d in _durations(before).items() if t in sampled_ids}  # no trace got longer
+    # the verdicts as Phoenix's own evaluations are: span annotations on the judged spans, one each
+    notes = _annotations(phoenix, project, list(judged_span.values()), len(judged_span))
+    assert len(notes) == len(judged_span) and {a["span_id"] for a in notes} == set(judged_span.values())
+    span_of = {v: k for k, v in judged_span.items()}
+    for a in notes:
+        v = by_trace[span_of[a["span_id"]]]["attributes"]
+        assert a["name"] == "hallucination" and a["annotator_kind"] == "LLM" and a["identifier"] == "judgeflow"
+        assert a["result"]["label"] == v["gen_ai.evaluation.score.label"]
+        assert a["result"].get("score") == v.get("gen_ai.evaluation.score.value")  # None when unscored, never 0
+        assert a["result"]["explanation"] == v["gen_ai.evaluation.explanation"]
+        assert a["metadata"]["model"] == "openai/gpt-4o-mini" and a["metadata"]["judge"] == "judgeflow"
     # a restart of the same watch judges nothing again, and writes nothing more back
     with SchemaProvider(seed=concurrency) as fake:
         assert main(["watch", phoenix, "--project", project, "--once", "--sample-rate", str(rate), "--budget", str(budget),
@@ -150,6 +193,7 @@ def test_watch_judges_the_sampled_share_within_the_budget_and_phoenix_shows_the_
     time.sleep(1)
     again = [s for s in _spans(phoenix, project, 0) if s["name"] == "evaluate hallucination"]
     assert len(again) == len(verdicts)
+    assert len(_annotations(phoenix, project, list(judged_span.values()), 0)) == len(notes)
 
 
 def test_phoenix_source_errors_name_the_server(phoenix):

@@ -248,3 +248,53 @@ def test_torn_shard_is_set_aside_and_its_items_judged_again(tmp_path: Path) -> N
     assert existing_ids(tmp_path, torn=torn) == {"a", "b"}
     assert sorted(torn) == ["cut.jsonl", "cut.parquet"]
     assert sorted(p.name for p in (tmp_path / "_torn").iterdir()) == ["cut.jsonl", "cut.parquet"]
+
+
+def _unnamed(n: int = 12) -> list[dict[str, Any]]:
+    """Rows without an id, some wrong (label 1), one human label the lexical judge disagrees with."""
+    rows = []
+    for i in range(n):
+        wrong = i % 3 == 0
+        rows.append({"question": f"When was town {i} founded?", "reference": f"Town {i} was founded in {1100 + i}.",
+                     "answer": f"Town {i} was founded in {1500 + i if wrong else 1100 + i}.",
+                     "label": int(wrong) if i != 4 else 1})
+    return rows
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_a_ray_output_directory_is_read_by_calibrate_with_the_same_kappa_as_a_local_run(
+        ray_local: Any, tmp_path: Path, capsys: Any, fmt: str) -> None:
+    """#47: rows without an id get the local run's `line-N` ids (not invalid), and every command that reads
+    results reads the shard directory."""
+    path = write_jsonl(tmp_path / "items.jsonl", _unnamed()[:6])
+    with path.open("a") as f:
+        f.write("\n" + "".join(json.dumps(r) + "\n" for r in _unnamed()[6:]))  # a blank line: line numbers count it
+    local, shards = tmp_path / "local.jsonl", tmp_path / "shards"
+    gcs = ray_local.get_runtime_context().gcs_address
+    assert main(["run", str(path), "-o", str(local), "--model", "baseline/lexical", "--no-progress",
+                 "--store", str(tmp_path / "s.sqlite")]) in (0, 1)
+    assert main(["run", str(path), "-o", str(shards), "--ray", "--ray-address", gcs, "--ray-format", fmt,
+                 "--no-progress", "--model", "baseline/lexical", "--ray-rows-per-shard", "5"]) == 0
+    ray_rows = {r["id"]: r for r in read_rows(shards)}
+    local_rows = {r["id"]: r for r in map(json.loads, local.read_text().splitlines())}
+    assert set(ray_rows) == set(local_rows) and "line-8" in ray_rows and "line-7" not in ray_rows
+    assert {r["status"] for r in ray_rows.values()} == {"judged"}  # not invalid for want of an id
+    assert all(ray_rows[i]["label"] == local_rows[i]["label"] for i in local_rows)
+    assert list(shards.glob(f"*.{'parquet' if fmt == 'parquet' else 'json*'}"))
+    capsys.readouterr()
+    assert main(["calibrate", str(local), "--json"]) == 0
+    want = json.loads(capsys.readouterr().out)
+    assert main(["calibrate", str(shards), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["kappa"] == want["kappa"] and got["n"] == want["n"] == 12
+    assert main(["gate", str(shards), "--baseline", str(local)]) == 0  # the same verdicts: no regression
+
+
+def test_several_input_files_name_their_rows_by_file(tmp_path: Path) -> None:
+    from judgeflow.integrations.ray import numbered_rows
+
+    data = b'{"answer": "a", "reference": "a"}\n\n{"id": "x", "answer": "b", "reference": "b"}\n{"answer": '
+    rows = numbered_rows({"bytes": data, "path": str(tmp_path / "a.jsonl")}, prefix=True)
+    assert [(r["line"], r["id_prefix"], r["error"] is None) for r in rows] == [(1, "a.jsonl:", True),
+                                                                              (3, "a.jsonl:", True),
+                                                                              (4, "a.jsonl:", False)]

@@ -24,7 +24,8 @@ def judgments() -> list[Judgment]:
     claims = [
         ClaimResult(id="c1", text="Moscow was founded in 1247.", kind="date", verdict="contradicted", error=True,
                     basis="stated", evidence="founded in 1147", evidence_found=True, reason="the year differs",
-                    quote="founded in 1247", span=[11, 26], placed=True),
+                    quote="founded in 1247", span=[11, 26], placed=True, cites=["[7]"], citation="fabricated",
+                    evidence_path="city.founded", evidence_lines=[2, 3]),
         ClaimResult(id="c2", text="It is a city.", verdict="supported", evidence="the city", evidence_found=False,
                     placed=False),
     ]
@@ -32,7 +33,9 @@ def judgments() -> list[Judgment]:
         Judgment(id="q1", label=1, criterion="reference_faithfulness", routed_by="reference", reason="one claim is wrong",
                  claims=claims, usage=usage, model="openai/fake-judge", structured="tools", strategy="graph",
                  language="en", confidence=0.75, spans=[{"start": 11, "end": 26, "claim": "c1"}],
-                 dropped=["Yuri Dolgorukiy"], extra={"question": "When was Moscow founded?", "topic": "history"}),
+                 dropped=["Yuri Dolgorukiy"], extra={"question": "When was Moscow founded?", "topic": "history"},
+                 citations={"markers": 1, "pairs": 1, "supporting": 0, "precision": 0.0, "recall": None},
+                 arguments=[{"call": "c_1", "tool": "find", "path": "year", "value": 1247, "grounded": False}]),
         Judgment(id="q2", label=0, criterion="spec_compliance", usage=Usage(calls=1, input_tokens=10, output_tokens=3),
                  requirements=[RequirementResult(id="r1", text="Say the year.", status="met", evidence="1147")],
                  judges=[JudgeVote(model="openai/a", label=0, reason="fine"),

@@ -1,4 +1,5 @@
-"""Result rows with their inputs (`run --with-inputs`, `results_to_dataframe(..., items=...)`), labels as Int64."""
+"""Result rows with their inputs (`run`'s default `--with-inputs`, `results_to_dataframe(..., items=...)`), labels
+as Int64."""
 
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ def items_by_id() -> dict[str, dict]:
     return {r["id"]: r for r in map(json.loads, SAMPLE.read_text().splitlines())}
 
 
-def test_run_with_inputs_writes_the_texts_beside_each_verdict(tmp_path, capsys):
+def test_a_plain_run_writes_the_texts_beside_each_verdict(tmp_path, capsys):
     out = tmp_path / "r.jsonl"
-    assert main(["run", str(SAMPLE), "-o", str(out), "--model", "baseline/lexical", "--with-inputs",
+    assert main(["run", str(SAMPLE), "-o", str(out), "--model", "baseline/lexical",
                  "--store", str(tmp_path / "s.sqlite"), "--no-progress"]) == 0
     src = items_by_id()
     rows = [json.loads(x) for x in out.read_text().splitlines()]
@@ -34,17 +35,22 @@ def test_run_with_inputs_writes_the_texts_beside_each_verdict(tmp_path, capsys):
         assert list(r)[-3:] == ["question", "answer", "reference"]  # after the result's own fields
     back = read_results(out)
     assert back[0].extra["answer"] == src[back[0].id]["answer"]  # read back, the texts are there for calibrate
+    df = results_to_dataframe(out)  # what a pandas user is shown: the inputs beside the verdicts
+    assert {"question", "answer", "reference", "label"} <= set(df.columns)
+    assert df.loc[0, "answer"] == src[df.loc[0, "id"]]["answer"] and str(df["label"].dtype) == "Int64"
     plain = tmp_path / "p.jsonl"
-    assert main(["run", str(SAMPLE), "-o", str(plain), "--model", "baseline/lexical",
+    assert main(["run", str(SAMPLE), "-o", str(plain), "--model", "baseline/lexical", "--no-with-inputs",
                  "--store", str(tmp_path / "s.sqlite"), "--no-progress"]) == 0
     assert "answer" not in json.loads(plain.read_text().splitlines()[0])
 
 
-def test_the_resume_command_keeps_the_flag():
+def test_the_resume_command_keeps_the_choice():
     from judgeflow.runs.settings import RunSettings
 
-    s = RunSettings(model="baseline/lexical", input="i.jsonl", output="o.jsonl", with_inputs=True)
-    assert "--with-inputs" in s.resume_command() and s.record()["with_inputs"] is True
+    s = RunSettings(model="baseline/lexical", input="i.jsonl", output="o.jsonl")
+    assert "inputs" not in s.resume_command() and s.record()["with_inputs"] is True  # the default
+    off = RunSettings(model="baseline/lexical", input="i.jsonl", output="o.jsonl", with_inputs=False)
+    assert "--no-with-inputs" in off.resume_command() and off.record()["with_inputs"] is False
 
 
 def test_dataframe_joined_with_its_items_and_nullable_labels():

@@ -23,6 +23,7 @@ from ..sampling import JUDGE_LABEL, read_pool, stratified_sample
 from ...spans import place
 from .spans import quote_spans
 from ...traces import split_document
+from ...citations import marker_view
 
 NOTE = "label_note"
 """The labels-file field for the optional note (other tools carry it through untouched)."""
@@ -265,6 +266,7 @@ class ReviewSession:
             view.append(d)
         return {"label": j.label, "status": j.status, "criterion": j.criterion, "reason": j.reason, "error": j.error,
                 "model": j.model, "strategy": j.strategy, "claims": view,
+                "citations": marker_view(answer, source, j.claims),  # the answer's own markers, checked
                 "requirements": [r.model_dump() for r in j.requirements] if j.requirements is not None else None}
 
     @staticmethod

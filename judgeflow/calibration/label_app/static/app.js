@@ -169,12 +169,26 @@
     return spans;
   }
 
+  // the claims' spans cut around the answer's citation markers, which keep marks of their own
   function answerSpans(item) {
     if (!item.judge) return [];
-    return item.judge.claims.filter((c) => c.answer_span).map((c) => ({
-      start: c.answer_span[0], end: c.answer_span[1], claim: c.id, cls: c.error ? "err" : "",
-      title: `${c.id}: ${c.verdict}`,
+    const cites = (item.judge.citations || []).map((m) => ({
+      start: m.start, end: m.end, claim: m.claims[0] || "", cls: `cite ${m.status || "unchecked"}`,
+      title: `citation ${m.text}: ${m.status || "not checked"}`,
     }));
+    const spans = [];
+    for (const c of item.judge.claims.filter((c) => c.answer_span)) {
+      let at = c.answer_span[0];
+      const end = c.answer_span[1];
+      const piece = (s, e) => spans.push({ start: s, end: e, claim: c.id, cls: c.error ? "err" : "", title: `${c.id}: ${c.verdict}` });
+      for (const m of [...cites].sort((a, b) => a.start - b.start)) {
+        if (m.end <= at || m.start >= end) continue;
+        if (m.start > at) piece(at, m.start);
+        at = Math.max(at, m.end);
+      }
+      if (at < end) piece(at, end);
+    }
+    return spans.concat(cites);
   }
 
   function labelWord(v) { return v === null || v === undefined ? "unscored" : String(v); }
@@ -198,7 +212,9 @@
         className: `claim ${c.deciding ? "deciding" : ""}`, dataset: { claim: c.id },
         on: { click: () => focusClaim(c.id) },
       }, el("td", {}, c.id, c.deciding ? el("div", { className: "flag" }, "deciding") : null),
-      el("td", {}, c.text), el("td", {}, c.verdict ?? "–"), el("td", {}, c.basis ?? "–"),
+      el("td", {}, c.text), el("td", {}, c.verdict ?? "–",
+        c.cites ? el("div", { className: `cite ${c.citation || "unchecked"}` }, `cites ${c.cites.join(" ")}: ${c.citation || "–"}`) : null),
+      el("td", {}, c.basis ?? "–"),
       el("td", {}, ev, flags), el("td", {}, c.reason));
     });
     return el("table", {}, el("thead", {}, el("tr", {}, ["claim", "text", "verdict", "basis", "evidence", "reason"].map((h) => el("th", {}, h)))),
