@@ -12,9 +12,15 @@ scored on the same items as a floor.
     python examples/criterion_ab.py --model openai/gpt-4o-mini -n 50
     JUDGEFLOW_MODEL=anthropic/claude-sonnet-4-5 python examples/criterion_ab.py --html ab.html
 
-Offline, the lexical judge has no world knowledge, so the numbers are a floor; the point is
-the workflow and the direction of the errors. With an LLM judge the study expects
-reference_faithfulness to make mostly false alarms and factual_correctness to agree better.
+What the offline run can and cannot show: the lexical judge reads words, not meaning. It cannot
+tell a correct extra detail (the study's point: reference_faithfulness calls it an error,
+factual_correctness does not) from a wrong one, so offline the difference between the criteria
+says nothing about the study's question, and the strict one may even come out ahead. The
+offline run shows the workflow (the sample, the paired comparison, the direction of the errors,
+the floor); it cannot show the study's effect. With an LLM judge the study expects
+reference_faithfulness to make mostly false alarms and factual_correctness to agree better: run
+it on a model (`--model provider/model`), or the same A/B on a benchmark's items:
+`judgeflow bench halueval_qa --ab --limit 200 --model provider/model`.
 """
 
 from __future__ import annotations
@@ -60,6 +66,13 @@ def main() -> None:
     for st in sample.strata:
         print(f"  {st.key:<18} {st.sampled:>3} of {st.size}")
     print(f"judge: {args.model}\n")
+    offline = args.model.startswith("baseline/")
+    if offline:
+        print("offline: the lexical judge reads words, not meaning, so it cannot tell a correct extra detail from a\n"
+              "wrong one; the difference between the two kappas below is not evidence either way: it cannot show\n"
+              "the study's effect (which criterion agrees better with people). This run shows the workflow. To see\n"
+              "the effect, judge with a model: --model openai/gpt-4o-mini, or\n"
+              "`judgeflow bench halueval_qa --ab --limit 200 --model M` (the same A/B on a benchmark's items).\n")
 
     paths = {}
     for criterion in CRITERIA:
@@ -82,7 +95,7 @@ def main() -> None:
           f"{rouge.misses} misses\n")
 
     c = compare(paths[CRITERIA[0]], paths[CRITERIA[1]])
-    print("A/B:", c.verdict)
+    print("A/B:", c.verdict + (" (offline: the lexical floor, not the study's test; see above)" if offline else ""))
     for w in c.warnings:
         print("warning:", w)
     shown = [d for d in c.disagreements if d.right == "b"][:3]

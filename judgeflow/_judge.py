@@ -162,9 +162,11 @@ class Judge(SyncFacade):
     def fingerprint(self, item: Item) -> str | None:
         """The response-cache key of this judge answering `item`; None if the item cannot be routed.
 
-        It covers the backend fingerprint (model, temperature, ...), the routed criterion's content,
-        the strategy and routing settings, the requirement checker when coverage applies, and the
-        item's judged content (not its id, label or extra fields)."""
+        It covers the backend fingerprint (model, temperature, ...), the criterion the item is judged
+        by (its content), the strategy, the requirement checker when coverage applies, and the item's
+        judged content (not its id, label or extra fields). How the criterion was chosen (routed, a
+        --mode, a --criterion) is not in it: `run`, `run --criterion X`, `tune` and every other command
+        that judges an item by X with one model share one cached answer."""
         try:
             criterion, _ = choose_criterion(item, criterion=self.criterion, mode=self.mode)
         except JudgeflowError:
@@ -174,8 +176,6 @@ class Judge(SyncFacade):
             "backend": self.backend.fingerprint,
             "criterion": criterion.fingerprint,
             "strategy": self.strategy,
-            "mode": self.mode,
-            "run_criterion": self.criterion.fingerprint if self.criterion else None,
             "item": item.model_dump(include=set(JUDGED_FIELDS)),
         }
         if isinstance(self.backend, Offline):  # the offline judges name their verdicts by the criterion's roles
@@ -189,6 +189,13 @@ class Judge(SyncFacade):
             return key
         coverage = f"{key}|coverage-v{COVERAGE_VERSION}|{self.coverage.fingerprint}|{criterion.coverage_fingerprint}"
         return hashlib.sha256(coverage.encode()).hexdigest()
+
+    def routed_by(self, item: Item) -> str | None:
+        """Why this judge judges `item` by its criterion (a result's `routed_by`); None if it cannot be routed."""
+        try:
+            return choose_criterion(item, criterion=self.criterion, mode=self.mode)[1]
+        except JudgeflowError:
+            return None
 
     async def ajudge(self, item: ItemLike) -> Judgment:
         """Judge one item. Bad input gives an `invalid` judgment; judge failures an `unscored` one."""

@@ -113,16 +113,55 @@ def _not_utf8(line: str, path: str, n: int) -> InvalidItemError | None:
     if byte is None:
         return None
     col = next(i for i, ch in enumerate(line, 1) if "\udc80" <= ch <= "\udcff")
-    return InvalidItemError(f"not UTF-8 text (byte {byte} at column {col}); {_TO_UTF8}", path=path, line=n)
+    return InvalidItemError(f"not UTF-8 text (byte {byte} at column {col}); {_TO_UTF8}", path=path, line=n,
+                            item_id=readable_id(line))
 
 
-def read_rows(path: str | Path, *, data: bytes | None = None, name: str | None = None) -> Iterator[Row]:
+#: `"id": "q1"` or `"id": 12` (or single-quoted) in a line that is not valid JSON
+_ID_IN_LINE = re.compile(r"""(?:"id"|'id')\s*:\s*(?:"((?:[^"\\\n]|\\.){1,200})"|'([^'\n]{1,200})'|(-?\d{1,30})\b)""")
+#: a comma right before a closing brace or bracket
+_TRAILING_COMMA = re.compile(r",\s*[}\]]")
+#: a single-quoted key or string value where JSON needs double quotes
+_SINGLE_QUOTES = re.compile(r"""(?:[{,]\s*'[^'\n]*'\s*:)|(?::\s*'[^'\n]*'\s*[,}])""")
+
+
+def readable_id(line: str) -> str | None:
+    """The row's id when it can be read from a line that cannot be parsed (so its result still joins
+    to its label), else None. Only a top-level-looking `"id": ...` is taken: the first one."""
+    found = _ID_IN_LINE.search(line[:100_000])
+    if found is None:
+        return None
+    text = next(g for g in found.groups() if g is not None)
+    if found.group(1) is not None:
+        try:
+            text = json.loads(f'"{text}"')
+        except ValueError:
+            return None
+    return str(text) if not _undecodable(str(text)) else None
+
+
+def _likely_cause(line: str) -> str:
+    """The common ways a hand-made JSON line breaks, as a hint ("" when none is seen)."""
+    if line.startswith("\ufeff"):
+        return "; the line starts with a byte-order mark (BOM): files joined with `cat` keep each one's; remove it"
+    if _TRAILING_COMMA.search(line):
+        return "; it looks like a trailing comma (a comma before `}` or `]`): remove it"
+    if _SINGLE_QUOTES.search(line) or line.lstrip().startswith("{'"):
+        return "; it looks like single quotes: JSON needs double quotes around keys and strings (a Python dict is not JSON)"
+    if re.search(r":\s*(?:None|True|False)\b", line):
+        return "; it looks like Python's None/True/False: JSON writes null/true/false"
+    return ""
+
+
+def read_rows(path: str | Path, *, data: bytes | None = None, name: str | None = None,
+              delimiter: str | None = None) -> Iterator[Row]:
     """Yield (line number, row or InvalidItemError) for each non-blank row of a JSONL, CSV or JSON file.
 
     `path` "-" reads stdin (its format sniffed: `[` a JSON array, `{` JSONL, else CSV). A `.json`
     file holds one array of objects (or {"items": [...]}); its "line" is the 1-based position in
     the array. `data`: the file's bytes, when the caller has read them already. `name`: the name
     that messages give and that picks the format, when `path` is a copy (stdin spooled to a file: "-").
+    `delimiter`: a CSV file's (`--delimiter`); by default `,`, or `;`, a tab or `|` sniffed from its header.
 
     A UTF-8 JSONL file is streamed line by line (memory does not grow with the file); CSV, JSON
     arrays and UTF-16/32 files are read whole.
@@ -139,7 +178,7 @@ def read_rows(path: str | Path, *, data: bytes | None = None, name: str | None =
     if kind == "json":
         yield from _json_array(text, name)
     elif kind == "csv":
-        yield from _csv_rows(text, name)
+        yield from _csv_rows(text, name, delimiter)
     else:
         yield from _jsonl_rows(text, name)
 
@@ -253,8 +292,8 @@ def _jsonl_rows(text: str | Iterable[str], path: str) -> Iterator[Row]:
         except RepeatedKey as e:
             yield n, InvalidItemError(e.message(), path=path, line=n, field=e.key)
         except ValueError as e:
-            yield n, InvalidItemError(f"not valid JSON ({_json_error(e)}); each line must be one JSON object",
-                                      path=path, line=n)
+            yield n, InvalidItemError(f"not valid JSON ({_json_error(e)}){_likely_cause(raw)}; each line must be "
+                                      "one JSON object", path=path, line=n, item_id=readable_id(raw))
 
 
 def _json_array(text: str, path: str) -> Iterator[Row]:
@@ -298,23 +337,44 @@ def _check_delimiter(header: list[str], path: str, line: int) -> None:
         if header[0].count(sep) >= 1:
             cols = [c.strip() for c in header[0].split(sep)]
             raise InvalidItemError(f"the header is one column {header[0]!r}: this file looks separated by {name} "
-                                   f"({', '.join(repr(c) for c in cols[:4])}), not commas; save it as comma-separated "
+                                   f"({', '.join(repr(c) for c in cols[:4])}), not commas; pass --delimiter {sep!r}, "
+                                   "or save it as comma-separated "
                                    "CSV (a spreadsheet's 'CSV UTF-8 (comma delimited)') or as JSONL",
                                    path=path, line=line)
 
 
-def _csv_rows(text: str, path: str) -> Iterator[Row]:
+#: the delimiters a CSV file's header is sniffed for when it has no comma (a spreadsheet in a
+#: locale whose decimal mark is the comma saves with semicolons)
+SNIFFED = (";", "\t", "|")
+
+
+def csv_delimiter(header_line: str, given: str | None = None) -> str:
+    """The CSV file's delimiter: `given` (--delimiter), else `,`, else the one of SNIFFED that its
+    header line (with no comma outside quotes) holds most often."""
+    if given:
+        return given
+    cells = next(csv.reader([header_line]), [])
+    if len(cells) != 1:
+        return ","
+    counts = {sep: header_line.count(sep) for sep in SNIFFED}
+    best = max(counts, key=lambda sep: counts[sep])
+    return best if counts[best] else ","
+
+
+def _csv_rows(text: str, path: str, delimiter: str | None = None) -> Iterator[Row]:
     """CSV rows as dicts keyed by the header. A quote left open, a stray quote, or more cells
     than the header has make that row invalid (naming its line); reading resumes on the next line,
-    so one broken row never swallows the rows after it."""
+    so one broken row never swallows the rows after it. The delimiter: `delimiter`, else sniffed
+    from the header (`csv_delimiter`)."""
     lines = list(io.StringIO(text, newline=""))
+    sep = csv_delimiter(next((ln for ln in lines if ln.strip()), ""), delimiter)
     header: list[str] | None = None
     i = 0  # index of the next physical line to read
     limit = csv.field_size_limit()
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # a long source document is one cell
     try:
         while i < len(lines):
-            start, reader = i, csv.reader(iter(lines[i:]), strict=True)
+            start, reader = i, csv.reader(iter(lines[i:]), strict=True, delimiter=sep)
             ended = 0  # lines consumed by complete records of this reader
             try:
                 for cells in reader:
@@ -328,7 +388,8 @@ def _csv_rows(text: str, path: str) -> Iterator[Row]:
                         yield n, bad
                     elif header is None:
                         header = [c.strip() for c in cells]
-                        _check_delimiter(header, path, n)
+                        if sep == ",":
+                            _check_delimiter(header, path, n)
                         twice = next((c for i, c in enumerate(header) if c and c in header[:i]), None)
                         if twice is not None:
                             raise InvalidItemError(f"the column {twice!r} appears twice in the header (which one "

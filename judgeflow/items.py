@@ -565,17 +565,18 @@ def parse_label(value: Any, bad: Any = None) -> Literal[0, 1] | None:
     raise bad(msg, "label")
 
 
-def read_records(path: str | Path, *, data: bytes | None = None, name: str | None = None) -> Iterator[tuple[int, Any]]:
+def read_records(path: str | Path, *, data: bytes | None = None, name: str | None = None,
+                 delimiter: str | None = None) -> Iterator[tuple[int, Any]]:
     """Yield (line number, record or InvalidItemError) for each non-blank row: `io.read_rows` (the text
-    formats through `files.read_rows`, and Parquet)."""
+    formats through `files.read_rows`, and Parquet); `delimiter`: a CSV file's (else sniffed)."""
     from .io import read_rows as any_rows
 
-    return any_rows(path, data=data, name=name)
+    return any_rows(path, data=data, name=name, delimiter=delimiter)
 
 
 def read_items(path: str | Path, *, data: bytes | None = None, name: str | None = None,
                column_map: ColumnMap | None = None, turns: Turns = "last",
-               system: bool = False) -> Iterator[Item | InvalidItemError]:
+               system: bool = False, delimiter: str | None = None) -> Iterator[Item | InvalidItemError]:
     """Yield an Item, or the InvalidItemError that explains why a row is unusable, per row.
 
     Nothing is dropped: callers turn error rows into error results. `path` "-" reads stdin.
@@ -584,11 +585,12 @@ def read_items(path: str | Path, *, data: bytes | None = None, name: str | None 
     field -> column, for columns of other names (`check_column_map`). Conversations: `turns="all"`
     gives one item per assistant turn, `system=True` counts the system prompt as evidence
     (`items_from_record`); a flat LangSmith export is read as its run trees, and OTLP JSON trace data
-    (OpenInference spans) as one item per trace (`io.openinference`).
+    (OpenInference spans) as one item per trace (`io.openinference`). `delimiter`: a CSV file's
+    (`--delimiter`; by default `,`, or `;`, a tab or `|` sniffed from the header).
     """
     shown = str(path) if name is None else name
     column_map = check_column_map(column_map)
-    for line, rec in _with_run_trees(otlp_rows(read_records(path, data=data, name=name), path=shown)):
+    for line, rec in _with_run_trees(otlp_rows(read_records(path, data=data, name=name, delimiter=delimiter), path=shown)):
         if isinstance(rec, InvalidItemError):
             rec.line = rec.line if rec.line is not None else line
             yield rec

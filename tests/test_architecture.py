@@ -446,8 +446,6 @@ SHARED_ALLOWED = {
     "backends/test_local_model.py": "opt-in (--runserver) against a real local model: its skip message names the "
                                     "shared script that starts one",
     "conftest.py": "defines the `fake_llm` and `shared_data` fixtures, which skip when ../shared is absent",
-    "cli/test_cli_traces.py": "the deliberate extra check against ../shared/tools/fake_llm.py itself (the guide "
-                              "asks to run against it); the same test runs on the in-repo schema fake",
     "backends/test_lexical.py": "kappa floors against the human labels of ../shared/data: that data is the point",
     "core/test_languages.py": "the 900+ answers of ../shared/data/factual_qa.jsonl detected as English: that data "
                               "is the point",

@@ -28,22 +28,37 @@ RUN_COMMAND = "pip install -e . && judgeflow run examples/qa_items.jsonl -o resu
 TEST_COMMAND = 'pip install -e ".[test]" && python -m pytest'
 
 
-def _tracked_tree() -> bytes:
-    """A tar of the repository's tracked files as they are now (committed or not)."""
-    rev = subprocess.run(["git", "stash", "create"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    out = subprocess.run(["git", "archive", "--format=tar", rev or "HEAD"], cwd=ROOT, capture_output=True)
-    if out.returncode:
-        pytest.skip(f"not a git checkout: {out.stderr.decode(errors='replace').strip()}")
-    return out.stdout
+#: what a copy of a checkout without git leaves out: tools' caches and what running it leaves behind
+NOT_SOURCE = (".git", "__pycache__", "*.pyc", ".pytest_cache", ".ruff_cache", ".mypy_cache", "*.egg-info",
+              ".venv", "venv", "build", "dist", ".hypothesis", ".judgeflow", "results*.jsonl", "*.sqlite", "tune-*")
+
+
+def _tracked_tree() -> bytes | None:
+    """A tar of the repository's tracked files as they are now (committed or not); None where the
+    repository is not a git checkout (a downloaded archive) or git is missing."""
+    if not (ROOT / ".git").exists():
+        return None
+    try:
+        rev = subprocess.run(["git", "stash", "create"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        out = subprocess.run(["git", "archive", "--format=tar", rev or "HEAD"], cwd=ROOT, capture_output=True)
+    except OSError:  # no git command
+        return None
+    return out.stdout if out.returncode == 0 else None
 
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not (ROOT / ".git").exists():
-        pytest.skip("not a git checkout")
+    """A plain copy of the repository: `git archive` of a checkout, else (a downloaded archive, no
+    git) the files as they are, without caches and run output."""
+    import shutil
+
     where = tmp_path_factory.mktemp("plain-clone") / "judgeflow"
-    with tarfile.open(fileobj=io.BytesIO(_tracked_tree())) as tar:
-        tar.extractall(where)  # noqa: S202 (our own repository)
+    tree = _tracked_tree()
+    if tree is None:
+        shutil.copytree(ROOT, where, ignore=shutil.ignore_patterns(*NOT_SOURCE), symlinks=True)
+    else:
+        with tarfile.open(fileobj=io.BytesIO(tree)) as tar:
+            tar.extractall(where)  # noqa: S202 (our own repository)
     assert not any((p / "shared").exists() for p in where.parents), "something is beside the archive"
     return where
 

@@ -5,7 +5,9 @@ builds the client on first use in a loop and closes it in that loop:
 - when the loop ends: an async generator started in the loop is finalised by `asyncio.run`
   (`loop.shutdown_asyncgens()`, also on Ctrl-C), and closes the client there;
 - earlier, on `aclose()` (`Judge.aclose()`, `async with Judge(...)`).
-A later loop (a second `asyncio.run`) gets a new client. A client left behind by a loop that
+A later loop (a second `asyncio.run`) gets a new client, and so does a loop running beside
+another (the sync facade's background loop beside `asyncio.run`, Jupyter's or a server's): one
+Judge used sync, then async, then sync judges every item. A client left behind by a loop that
 ended without finalising its async generators (a hand-made loop closed with `loop.close()`) is
 closed when the next loop asks for one, when it is dropped, or at interpreter exit; so is a
 client of a loop still running in another thread at exit (the sync facade's background loop).
@@ -25,6 +27,7 @@ import asyncio
 import atexit
 import contextlib
 import importlib
+import threading
 import weakref
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
@@ -149,66 +152,117 @@ async def _within(end: float, step: Any) -> Any:
 
 
 @dataclass(eq=False)
+class _Opened:
+    """One event loop's SDK client, and the async generator that closes it when that loop ends."""
+
+    raw: Any
+    loop: weakref.ref[asyncio.AbstractEventLoop]
+    closer: AsyncGenerator[None, None] | None = None
+
+    def alive(self) -> bool:
+        loop = self.loop()
+        return loop is not None and not loop.is_closed()
+
+
+@dataclass(eq=False)
 class LoopClient:
-    """The SDK client (`make()`) of the running event loop; see the module docstring."""
+    """The SDK client (`make()`) of the running event loop, one per loop; see the module docstring.
+
+    Each loop gets its own client, also while another loop still runs: the sync facade's
+    background loop (`judge()`, `Runnable.batch`) and the caller's own (`asyncio.run(ajudge())`,
+    Jupyter, FastAPI, pytest-asyncio) alternate on one Judge, and an aiohttp session or httpx pool
+    used from a loop that did not open it fails every request ("Connection error")."""
 
     make: Callable[[], Any]
-    raw: Any = None
-    _loop: weakref.ref[asyncio.AbstractEventLoop] | None = field(default=None, repr=False)
-    _closer: AsyncGenerator[None, None] | None = field(default=None, repr=False)
+    _by_loop: dict[int, _Opened] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def raw(self) -> Any:
+        """The running loop's client (None outside a loop, or before its first request)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        opened = self._by_loop.get(id(loop))
+        return opened.raw if opened is not None and opened.loop() is loop else None
 
     async def get(self) -> Any:
         """The client for the running loop, built (and set to close with the loop) on first use."""
         loop = asyncio.get_running_loop()
-        opened_in = self._loop() if self._loop is not None else None
-        if self.raw is not None and opened_in is not None and (opened_in is loop or not opened_in.is_closed()):
-            return self.raw  # this loop's, or one still running in another thread
-        with contextlib.suppress(Exception):  # left by a loop that ended without closing it: its transports are dead
-            await self.aclose()
-        self.raw = self.make()
+        opened = self._by_loop.get(id(loop))
+        if opened is not None and opened.loop() is loop:
+            return opened.raw
+        opened = _Opened(self.make(), weakref.ref(loop))
+        with self._lock:  # registered before any await: a second task of this loop finds it
+            self._by_loop[id(loop)] = opened
         _OPEN.add(self)
-        self._loop = weakref.ref(loop)
-        self._closer = self._close_with_loop(self.raw)
-        await self._closer.__anext__()  # started in this loop, so the loop finalises it when it ends
-        return self.raw
+        opened.closer = self._close_with_loop(opened)
+        await opened.closer.__anext__()  # started in this loop, so the loop finalises it when it ends
+        await self._close_dead()
+        return opened.raw
 
     async def aclose(self) -> None:
-        """Close the client now, in the running loop; the next `get()` builds a new one."""
-        closer, raw = self._closer, self.raw
-        if closer is not None:
-            await closer.aclose()  # runs its `finally`, which closes the client
-        elif raw is not None:
-            self.raw = None
-            await raw.close()
+        """Close the running loop's client now (and those left by loops that ended); the next
+        `get()` builds a new one. Another loop's, still running (the sync facade's), closes with it."""
+        loop = asyncio.get_running_loop()
+        opened = self._by_loop.get(id(loop))
+        if opened is not None and opened.loop() is loop:
+            await self._close(opened)
+        await self._close_dead()
+
+    def opened(self) -> list[_Opened]:
+        with self._lock:
+            return list(self._by_loop.values())
+
+    async def _close_dead(self) -> None:
+        """Close the clients of loops that ended without finalising them (a hand-made loop
+        closed with `loop.close()`): their transports are dead."""
+        for dead in [o for o in self.opened() if not o.alive()]:
+            with contextlib.suppress(Exception):
+                await self._close(dead)
+
+    async def _close(self, opened: _Opened) -> None:
+        if opened.closer is not None:
+            await opened.closer.aclose()  # runs its `finally`, which closes the client
+        else:
+            self._forget(opened)
+            await opened.raw.close()
+
+    def _forget(self, opened: _Opened) -> bool:
+        with self._lock:
+            for key, value in list(self._by_loop.items()):
+                if value is opened:
+                    del self._by_loop[key]
+                    return True
+        return False
 
     def __del__(self) -> None:
-        loop = self._loop() if self._loop is not None else None
-        if self.raw is not None and (loop is None or loop.is_closed()):
-            _close_without_loop(self.raw)
+        for opened in self.opened():
+            if not opened.alive():
+                _close_without_loop(opened.raw)
 
-    async def _close_with_loop(self, raw: Any) -> AsyncGenerator[None, None]:
+    async def _close_with_loop(self, opened: _Opened) -> AsyncGenerator[None, None]:
         try:
             yield
         finally:
-            if raw is self.raw:
-                self.raw = self._closer = None
-                await raw.close()
+            if self._forget(opened):
+                await opened.raw.close()
 
 
 @atexit.register
 def _close_at_exit() -> None:
-    """Close clients nobody closed, in their own loop if it still runs (another thread), else in
-    a new one (their loop has ended): an unclosed aiohttp session prints an error at exit."""
+    """Close clients nobody closed, in their own loop if it still runs (another thread), else
+    with no loop (their loop has ended): an unclosed aiohttp session prints an error at exit."""
     for client in list(_OPEN):
-        loop = client._loop() if client._loop is not None else None
-        if client.raw is None:
-            continue
-        with contextlib.suppress(Exception):
-            if loop is not None and loop.is_running():
-                asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(timeout=5)
-            elif loop is None or loop.is_closed():
-                raw, client.raw = client.raw, None
-                _close_without_loop(raw)
+        for opened in client.opened():
+            loop = opened.loop()
+            with contextlib.suppress(Exception):
+                if loop is not None and loop.is_running():
+                    asyncio.run_coroutine_threadsafe(client._close(opened), loop).result(timeout=5)
+                elif loop is None or loop.is_closed():
+                    client._forget(opened)
+                    _close_without_loop(opened.raw)
 
 
 def _close_without_loop(raw: Any) -> None:

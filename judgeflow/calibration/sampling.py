@@ -233,6 +233,10 @@ def sample_file(
     if not rows and focus:
         raise InvalidItemError("no item where the judges disagree (the results need a panel, --samples or a cascade "
                                "with an audit)", path=str(results))
+    if not rows and results is not None and missing:  # every row lacks a result: another input's results
+        raise InvalidItemError(f"none of its {missing} rows has a result in {results} (no id in common: were the "
+                               "results judged from another file?); pass the results of a run over this file",
+                               path=str(path))
     if not rows:
         raise InvalidItemError("no rows to sample" + (" that have a result" if results is not None else ""),
                                path=str(path))

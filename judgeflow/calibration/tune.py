@@ -367,12 +367,14 @@ async def atune(
     seed: int = 0,
     concurrency: int = 16,
     detect: float | None = None,
+    editor_options: Mapping[str, Any] | None = None,
     **client_kwargs: Any,
 ) -> TuneResult:
     """Tune `criterion` on labelled `items` (see the module docstring); the async core of `tune`.
 
     `report.power` says the smallest held-out gain these labels could have detected (80% power at
-    the acceptance level); `detect` (a share, 0.10 = 10 points) adds the labels that gain needs."""
+    the acceptance level); `detect` (a share, 0.10 = 10 points) adds the labels that gain needs.
+    `editor_options`: the `editor_model` client's own `base_url`, `api_key` over `client_kwargs`."""
     original = criterion if isinstance(criterion, Criterion) else load_criterion(criterion)
     chosen, unlabelled, invalid = labelled_items(items, labels)
     if len(chosen) < MIN_LABELS:
@@ -389,7 +391,7 @@ async def atune(
         client_kwargs = {**client_kwargs, "budget": spend.cap}
     carried = (backend is None, editor is None and (bool(editor_model) or backend is None))
     judging, ed = _seams(model, backend, editor, editor_model, store, strategy, concurrency, proposals_dir,
-                         client_kwargs)
+                         client_kwargs, dict(editor_options or {}))
     tuner = _Tuner(chosen, original, judging, ed, folds=folds, candidates=candidates, seed=seed,
                    budget=spend, prices=prices, carried=carried)
     _check_priced(spend, [judging.model, ed.model], prices)
@@ -409,7 +411,8 @@ async def atune(
 
 
 def _seams(model: str | None, backend: Any, editor: Any, editor_model: str | None, store: Any, strategy: str,
-           concurrency: int, proposals_dir: str | Path | None, client_kwargs: dict[str, Any]) -> tuple[StoreJudging, Editor]:
+           concurrency: int, proposals_dir: str | Path | None, client_kwargs: dict[str, Any],
+           editor_options: dict[str, Any] | None = None) -> tuple[StoreJudging, Editor]:
     from ..backends.llm_judge import LLMJudge
     from ..backends.passages import PassageJudge
     from ..backends import make_backend
@@ -422,7 +425,7 @@ def _seams(model: str | None, backend: Any, editor: Any, editor_model: str | Non
     if owned:
         from ..backends.llm import make_client
 
-        editor = make_client(str(editor_model), **client_kwargs)
+        editor = make_client(str(editor_model), **{**client_kwargs, **(editor_options or {})})
     elif editor is None:
         model_judge = backend.inner if isinstance(backend, PassageJudge) else backend  # long sources cut to passages
         editor = model_judge.client if isinstance(model_judge, LLMJudge) else None

@@ -73,7 +73,7 @@ def resume_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
-def _wire(model: str) -> str:
+def wire_family(model: str) -> str:
     """The request format a provider speaks: OpenAI's (openai, azure, ollama) or its own."""
     from ..backends.providers import known, provider
 
@@ -88,9 +88,9 @@ def check_one_wire(args: argparse.Namespace) -> None:
     specs = [*(_split(args.panel, "--panel") if args.panel else []),
              *(s for s in (_split(args.cascade, "--cascade") if args.cascade else []) if s != "panel")]
     shared = [s for s in specs if "@" not in s]  # the members --base-url applies to
-    wires = sorted({_wire(s) for s in shared})
+    wires = sorted({wire_family(s) for s in shared})
     if len(wires) > 1:
-        example = ",".join(f"{s}@http://HOST:PORT{'/v1' if _wire(s) == 'OpenAI' else ''}" for s in shared[:2])
+        example = ",".join(f"{s}@http://HOST:PORT{'/v1' if wire_family(s) == 'OpenAI' else ''}" for s in shared[:2])
         raise ConfigError(f"--base-url {args.base_url} is one endpoint, but the members {', '.join(shared)} speak "
                           f"{' and '.join(wires)} requests: give each member its own endpoint as model@url "
                           f"(e.g. {example}) and drop --base-url")

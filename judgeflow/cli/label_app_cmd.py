@@ -37,6 +37,37 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(func=cmd_review)
 
 
+#: files beside the results looked at for a sample's labels (at most), and the largest read
+MAX_CANDIDATES, MAX_CANDIDATE_BYTES = 50, 20_000_000
+
+
+def sample_beside(results: Path) -> Path | None:
+    """The labels file of a sample of `results`' items beside it (`judgeflow sample ITEMS --results
+    RESULTS -o to_label.jsonl`, labelled with `judgeflow label` or not yet): a .jsonl/.csv whose every
+    row carries the judge's verdict (`judge`, as `sample --results` writes it) and an id among the
+    results'; the most recently changed when several are. None when there is none."""
+    from ..files import read_rows
+
+    try:
+        ids = {str(r.get("id")) for _, r in read_rows(results) if isinstance(r, dict) and r.get("id") is not None}
+        near = sorted((p for p in results.parent.iterdir() if p.suffix in (".jsonl", ".csv") and p != results
+                       and p.is_file() and p.stat().st_size <= MAX_CANDIDATE_BYTES),
+                      key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_CANDIDATES]
+    except (OSError, ValueError):
+        return None
+    return next((p for p in near if _a_sample_of(p, ids)), None)
+
+
+def _a_sample_of(path: Path, ids: set[str]) -> bool:
+    from ..calibration.labels import label_rows
+
+    try:
+        rows = list(label_rows(path))
+    except Exception:  # noqa: BLE001 - not a labels file (an unreadable row, no ids): not a sample
+        return False
+    return bool(rows) and all(isinstance(rec.get("judge"), dict) and item_id in ids for _, rec, item_id in rows)
+
+
 def cmd_review(args: argparse.Namespace) -> int:
     try:
         from ..calibration.label_app.server import serve
@@ -46,6 +77,12 @@ def cmd_review(args: argparse.Namespace) -> int:
     from ..calibration.label_app.session import ReviewSession
 
     labels = args.labels or args.results.with_name(f"{args.results.stem}.labels.jsonl")
+    if args.labels is None and not labels.exists():
+        found = sample_beside(args.results)
+        if found is not None:
+            labels = found
+            print(f"labels: found {labels} beside the results (a sample of their items; --labels FILE picks "
+                  "another)", flush=True)
     items = args.items
     if items is None and not labels.exists():
         from ..runs.output import run_input

@@ -59,9 +59,36 @@ def exporter_of(args: argparse.Namespace, *, project: str | None = None) -> Any:
     return VerdictExporter(endpoint=endpoint or None, project=getattr(args, "otel_project", None) or project)
 
 
+DEFAULT_ENDPOINT = "http://localhost:4318"
+
+
+def target(endpoint: str | None) -> str:
+    """Where verdict spans go: --otel-endpoint, else the standard variables' endpoint, else the default."""
+    return endpoint or next((os.environ[v] for v in ENDPOINT_VARIABLES if os.environ.get(v)), DEFAULT_ENDPOINT)
+
+
+def loops_back(args: argparse.Namespace, source_name: str) -> str | None:
+    """Why the verdict spans would go to `watch`'s own OTLP receiver (`source_name` otlp://HOST:PORT)
+    when nobody asked for that, else None. An --otel-endpoint naming the receiver is asked for."""
+    from urllib.parse import urlsplit
+
+    if not getattr(args, "otel", False) or not source_name.startswith("otlp://") or getattr(args, "otel_endpoint", None):
+        return None
+    where = target(None)
+    own, sent = urlsplit(source_name.replace("otlp://", "http://", 1)), urlsplit(where)
+    local = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+    same_host = own.hostname == sent.hostname or {own.hostname, sent.hostname} <= local
+    if not same_host or own.port != (sent.port or (443 if sent.scheme == "https" else 80)):
+        return None
+    named = next((v for v in ENDPOINT_VARIABLES if os.environ.get(v)), None)
+    how = f"${named} is {where}" if named else f"the default endpoint is {DEFAULT_ENDPOINT}"
+    return (f"--otel would send the verdict spans to this watch's own receiver {source_name} ({how}): they would "
+            "come back as traces. Name your collector: --otel-endpoint URL (e.g. Phoenix's http://127.0.0.1:6006) "
+            "or OTEL_EXPORTER_OTLP_ENDPOINT; or let the receiver listen on another port (otlp://127.0.0.1:4319)")
+
+
 def describe(exporter: Any) -> str:
     """Where the verdicts went, for the summary."""
-    where = exporter.endpoint or next((os.environ[v] for v in ENDPOINT_VARIABLES if os.environ.get(v)),
-                                      "http://localhost:4318")
+    where = target(exporter.endpoint)
     failed = f"; {exporter.failed} not taken by the collector" if exporter.failed else ""
     return f"{exporter.sent} verdict span(s) sent to {where}{failed}"

@@ -28,7 +28,7 @@ from rich.markup import escape
 
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
-from ..errors import ConfigError, ProviderUnavailable
+from ..errors import OVER_BUDGET, ConfigError, ProviderUnavailable
 from .._judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, Judging
 from ..results import Judgment, Usage
@@ -85,6 +85,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--turns", default="last", choices=["last", "all"],
                    help="conversations (rows with messages): judge the last assistant turn, or every assistant "
                         "turn against what came before it (one row per turn, ids ID#t3)")
+    p.add_argument("--delimiter", type=_delimiter,
+                   help="a CSV input's delimiter, e.g. ';' or '\\t' (default: comma, or ; tab | sniffed from the header)")
     p.add_argument("--system-prompt", action="store_true",
                    help="conversations: count the system prompt as evidence (left out by default)")
     p.add_argument("--limit", type=positive_int, help="judge only the first N rows")
@@ -321,7 +323,8 @@ class Session:
         self.usage.add(j.usage)
         self.items += 1
         self.cached += j.cached
-        self.errors += j.status == "unscored"
+        # a row the spend cap left unsent is not an error: the run stops there and --resume judges it
+        self.errors += j.status == "unscored" and not (j.error or "").startswith(OVER_BUDGET)
         self.elapsed = time.monotonic() - self.start
         if self.exporter is not None:
             self.exporter.export(j)
@@ -356,7 +359,8 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
         lines[-1] = cost_line(run.store, run.run_id, judge.model, prices) or lines[-1]
     if budget is not None:
         lines.append(f"budget: {budget.describe()} spent" + (f"; {budget.denied} call(s) refused at the cap"
-                                                             if budget.denied else ""))
+                                                             if budget.denied else "")
+                     + (f"; {tally.cached} row(s) served from the cache cost nothing" if tally.cached else ""))
     if settings.repeats > 1:
         lines.append(f"{settings.repeats} verdicts per item (--repeats), the calls above included: "
                      f"`judgeflow stability {output}` reports the items that flip")
@@ -376,6 +380,14 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
     return 0
 
 
+def _delimiter(value: str) -> str:
+    """--delimiter: one character (`\\t` or `tab` for a tab)."""
+    value = {"\\t": "\t", "tab": "\t"}.get(value, value)
+    if len(value) != 1 or value in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"{value!r} is not one character; e.g. --delimiter ';' or --delimiter tab")
+    return value
+
+
 def limit_report(elapsed: float, items: int) -> list[str]:
     """The rate limits met this session (no provider SDK is imported for it)."""
     from ..backends.limits import report
@@ -392,6 +404,7 @@ def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str
         "run_id": run_id, "model": model, "output": str(output), "rows": t.rows,
         "label_1": t.label_1, "label_0": t.label_0, "unscored": t.unscored, "invalid": t.invalid,
         "cached": t.cached,
+        "unscored_reason": t.unscored_reasons.most_common(1)[0][0] if t.unscored_reasons else None,
         "calls": total.calls, "input_tokens": total.input_tokens, "output_tokens": total.output_tokens,
         "reasoning_tokens": total.reasoning_tokens,
         "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),

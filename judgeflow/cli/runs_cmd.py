@@ -52,12 +52,28 @@ def cmd_runs(args: argparse.Namespace) -> int:
         ids = _ids(store, args.run)
         report = (run_list(store) if args.action == "list" else run_card(store, ids[0]) if args.action == "show"
                   else run_diff(store, *ids))
-    if args.json:
+    if args.json or (args.action == "show" and not _terminal()):  # a pipe gets the card as data, not a table
         print(json.dumps([c.model_dump() for c in report], indent=2) if isinstance(report, list)
               else report.model_dump_json(indent=2))
     else:
         {"list": render_list, "show": render_card, "diff": render_diff}[args.action](report)  # type: ignore[operator]
     return 0
+
+
+def _terminal() -> bool:
+    import sys
+
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _criteria(c: RunCard) -> str:
+    """The run's criterion: the one given, else routed, with the criteria its rows were judged by."""
+    used = ", ".join(f"{k} {n}" for k, n in sorted(c.criteria.items(), key=lambda kv: -kv[1]))
+    given = str(c.criterion).partition("@")[0] if c.criterion else None
+    return given or (f"routed ({used})" if used else "routed")
 
 
 def _pct(x: float | None) -> str:
@@ -81,11 +97,14 @@ def render_card(c: RunCard) -> None:
               f"rate {_pct(c.answer_rate)}; unscored {c.unscored}, invalid {c.invalid}; {c.calls} model calls"
               + (f", {c.output_tokens:,} output tokens of which {c.reasoning_tokens:,} reasoning" if c.reasoning_tokens
                  else ""))
-    t = Table("setting", "value", title="settings", title_justify="left")
+    con.print("[bold]settings[/bold]")
+    width = max(con.width - 4, 40)
     for k, v in sorted(c.settings.items()):
         if v not in (None, "", [], {}):
-            t.add_row(escape(k), escape(json.dumps(v) if not isinstance(v, str) else v))
-    con.print(fit(t))
+            text = json.dumps(v) if not isinstance(v, str) else v
+            if len(k) + len(text) + 2 > width:  # a long value (the judging spec) in full with --json
+                text = text[:max(width - len(k) - 5, 10)] + "..."
+            con.print(f"  {escape(k)}: {escape(text)}", soft_wrap=True)
     if c.command:
         con.print(f"resume: {escape(c.command)}", soft_wrap=True)
 
@@ -94,7 +113,15 @@ def render_diff(d: RunDiff) -> None:
     con = console()
     con.print(f"[bold]A[/bold] {escape(d.a.run_id)} ({d.a.created})  vs  [bold]B[/bold] {escape(d.b.run_id)} "
               f"({d.b.created})")
-    con.print("settings: " + ("the same" if not d.settings else "; ".join(escape(s) for s in d.settings)), soft_wrap=True)
+    for side, c in (("A", d.a), ("B", d.b)):
+        con.print(f"  {side}: {escape(str(c.input_path))} judged by {escape(str(c.model))}, criterion "
+                  f"{escape(_criteria(c))}", soft_wrap=True)
+    if d.same_input is not None:
+        con.print("inputs: the same file content" if d.same_input else
+                  "inputs: [yellow]different[/yellow] (the files' contents differ: an item may have another answer)",
+                  soft_wrap=True)
+    shown = [s if len(s) <= 160 else s[:157] + "..." for s in d.settings]  # in full with --json
+    con.print("settings: " + ("the same" if not shown else "; ".join(escape(s) for s in shown)), soft_wrap=True)
     for side, c in (("A", d.a), ("B", d.b)):
         con.print(f"  {side}: rate {_pct(c.rate)} ({c.ones} of {c.scored} scored), answer rate {_pct(c.answer_rate)}, "
                   f"unscored {c.unscored}, invalid {c.invalid}, {c.rows} rows")
@@ -102,10 +129,16 @@ def render_diff(d: RunDiff) -> None:
     con.print(f"paired on {d.paired} items scored in both: {len(d.flipped)} flipped ({worse} 0 -> 1, "
               f"{len(d.flipped) - worse} 1 -> 0)" + (f"; only in A: {len(d.only_a)}" if d.only_a else "")
               + (f"; only in B: {len(d.only_b)}" if d.only_b else ""))
+    if d.flipped and not d.same_input:
+        unknown = len(d.flipped) - len(d.answer_changes()) - len(d.judge_changes())
+        con.print(f"of the flips: {len(d.answer_changes())} with a changed answer or evidence (the input changed), "
+                  f"{len(d.judge_changes())} on the same text (the judge changed)"
+                  + (f", {unknown} unknown (an input file is gone)" if unknown else ""), soft_wrap=True)
     if d.flipped:
-        t = Table("id", "A", "B", "B's reason", title="flipped items", title_justify="left")
+        t = Table("id", "A", "B", "why", "B's reason", title="flipped items", title_justify="left")
         for f in d.flipped[:30]:
-            t.add_row(escape(f.id), str(f.a), str(f.b), escape((f.reason or "")[:100]))
+            why = {True: "answer", False: "judge", None: "?"}[f.answer_changed]
+            t.add_row(escape(f.id), str(f.a), str(f.b), why, escape((f.reason or "")[:100]))
         con.print(fit(t))
         if len(d.flipped) > 30:
             con.print(f"... {len(d.flipped) - 30} more (see --json)")

@@ -9,12 +9,15 @@ kept beside the store, so the same command after a kill (or with a larger --budg
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
 from ..backends.llm_judge import DEFAULT_MODEL_ENV
+from ..errors import ConfigError
 from ..runs.store import DEFAULT_STORE
 from .argtypes import Subparsers, positive_int, positive_seconds, share
 from .render import console, fit
@@ -29,9 +32,13 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("tune", help=SUMMARIES["tune"], epilog=EXIT_CODES)
     p.add_argument("items", type=Path, help="labelled items (.jsonl/.csv with a label per row, or see --labels)")
     p.add_argument("--criterion", required=True, help="the criterion to tune: a shipped name or a .toml path")
-    p.add_argument("--model", help=f"the judge, provider/model (default ${DEFAULT_MODEL_ENV})")
-    p.add_argument("--editor-model", help="the model that proposes edits (default: the judge's model)")
-    p.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint for both models")
+    p.add_argument("--model", help=f"the judge, provider/model or provider/model@BASE_URL (default ${DEFAULT_MODEL_ENV})")
+    p.add_argument("--editor-model", help="the model that proposes edits, provider/model or provider/model@BASE_URL "
+                                          "(default: the judge's model)")
+    p.add_argument("--base-url", help="the judge's OpenAI- or Anthropic-compatible endpoint; the editor's too when it "
+                                      "speaks the same requests (else give it its own as --editor-model MODEL@URL)")
+    p.add_argument("--editor-key-env", metavar="VAR", help="the environment variable holding the editor's API key "
+                                                          "(default: its provider's, e.g. ANTHROPIC_API_KEY)")
     p.add_argument("--labels", type=Path, help="human labels (.jsonl/.csv with id and label) instead of the items' own")
     p.add_argument("-o", "--output", type=Path, help="directory for the report and the tuned criterion "
                                                      "(default tune-<criterion>)")
@@ -59,8 +66,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from ..runs.pricing import load_prices
 
     labels = read_labels(args.labels).labels if args.labels else None
-    kwargs = {"timeout": args.timeout, **({"base_url": args.base_url} if args.base_url else {})}
-    result = tune(read_items(args.items), args.criterion, args.model, editor_model=args.editor_model, labels=labels,
+    model, judge_url, editor_model, editor = endpoints(args)
+    kwargs = {"timeout": args.timeout, **({"base_url": judge_url} if judge_url else {})}
+    result = tune(read_items(args.items), args.criterion, model, editor_model=editor_model, labels=labels,
+                  editor_options=editor,
                   folds=args.folds, candidates=args.candidates, strategy=args.strategy, store=args.store,
                   budget=args.budget, prices=load_prices(args.prices), seed=args.seed,
                   concurrency=args.concurrency, detect=args.detect, **kwargs)
@@ -74,6 +83,30 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if failed:
         console(stderr=True).print(f"[red]{escape(failed)}[/red]", soft_wrap=True)
     return 1 if result.report.status == "budget" or failed else 0
+
+
+def endpoints(args: argparse.Namespace) -> tuple[str | None, str | None, str | None, dict[str, Any]]:
+    """(judge model, its base URL, editor model, the editor's own client options): each model's
+    endpoint from MODEL@URL, else --base-url; the editor takes --base-url only when it speaks the
+    judge's requests (an Anthropic editor sent to an OpenAI proxy got `/v1/v1/messages`)."""
+    from ..backends.llm_judge import default_model
+    from .ensemble import wire_family
+
+    model, _, model_url = (args.model or "").partition("@")
+    judge_url = model_url or args.base_url or None
+    editor_model, _, editor_url = (args.editor_model or "").partition("@")
+    options: dict[str, Any] = {}
+    if editor_model:
+        judge_model = model or default_model()
+        same = bool(judge_model) and wire_family(editor_model) == wire_family(judge_model)
+        options["base_url"] = editor_url or (judge_url if same else None)
+    if args.editor_key_env:
+        key = os.environ.get(args.editor_key_env)
+        if not key:
+            raise ConfigError(f"--editor-key-env {args.editor_key_env}: that variable is not set; export it with "
+                              "the editor's API key")
+        options["api_key"] = key
+    return model or None, judge_url, editor_model or None, options
 
 
 def editor_failed(report: object) -> str | None:

@@ -16,7 +16,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from ..errors import ProviderUnavailable
+from ..errors import ConfigError, ProviderUnavailable
 from ..judging import DEFAULT_CONCURRENCY
 from ..runs.settings import RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore
@@ -81,6 +81,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
     budget = settings.spend_cap()  # run's --budget (runs.budget.Budget): reserved before each call, per period here
     judge = settings.judging_spec().build(**({"budget": budget} if budget is not None else {}))
     source = open_source(args.input, project=args.project)
+    loop_back = otel_args.loops_back(args, source.name)
+    if loop_back is not None:
+        source.close()
+        raise ConfigError(loop_back)
     exporter = otel_args.exporter_of(args, project=source.project)
     exporter = otel_args.exporters(exporter, _annotator(source) if args.annotations else None)
     with RunStore(settings.store) as store, contextlib.closing(source):
@@ -94,7 +98,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
             source.keep = watch.keep  # a Phoenix source reads only the sampled traces' spans
         con.print(f"watching {source.name}: sample rate {args.sample_rate:g}"
                   + (f", at most {args.budget} calls per {args.period:g} s" if budget else "")
-                  + f"; run {run.run_id} (judged before: {len(watch.done)})", markup=False, soft_wrap=True)
+                  + f"; run {run.run_id} (judged before: {len(watch.done)})"
+                  + (f"; verdict spans to {otel_args.target(exporter.endpoint)}" if exporter is not None else ""),
+                  markup=False, soft_wrap=True)
         code = 0
         try:
             asyncio.run(_watch(watch, judge))

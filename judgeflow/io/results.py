@@ -33,13 +33,15 @@ def format_of(path: str | Path) -> str:
     return {".csv": "csv", ".json": "json"}.get(Path(str(path)).suffix.lower(), "jsonl")
 
 
-def read_rows(path: str | Path, *, data: bytes | None = None, name: str | None = None) -> Iterator[tuple[int, Any]]:
-    """(line, row or InvalidItemError) per row of any format judgeflow reads (Parquet included)."""
+def read_rows(path: str | Path, *, data: bytes | None = None, name: str | None = None,
+              delimiter: str | None = None) -> Iterator[tuple[int, Any]]:
+    """(line, row or InvalidItemError) per row of any format judgeflow reads (Parquet and Arrow included);
+    `delimiter`: a CSV file's (else sniffed: `files.csv_delimiter`)."""
     if data is None and is_parquet(path):
         return parquet_rows(path)
     if data is None and is_arrow(path):
         return read_arrow_rows(path)
-    return text_rows(path, data=data, name=name)
+    return text_rows(path, data=data, name=name, delimiter=delimiter)
 
 
 #: the shard files of a results directory (`run --ray`: Parquet, or JSON lines with a .json/.jsonl suffix)

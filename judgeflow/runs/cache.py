@@ -58,7 +58,10 @@ class Cached(SyncFacade):
             return await self.inner.ajudge(it)
         key = self.inner.fingerprint(it)
         if key is not None and self.read and (hit := self.store.cached(key)) is not None:
-            return from_cache(hit, it, model=self.inner.model, keep_trace=self.keep_trace)
+            served = from_cache(hit, it, model=self.inner.model, keep_trace=self.keep_trace)
+            routed = getattr(self.inner, "routed_by", None)  # the key leaves out how the criterion was chosen
+            why = routed(it) if callable(routed) else None
+            return served.model_copy(update={"routed_by": why}) if why and hit.routed_by else served
         j = await self.inner.ajudge(it)
         if key is not None and j.status == "judged" and not j.cached:
             self.store.put_cache(key, j)

@@ -50,6 +50,9 @@ class RunCard(BaseModel):
     answer_rate: float | None = None
     settings: dict[str, Any] = Field(default_factory=dict)
     command: str | None = None
+    criteria: dict[str, int] = Field(default_factory=dict)
+    """The criterion each judged row was judged by (routed runs judge by several) -> rows."""
+    input_sha: str | None = None
 
 
 def _when(t: float) -> str:
@@ -61,9 +64,11 @@ def card(info: RunInfo, rows: list[Judgment]) -> RunCard:
     out = RunCard(run_id=info.run_id, created=_when(info.created), status=info.status,
                   model=info.settings.get("model"), criterion=info.settings.get("criterion"),
                   input_path=info.input_path, output_path=info.output_path, total=info.total,
-                  settings=info.settings, command=info.command, rows=len(rows))
+                  settings=info.settings, command=info.command, rows=len(rows), input_sha=info.input_sha)
     for j in rows:
         out.calls += j.usage.calls
+        if j.criterion:
+            out.criteria[j.criterion] = out.criteria.get(j.criterion, 0) + 1
         out.output_tokens += j.usage.output_tokens
         out.reasoning_tokens += j.usage.reasoning_tokens
         if j.status == "invalid":
@@ -97,6 +102,9 @@ class Flipped(BaseModel):
     b: int
     reason: str | None = None
     """Run B's reason for its label."""
+    answer_changed: bool | None = None
+    """The item's judged text (answer, question, evidence) differs between the runs' inputs: an answer
+    change; False: the same text judged differently (a judge change); None: an input file is gone."""
 
 
 class RunDiff(BaseModel):
@@ -111,6 +119,37 @@ class RunDiff(BaseModel):
     flipped: list[Flipped] = Field(default_factory=list)
     only_a: list[str] = Field(default_factory=list)
     only_b: list[str] = Field(default_factory=list)
+    same_input: bool | None = None
+    """Both runs judged the same input file (by content); None when a checksum is missing."""
+
+    def answer_changes(self) -> list[Flipped]:
+        return [f for f in self.flipped if f.answer_changed]
+
+    def judge_changes(self) -> list[Flipped]:
+        return [f for f in self.flipped if f.answer_changed is False]
+
+
+def judged_texts(info: RunInfo) -> dict[str, str] | None:
+    """Item id -> a hash of what was judged of it, read again from the run's input file; None when
+    the file is gone (or unreadable, or stdin)."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    from .._judge import JUDGED_FIELDS
+    from ..items import Item, read_items
+
+    path, s = info.input_path, info.settings
+    if not path or path == "-" or not Path(path).is_file():
+        return None
+    try:
+        rows = read_items(path, column_map=s.get("column_map"), turns=s.get("turns") or "last",
+                          delimiter=s.get("delimiter"))
+        return {it.id: hashlib.sha256(json.dumps(it.model_dump(include=set(JUDGED_FIELDS)), sort_keys=True,
+                                                 default=str).encode("utf-8", "surrogatepass")).hexdigest()
+                for it in rows if isinstance(it, Item)}
+    except Exception:  # noqa: BLE001 - a diff never fails on an input it can no longer read
+        return None
 
 
 def _settings_diff(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -127,6 +166,9 @@ def run_diff(store: RunStore, run_a: str, run_b: str) -> RunDiff:
     out = RunDiff(a=card(ia, ra), b=card(ib, rb), settings=_settings_diff(ia.settings, ib.settings))
     by_b = {j.id: j for j in rb}
     ids_a = {j.id for j in ra}
+    if ia.input_sha and ib.input_sha:
+        out.same_input = ia.input_sha == ib.input_sha
+    texts_a, texts_b = (None, None) if out.same_input else (judged_texts(ia), judged_texts(ib))
     out.only_a = sorted(ids_a - set(by_b))
     out.only_b = sorted(set(by_b) - ids_a)
     for ja in ra:
@@ -135,5 +177,7 @@ def run_diff(store: RunStore, run_a: str, run_b: str) -> RunDiff:
             continue
         out.paired += 1
         if ja.label != jb.label:
-            out.flipped.append(Flipped(id=ja.id, a=ja.label, b=jb.label, reason=jb.reason))
+            changed = (False if out.same_input else None if texts_a is None or texts_b is None
+                       else texts_a.get(ja.id) != texts_b.get(ja.id))
+            out.flipped.append(Flipped(id=ja.id, a=ja.label, b=jb.label, reason=jb.reason, answer_changed=changed))
     return out

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import lru_cache
 import sys
 
@@ -109,10 +110,16 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
     return table
 
 
+#: what may follow a priced name and still be that model: a dated snapshot (`-2024-08-06`,
+#: `-20250929`), `-latest`, or a tag (`@...`, `:...`). Anything else is another model, or a
+#: misspelt one (`gpt-4o-mni` is not `gpt-4o`): priced as unknown, never guessed.
+_SNAPSHOT = re.compile(r"(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|-latest|[@:].*)")
+
+
 def _match(model: str, table: dict[str, Price]) -> Price | None:
     if model in table:
         return table[model]
-    matches = [k for k in table if model.startswith(k)]
+    matches = [k for k in table if model.startswith(k) and _SNAPSHOT.fullmatch(model[len(k):])]
     return table[max(matches, key=len)] if matches else None
 
 

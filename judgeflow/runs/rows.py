@@ -17,10 +17,11 @@ from ..traces import Turns
 
 def input_rows(source: Path, *, name: str | None = None, limit: int | None = None, max_input_chars: int,
                column_map: ColumnMap | None = None, turns: Turns = "last",
-               system: bool = False) -> Iterator[Item | InvalidItemError]:
+               system: bool = False, delimiter: str | None = None) -> Iterator[Item | InvalidItemError]:
     """One pass over the input rows, read from the file (each call reads it again); conversations
     judged at their last reply or at every turn (`turns`), the system prompt as evidence or not."""
-    read = read_items(source, name=name or str(source), column_map=column_map, turns=turns, system=system)
+    read = read_items(source, name=name or str(source), column_map=column_map, turns=turns, system=system,
+                      delimiter=delimiter)
     return guard_input_size(islice(read, limit) if limit else read, max_input_chars, Path(name or source))
 
 

@@ -127,6 +127,9 @@ class Run:
                 say(f"note: the endpoint changed since run {info.run_id} stopped ({then} then, {now} now); "
                     "the run goes on there and records it")
                 info = store.get_run(info.run_id)
+            elif settings.resume_command() != info.command:  # e.g. another --budget: the command resumes as last run
+                store.update_run(info.run_id, settings=info.settings, command=settings.resume_command())
+                info = store.get_run(info.run_id)
             store.set_status(info.run_id, "running")
         else:
             input_path = STDIO if settings.input == STDIO else str(name.resolve())
@@ -167,7 +170,7 @@ class Run:
         return input_rows(self.source, name=str(self.name or self.source), limit=settings.get("limit"),
                           max_input_chars=settings.get("max_input_chars") or DEFAULT_MAX_INPUT_CHARS,
                           column_map=settings.get("column_map"), turns=settings.get("turns") or "last",
-                          system=bool(settings.get("system_prompt")))
+                          system=bool(settings.get("system_prompt")), delimiter=settings.get("delimiter"))
 
     def judging(self, **client: Any) -> Judging:
         """What judged this run, rebuilt from its record (a resume, a batch replay: `client` replaces
@@ -279,7 +282,7 @@ class Run:
 def _rows(source: Path, name: Path, settings: RunSettings) -> Iterator[Item | InvalidItemError]:
     return input_rows(source, name=str(name), limit=settings.limit, max_input_chars=settings.max_input_chars,
                       column_map=settings.column_map, turns=settings.turns,  # type: ignore[arg-type]
-                      system=settings.system_prompt)
+                      system=settings.system_prompt, delimiter=settings.delimiter)
 
 
 def _changed(then: Any, now: Any, where: str = "") -> str:

@@ -91,6 +91,8 @@ class RunSettings(BaseModel):
     """The results file's format as given (`--format`; None: from the -o suffix)."""
     repeats: int = setting(1, "--repeats")
     """Verdicts per item from the same judge (test-retest, `--repeats K`); 1: none."""
+    delimiter: str | None = setting(None, "--delimiter")
+    """A CSV input's delimiter (`--delimiter`); None: `,`, or `;`, a tab or `|` sniffed from the header."""
     turns: str = setting("last", "--turns")
     """Conversations: judge the last assistant turn ("last") or every one ("all")."""
     trace: bool = setting(False, "--trace")

@@ -32,6 +32,35 @@ def invalid_reason(message: str) -> str:
     return _WHERE.sub("", message, count=1)
 
 
+#: (words in an unscored row's reason, the fix) for reasons whose message does not name one itself
+_FIXES = (
+    ("connection error", "cannot connect: check --base-url (host, port, scheme) and that the server is running"),
+    ("connecterror", "cannot connect: check --base-url (host, port, scheme) and that the server is running"),
+    ("timed out", "the endpoint was slow: raise --timeout or lower --concurrency"),
+    ("timeout", "the endpoint was slow: raise --timeout or lower --concurrency"),
+    ("judge output rejected", "the model's replies did not fit the schema: raise --reasks, try --structured json, "
+                              "or a stronger model"),
+    ("http 5", "the provider failed: --resume later"),
+    ("internalservererror", "the provider failed: --resume later"),
+)
+#: what an unscored reason says when it already names its fix
+_HAS_FIX = re.compile(r"\b(check|raise|lower|set|add|resume|pip install|try)\b", re.IGNORECASE)
+#: characters of an unscored reason the summary keeps
+_REASON_CHARS = 400
+
+
+def unscored_reason(message: str) -> str:
+    """An unscored row's reason as rows failing alike share it, with its fix when the message has none."""
+    reason = invalid_reason(message).strip()
+    if len(reason) > _REASON_CHARS:
+        reason = reason[:_REASON_CHARS - 3] + "..."
+    if _HAS_FIX.search(reason):
+        return reason
+    low = reason.lower()
+    fix = next((fix for words, fix in _FIXES if words in low), None)
+    return f"{reason}; fix: {fix}" if fix else reason
+
+
 @dataclass
 class Tally:
     """Running totals of a run's rows: everything the summary needs, in memory that does not grow
@@ -53,6 +82,8 @@ class Tally:
     usage: Usage = field(default_factory=Usage)
     invalid_reasons: Counter[str] = field(default_factory=Counter)
     """Why rows were invalid (reason -> rows; at most MAX_REASONS reasons)."""
+    unscored_reasons: Counter[str] = field(default_factory=Counter)
+    """Why rows were unscored (reason -> rows; at most MAX_REASONS reasons)."""
     votes: list[Judgment] = field(default_factory=list)
     """Panel and cascade rows, without claims or traces (their summary needs each row's members)."""
     labelled: Counter[tuple[int, int]] = field(default_factory=Counter)
@@ -73,6 +104,10 @@ class Tally:
                 self.labelled[(j.human_label, j.label)] += 1
         self.injected += "injected" in j.extra
         self.unscored += j.status == "unscored"
+        if j.status == "unscored":
+            reason = unscored_reason(j.error or "no reason given")
+            if reason in self.unscored_reasons or len(self.unscored_reasons) < MAX_REASONS:
+                self.unscored_reasons[reason] += 1
         self.rate_limited += j.status == "unscored" and RATE_LIMITED in (j.error or "")
         self.over_budget += j.status == "unscored" and (j.error or "").startswith(OVER_BUDGET)
         if j.status == "invalid":
@@ -146,6 +181,7 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
         + (f"; served from cache: {t.cached}" if t.cached else ""),
         *([f"most common invalid reason ({n} of {t.invalid} invalid rows): {reason}"
            for reason, n in t.invalid_reasons.most_common(1)]),
+        *top_unscored(t),
         f"tokens in {total.input_tokens:,}, out {total.output_tokens:,}"
         + reasoning_note(total) + f" in {total.calls:,} calls"
         + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "
@@ -164,6 +200,14 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
         source = price.source if (price := price_for(model, prices)) else "?"
         lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model} (prices: {source})")
     return lines
+
+
+def top_unscored(t: Tally) -> list[str]:
+    """The most common reason rows were unscored, with its fix, whatever the row count."""
+    if not t.unscored_reasons:
+        return []
+    reason, n = t.unscored_reasons.most_common(1)[0]
+    return [f"most common unscored reason ({n} of {t.unscored} unscored rows): {reason}"]
 
 
 def rate_line(t: Tally) -> list[str]:

@@ -1,5 +1,7 @@
 """#34, docs as tests: every `judgeflow` command shown in a code block of README.md or docs/*.md is
-executed here, page by page in the page's order, in a sandbox holding the shipped examples and
+executed here (in-process, through `judgeflow.cli.main` as the console script calls it: the README's
+commands also run as a subprocess in a plain archive, tests/test_front_door.py), page by page in the
+page's order, in a sandbox holding the shipped examples and
 generated items (a page that drifts from the code fails CI). Commands that name a model run against
 the in-repository schema fake through --base-url; the few that cannot run here are listed in
 NOT_RUNNABLE with the reason. A synopsis (placeholders in capitals) is checked with --help; `tune`
@@ -11,7 +13,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -72,6 +73,10 @@ def runnable(cmd: str, base_url: str) -> list[str] | None:
         return None
     if any(a.startswith(("openai/", "anthropic/")) for a in argv) and "--base-url" not in argv:
         argv += ["--base-url", base_url + "/v1"]
+    if "--editor-model" in argv:  # tune's editor has its own endpoint (MODEL@URL): the fake's, on its own wire
+        k = argv.index("--editor-model") + 1
+        if "@" not in argv[k] and argv[k].startswith(("openai/", "anthropic/")):
+            argv[k] += "@" + (base_url + "/v1" if argv[k].startswith("openai/") else base_url)
     return argv
 
 
@@ -89,14 +94,51 @@ def sandbox(tmp: Path) -> Path:
     return tmp
 
 
+class Done:
+    """What a command left: its exit code and stderr (as `subprocess.run` gives them)."""
+
+    def __init__(self, returncode: int, stderr: str) -> None:
+        self.returncode, self.stderr = returncode, stderr
+
+
+def run_in_process(argv: list[str], stdin: str | None, capfd: pytest.CaptureFixture[str]) -> Done:
+    """`judgeflow ARGV...` as the console script runs it (`judgeflow.cli.main`), in this process: a
+    command's code is the same either way, and each subprocess paid for a fresh interpreter and
+    judgeflow's imports (most of this test's CPU). An exception that escapes is its traceback."""
+    import io
+    import traceback
+
+    from judgeflow.backends import local_pace
+    from judgeflow.backends.limits import forget
+    from judgeflow.cli import main
+
+    forget()  # each command starts with no rate limits learned, as a new process does
+    local_pace.forget()
+    capfd.readouterr()
+    real_stdin, sys.stdin = sys.stdin, io.StringIO(stdin or "")
+    try:
+        code = main(argv[1:])
+    except SystemExit as e:  # --help, argparse's errors
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException:  # noqa: BLE001 - reported as the subprocess's traceback was
+        return Done(99, capfd.readouterr().err + traceback.format_exc())
+    finally:
+        sys.stdin = real_stdin
+    return Done(code or 0, capfd.readouterr().err)
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-def test_every_command_on_the_page_runs(page, tmp_path):
+def test_every_command_on_the_page_runs(page, tmp_path, monkeypatch, capfd):
     shown = commands(page)
     if not shown:
         pytest.skip(f"{page.name} shows no judgeflow command")
     box = sandbox(tmp_path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))}
-    env.update(OPENAI_API_KEY="sk-fake-docs", ANTHROPIC_API_KEY="sk-ant-fake-docs")
+    for name in [k for k in os.environ if k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-docs")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-docs")
+    monkeypatch.setenv("JUDGEFLOW_LIMITS_DIR", str(tmp_path / "limits"))
+    monkeypatch.chdir(box)
     failures = []
     with SchemaProvider(seed=2) as fake:
         for line, cmd in shown:
@@ -110,9 +152,7 @@ def test_every_command_on_the_page_runs(page, tmp_path):
                 argv = ["judgeflow", *sub[:1], "--help"]
             if argv[1:3] == ["tune"] or argv[1] == "tune":
                 argv += ["--folds", "2", "--candidates", "1"] if "--folds" not in argv else []
-            done = subprocess.run([sys.executable, "-m", "judgeflow", *argv[1:]], cwd=box, env=env, text=True,
-                                  capture_output=True, timeout=300,
-                                  input=LABEL_ANSWERS if argv[1] == "label" else None)
+            done = run_in_process(argv, LABEL_ANSWERS if argv[1] == "label" else None, capfd)
             refusal = next((m for (p, c), m in REFUSALS.items() if page.name == p and cmd.startswith(c)), None)
             if refusal is not None:
                 if done.returncode != 2 or refusal not in done.stderr:

@@ -104,10 +104,11 @@ def test_summary_counts_labels_unscored_tokens_and_cost() -> None:
     ]
     lines = summarize(results, model="openai/gpt-4o-mini", prices=None, elapsed=0, session=Usage(), session_items=0)
     assert lines[0] == "4 rows: label 1: 1, label 0: 2; unscored: 1; invalid: 0; served from cache: 1"
-    assert "tokens in 1,000,000, out 1,000,000 in 5 calls" in lines[1]
-    assert lines[2].startswith("estimated cost: $0.7500 at list prices for openai/gpt-4o-mini (prices: ")
+    assert lines[1] == "most common unscored reason (1 of 1 unscored rows): boom"  # whatever the row count
+    assert "tokens in 1,000,000, out 1,000,000 in 5 calls" in lines[2]
+    assert lines[3].startswith("estimated cost: $0.7500 at list prices for openai/gpt-4o-mini (prices: ")
     unknown = summarize(results, model="openai/my-finetune", prices=None, elapsed=0, session=Usage(), session_items=0)
-    assert "unknown (no price for openai/my-finetune; add it with --prices FILE)" in unknown[2]
+    assert "unknown (no price for openai/my-finetune; add it with --prices FILE)" in unknown[3]
 
 
 def test_prices_can_be_overridden_from_a_file(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -219,6 +219,12 @@ def test_cli_records_the_effort_and_reports_reasoning_tokens(tmp_path: Path, mon
                      fake.base_url + "/v1", "--reasoning-effort", "medium", "--store", "s.sqlite", "--no-progress"])
     printed = capsys.readouterr()
     assert code == 0 and "(reasoning " in printed.out + printed.err
+    assert main(["runs", "show", "latest", "--store", "s.sqlite"]) == 0  # into a pipe: the card as JSON
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["settings"]["reasoning_effort"] == "medium" and shown["reasoning_tokens"] > 0
+    import sys
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert main(["runs", "show", "latest", "--store", "s.sqlite"]) == 0
     shown = " ".join(capsys.readouterr().out.split())
     assert "reasoning_effort" in shown and "medium" in shown and "reasoning" in shown.split("model calls")[1]

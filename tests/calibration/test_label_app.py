@@ -466,3 +466,26 @@ def test_a_deeply_nested_body_gets_a_clear_400_not_a_bare_500(files):
         assert "body" in r.json()["error"], r.text[:200]
     assert files["labels"].read_text() == before and s.human(0) is None
     assert save(c, s, 0, 1).status_code == 200  # the app still serves
+
+
+def test_review_finds_the_labels_of_a_sample_beside_the_results(tmp_path, monkeypatch, capsys):
+    """Before: `judgeflow review results.jsonl` ignored the labels just made in to_label.jsonl (it
+    looked only for results.labels.jsonl) and asked for --items."""
+    import judgeflow.calibration.label_app.server as server
+
+    monkeypatch.chdir(tmp_path)
+    served = []
+    monkeypatch.setattr(server, "serve", lambda s, **kw: served.append(s))
+    write_jsonl(tmp_path / "items.jsonl", ITEMS)
+    assert main(["run", "items.jsonl", "-o", "results.jsonl", "--store", "s.sqlite", "--no-progress"]) == 0
+    assert main(["run", "items.jsonl", "-o", "other.jsonl", "--store", "s.sqlite", "--no-progress",
+                 "--model", "baseline/rouge-l"]) == 0  # another run's results beside them: not a sample
+    assert main(["sample", "items.jsonl", "-n", "3", "-o", "to_label.jsonl", "--results", "results.jsonl"]) == 0
+    rows = [json.loads(x) for x in (tmp_path / "to_label.jsonl").read_text().splitlines()]
+    rows[0]["label"] = 1  # labelled with `judgeflow label`
+    (tmp_path / "to_label.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    capsys.readouterr()
+    assert main(["review", "results.jsonl", "--store", "s.sqlite"]) == 0
+    out = capsys.readouterr().out
+    assert "labels: found to_label.jsonl beside the results" in out
+    assert len(served[0]) == 3 and {it.id: it.label for it in served[0].labeller.items}[rows[0]["id"]] == 1

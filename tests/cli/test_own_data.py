@@ -80,6 +80,36 @@ def test_the_summary_names_the_most_common_invalid_reason(tmp_path: Path,
     assert "most common invalid reason (2 of 3 invalid rows): has no source, spec or reference" in err
 
 
+def test_a_two_row_run_against_a_dead_port_names_the_unscored_reason_and_its_fix(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, a small failed run said only "nothing was judged: 1 of 2 rows are invalid, 1 unscored";
+    why (and the fix) was inside the output file. Now the summary says it, whatever the row count."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    rows = [{"id": "ok", "answer": "Paris.", "reference": "Paris"}, {"id": "bad", "reference": "z"}]
+    assert run(tmp_path, write(tmp_path / "in.jsonl", rows), "--model", "openai/gpt-4o-mini",
+               "--base-url", f"http://127.0.0.1:{port}/v1", "--retries", "0") == 1
+    err = capsys.readouterr().err
+    assert "most common unscored reason (1 of 1 unscored rows)" in err
+    assert "cannot connect: check --base-url" in err
+
+
+def test_an_unscored_reason_without_a_fix_gets_one() -> None:
+    from judgeflow.runs.summary import Tally, top_unscored
+    from judgeflow.results import Judgment
+
+    tally = Tally.of([Judgment.unscored(f"r{i}", "decompose: provider error after retries: APIConnectionError: "
+                                                 "Connection error.") for i in range(2)]
+                     + [Judgment.unscored("x", "judge output rejected: ValidationError: 1 error")])
+    assert top_unscored(tally) == ["most common unscored reason (2 of 3 unscored rows): decompose: provider error "
+                                   "after retries: APIConnectionError: Connection error.; fix: cannot connect: "
+                                   "check --base-url (host, port, scheme) and that the server is running"]
+
+
 def test_column_map_in_python(tmp_path: Path) -> None:
     judge = Judge("baseline/lexical", column_map={"answer": "resp", "reference": "gold_text"})
     assert [judge.judge(r).label for r in OWN] == [1, 0]

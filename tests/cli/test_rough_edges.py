@@ -42,13 +42,25 @@ def test_an_unknown_criterion_key_gets_a_did_you_mean(tmp_path):
         load_criterion(bad)
 
 
-def test_a_semicolon_csv_gets_a_delimiter_hint(tmp_path, capsys):
+def test_a_semicolon_csv_is_read_and_a_wrong_delimiter_gets_a_hint(tmp_path, capsys):
+    """A spreadsheet saved in a locale whose decimal mark is the comma: before, refused whole."""
     f = tmp_path / "items.csv"
-    f.write_text("id;question;answer\nq1;Who?;Ann\n")
-    assert main(["run", str(f), "--model", "baseline/lexical", "-o", str(tmp_path / "o.jsonl"),
+    f.write_text("id;question;answer;reference\nq1;Who?;Ann;Ann wrote it, in 1990\nq2;When?;1990;\"1990; or 1991\"\n")
+    (q1, q2) = list(read_items(f))
+    assert (q1.id, q1.answer, q1.reference) == ("q1", "Ann", "Ann wrote it, in 1990")
+    assert q2.reference == "1990; or 1991"
+    out = tmp_path / "o.jsonl"
+    assert main(["run", str(f), "--model", "baseline/lexical", "-o", str(out),
+                 "--store", str(tmp_path / "s.sqlite"), "--no-progress"]) == 0
+    assert [r["id"] for r in map(json.loads, out.read_text().splitlines())] == ["q1", "q2"]
+    tabbed = tmp_path / "tabbed.csv"
+    tabbed.write_text("id|question|answer|reference\nq1|Who?|Ann|Ann\n")
+    assert [i.id for i in read_items(tabbed, delimiter="|")] == ["q1"]
+    # a delimiter given by hand that the header does not use: the hint names the right one
+    assert main(["run", str(f), "--model", "baseline/lexical", "-o", str(tmp_path / "o2.jsonl"), "--delimiter", ",",
                  "--store", str(tmp_path / "s.sqlite"), "--no-progress"]) == 2
     err = " ".join(capsys.readouterr().err.split())
-    assert "separated by semicolons" in err and "items.csv:1" in err
+    assert "separated by semicolons" in err and "items.csv:1" in err and "--delimiter ';'" in err
 
 
 def test_a_misspelt_map_column_gets_its_own_message(tmp_path):

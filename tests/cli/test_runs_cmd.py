@@ -48,8 +48,8 @@ def test_runs_list_and_show(two_runs, capsys):
     assert main(["runs", "--store", "s.sqlite", "--json"]) == 0
     cards = json.loads(capsys.readouterr().out)
     assert [c["run_id"] for c in cards] == [b, a] and cards[0]["rows"] == 48
-    assert main(["runs", "show", a, "--store", "s.sqlite"]) == 0
-    assert "answer rate" in capsys.readouterr().out
+    assert main(["runs", "show", a, "--store", "s.sqlite"]) == 0  # into a pipe (captured): the card as JSON
+    assert json.loads(capsys.readouterr().out)["answer_rate"] is not None
     assert main(["runs", "show", "--store", "s.sqlite"]) == 2
     assert "takes 1 run id(s)" in capsys.readouterr().err
     assert main(["runs", "show", "nope", "--store", "s.sqlite"]) == 2
@@ -62,3 +62,57 @@ def test_help_lists_every_command(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert all(f"    {name}" in out for name in ("tune", "runs", "gate"))
+
+
+def test_runs_diff_names_inputs_and_criteria_and_separates_answer_from_judge_changes(tmp_path, monkeypatch, capsys):
+    """Before: two runs over different inputs were compared without naming either, the routed
+    criterion showed as None, and every flip looked like the judge's."""
+    monkeypatch.chdir(tmp_path)
+    rows = [json.loads(x) for x in SAMPLE.read_text().splitlines()]
+    Path("a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    changed = {r["id"] for r in rows[:6]}
+    for r in rows[:6]:
+        r["answer"] = "It is not so: " + r["answer"]
+    Path("b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for inp, model in (("a.jsonl", "baseline/lexical"), ("b.jsonl", "baseline/rouge-l")):
+        assert main(["run", inp, "-o", f"r-{inp}", "--model", model, "--store", "s.sqlite", "--no-progress"]) == 0
+    capsys.readouterr()
+    with RunStore("s.sqlite") as store:
+        ids = [r.run_id for r in sorted(store.runs(), key=lambda r: r.created)]
+        d = run_diff(store, *ids)
+    assert d.same_input is False and d.a.criteria == {"factual_correctness": 48}
+    assert d.flipped and all(f.answer_changed == (f.id in changed) for f in d.flipped)
+    assert d.answer_changes() and d.judge_changes()
+    assert main(["runs", "diff", "previous", "latest", "--store", "s.sqlite"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "a.jsonl judged by baseline/lexical, criterion routed (factual_correctness 48)" in out
+    assert "inputs: different" in out
+    assert (f"of the flips: {len(d.answer_changes())} with a changed answer or evidence (the input changed), "
+            f"{len(d.judge_changes())} on the same text (the judge changed)") in out
+
+
+def test_runs_show_writes_json_into_a_pipe_and_fits_a_terminal(two_runs, capsys, monkeypatch):
+    import sys
+
+    a, _ = two_runs
+    assert main(["runs", "show", a, "--store", "s.sqlite"]) == 0  # captured output is a pipe
+    card = json.loads(capsys.readouterr().out)
+    assert card["run_id"] == a and card["criteria"] == {"factual_correctness": 48}
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["runs", "show", a, "--store", "s.sqlite"]) == 0
+    out = capsys.readouterr().out
+    settings = [line for line in out.splitlines() if line.startswith("  ")]
+    assert "answer rate" in out and "\u2503" not in out  # no table: one setting a line, each within the width
+    assert settings and max(len(line) for line in settings) <= 80 and any(line.endswith("...") for line in settings)
+
+
+def test_a_resume_with_another_budget_is_the_resume_command_runs_show_gives(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    base = ["run", str(SAMPLE), "-o", "o.jsonl", "--store", "s.sqlite", "--no-progress", "--model", "baseline/lexical"]
+    main([*base, "--budget", "1"])
+    main([*base, "--budget", "500", "--resume"])
+    capsys.readouterr()
+    with RunStore("s.sqlite") as store:
+        (info,) = store.runs()
+    assert "--budget 500" in info.command and "--budget 1 " not in info.command + " "

@@ -143,6 +143,37 @@ def test_jsonl_broken_line_becomes_an_error_row_and_the_rest_are_read(tmp_path: 
         load_items(path)
 
 
+@pytest.mark.parametrize(("line", "cause"), [
+    ('{"id": "q3", "answer": "x", "reference": "r",}', "trailing comma"),
+    ("{'id': 'q3', 'answer': 'x', 'reference': 'r'}", "single quotes"),
+    ('{"id": "q3", "answer": "x", "reference": None}', "null/true/false"),
+    ('\ufeff{"id": "q3", "answer": "x", "reference": "r"}', "byte-order mark"),
+])
+def test_a_broken_line_keeps_its_id_and_names_the_likely_cause(tmp_path: Path, line: str, cause: str) -> None:
+    """Before, such a row became `line-2` (its result no longer joined to its label) and the
+    message never said why."""
+    path = write_jsonl(tmp_path / "items.jsonl", [{"id": "a", "answer": "x", "reference": "r"}, line])
+    broken = list(read_items(path))[1]
+    assert isinstance(broken, InvalidItemError) and broken.item_id == "q3" and broken.line == 2
+    assert cause in str(broken) and str(broken).startswith(f"{path}:2: not valid JSON")
+
+
+def test_a_latin1_line_keeps_its_id_and_names_the_encoding(tmp_path: Path) -> None:
+    path = tmp_path / "items.jsonl"
+    path.write_bytes('{"id": "a", "answer": "caf\u00e9", "reference": "r"}\n'.encode()
+                     + '{"id": "q2", "answer": "caf\u00e9", "reference": "r"}\n'.encode("latin-1"))
+    rows = list(read_items(path))
+    assert isinstance(rows[0], Item)
+    assert isinstance(rows[1], InvalidItemError) and rows[1].item_id == "q2" and "not UTF-8" in str(rows[1])
+    assert "iconv" in str(rows[1])
+
+
+def test_an_unreadable_id_is_not_guessed(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "items.jsonl", ['{"answer": "x", "reference": "r",}'])
+    broken = next(iter(read_items(path)))
+    assert isinstance(broken, InvalidItemError) and broken.item_id is None
+
+
 def test_jsonl_extra_fields_and_label_carried(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "items.jsonl", [
         {"id": 7, "question": "q", "answer": "a", "ground_truth": "g", "label": "yes",

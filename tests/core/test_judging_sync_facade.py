@@ -57,27 +57,29 @@ def test_runnable_batch_uses_the_shared_loop() -> None:
 CLOSING = """
 import asyncio, gc, sys
 from judgeflow import Judge
-url, how, transport = sys.argv[1:4]
+url, transport, hows = sys.argv[1], sys.argv[2], sys.argv[3:]
 item = {"id": "m", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1247.", "reference": "1147"}
-judge = Judge("openai/fake", base_url=url, api_key="k", provider_retries=0, http_transport=transport)
 
-async def once():
-    if how == "close":
-        async with judge:
-            return (await judge.ajudge(item)).label
-    return (await judge.ajudge(item)).label
+for how in hows:  # each way with its own Judge, in one process (what is left at exit is checked once, for all)
+    judge = Judge("openai/fake", base_url=url, api_key="k", provider_retries=0, http_transport=transport)
 
-def handmade():  # a loop closed by hand, without finalising its async generators
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(once())
-    finally:
-        loop.close()
+    async def once():
+        if how == "close":
+            async with judge:
+                return (await judge.ajudge(item)).label
+        return (await judge.ajudge(item)).label
 
-run = handmade if how == "handmade" else lambda: asyncio.run(once())
-print(run(), run())  # two event loops, one Judge
-del judge
-gc.collect()
+    def handmade():  # a loop closed by hand, without finalising its async generators
+        loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(once())
+        finally:
+            loop.close()
+
+    run = handmade if how == "handmade" else lambda: asyncio.run(once())
+    print(how, run(), run(), flush=True)  # two event loops, one Judge
+    del judge
+    gc.collect()
 """
 
 
@@ -97,11 +99,94 @@ def test_one_judge_across_event_loops_with_or_without_closing(tmp_path, transpor
 
     script = tmp_path / "closing.py"
     script.write_text(CLOSING)
+    hows = ("close", "keep", "handmade")
+    with FakeProvider() as fake:  # one child for the three ways (a child's start-up was most of the CPU)
+        run = subprocess.run([sys.executable, str(script), fake.base_url + "/v1", transport, *hows],
+                             capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [w for how in hows for w in (how, "1", "1")], (run.stdout, run.stderr)
+    for noise in ("Event loop is closed", "never retrieved", "Unclosed", "Traceback"):
+        assert noise not in run.stderr, run.stderr
+
+
+MOSCOW = {"id": "m", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1247.",
+          "reference": "1147"}
+
+
+@pytest.fixture(scope="module")
+def provider_url():
+    from fakes import FakeProvider
+
     with FakeProvider() as fake:
-        for how in ("close", "keep", "handmade"):
-            run = subprocess.run([sys.executable, str(script), fake.base_url + "/v1", how, transport],
-                                 capture_output=True, text=True, timeout=120)
-            assert run.returncode == 0, run.stderr
-            assert run.stdout.split() == ["1", "1"], (how, run.stdout, run.stderr)
-            for noise in ("Event loop is closed", "never retrieved", "Unclosed", "Traceback"):
-                assert noise not in run.stderr, (how, run.stderr)
+        yield fake.base_url + "/v1"
+
+
+def _judge(url: str, transport: str) -> Judge:
+    return Judge("openai/fake", base_url=url, api_key="k", provider_retries=0, http_transport=transport)
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_sync_then_async_then_sync_on_one_judge_judges_every_item(provider_url: str, transport: str) -> None:
+    """`judge()` runs on the facade's background loop, which keeps running; `asyncio.run(ajudge())`
+    then runs in another loop beside it. Each loop has its own SDK client (before, the second
+    call used the background loop's connections and ended unscored with APIConnectionError)."""
+    pytest.importorskip("aiohttp")
+    judge = _judge(provider_url, transport)
+    first = judge.judge(MOSCOW)
+    second = asyncio.run(judge.ajudge(MOSCOW))
+    third = asyncio.run(judge.ajudge(MOSCOW))  # a second asyncio.run: a new loop, a new client
+    fourth = judge.judge_many([MOSCOW, MOSCOW])
+    assert [r.label for r in [first, second, third, *fourth]] == [1] * 5, [r.error for r in [second, third]]
+
+
+def test_runnable_invoke_batch_then_abatch(provider_url: str) -> None:
+    """As docs/integrations.md shows: invoke, batch, then `await abatch` on one runnable."""
+    from judgeflow.integrations.runnable import as_runnable
+
+    runnable = as_runnable(_judge(provider_url, "auto"))
+    assert runnable.invoke(MOSCOW).label == 1
+    assert [r.label for r in runnable.batch([MOSCOW, MOSCOW])] == [1, 1]
+    assert [r.label for r in asyncio.run(runnable.abatch([MOSCOW, MOSCOW]))] == [1, 1]
+    assert runnable.invoke(MOSCOW).label == 1
+
+
+def test_inside_an_already_running_loop_sync_and_async_alternate(provider_url: str) -> None:
+    """A running loop (Jupyter, FastAPI, pytest-asyncio): the sync facade from inside it (it runs
+    on the background loop) and `await ajudge` in it, alternately, on one Judge."""
+    judge = _judge(provider_url, "auto")
+
+    async def inside() -> list[int | None]:
+        labels = [(await judge.ajudge(MOSCOW)).label, judge.judge(MOSCOW).label]
+        labels.append((await judge.ajudge(MOSCOW)).label)
+        await judge.aclose()  # closes this loop's client; the background loop's stays usable
+        labels.append(judge.judge(MOSCOW).label)
+        return labels
+
+    assert asyncio.run(inside()) == [1, 1, 1, 1]
+    assert judge.judge(MOSCOW).label == 1
+
+
+def test_the_client_of_an_asyncio_run_closes_with_its_loop(provider_url: str) -> None:
+    from judgeflow.backends.connections import LoopClient
+
+    judge = _judge(provider_url, "auto")
+    sdk = judge.backend.client.sdk
+    assert isinstance(sdk, LoopClient)
+    judge.judge(MOSCOW)
+    asyncio.run(judge.ajudge(MOSCOW))
+    loops = {o.loop() for o in sdk.opened()}
+    assert len([lp for lp in loops if lp is not None and not lp.is_closed()]) == 1  # the background loop's
+
+
+def test_the_langsmith_evaluators_on_one_judge_alternate(provider_url: str) -> None:
+    """The sync evaluator runs on the facade's loop; the async one under the caller's `asyncio.run`:
+    one Judge behind both scores every call (the evaluator and scorer are built on `ajudge`)."""
+    pytest.importorskip("langsmith")
+    from judgeflow.integrations.langsmith import alangsmith_evaluator, langsmith_evaluator
+
+    judge = _judge(provider_url, "auto")
+    sync, async_ = langsmith_evaluator(judge), alangsmith_evaluator(judge)
+    args = {"inputs": {"question": MOSCOW["question"]}, "outputs": {"answer": MOSCOW["answer"]},
+            "reference_outputs": {"answer": MOSCOW["reference"]}}
+    scores = [sync(**args)["score"], asyncio.run(async_(**args))["score"], sync(**args)["score"]]
+    assert scores == [1, 1, 1], scores

@@ -82,6 +82,18 @@ def test_run_json_summary_gives_spent_vs_cap(tmp_path: Path, capsys: pytest.Capt
     assert replies <= 3 and summary["budget"]["denied"] >= 1
 
 
+def test_a_cached_run_says_what_the_cache_saved(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: a re-run served from the cache said "0 of 20 call(s) spent", as if nothing happened."""
+    inp = items_file(tmp_path, 3)
+    with SchemaProvider(seed=1) as fake:
+        assert run(tmp_path, fake.base_url, inp, "--budget", "20")[0] == 0
+        capsys.readouterr()
+        (tmp_path / "out.jsonl").unlink()
+        assert run(tmp_path, fake.base_url, inp, "--budget", "20")[0] == 0
+    said = " ".join(capsys.readouterr().err.split())
+    assert "budget: 0 of 20 call(s) spent; 3 row(s) served from the cache cost nothing" in said
+
+
 def test_a_money_budget_for_a_model_with_no_price_is_refused_before_any_call(tmp_path: Path,
                                                                              capsys: pytest.CaptureFixture[str]) -> None:
     inp = items_file(tmp_path, 2)

@@ -107,3 +107,18 @@ def test_run_json_records_the_price_source(tmp_path: Path) -> None:
     out = summary_json(results, run_id="r", model="openai/x", output=tmp_path / "o.jsonl", prices=load_prices(f),
                        elapsed=1, session_items=1)
     assert out["priced_by"] == str(f) and out["cost_usd"] == pytest.approx(0.00101)
+
+
+def test_a_misspelt_model_is_priced_as_unknown_not_guessed() -> None:
+    """Before: `openai/gpt-4o-mni` got gpt-4o's price from the built-in table (a prefix match),
+    "$0.0035 ... built-in table". A dated snapshot of a priced model still gets its price."""
+    for typo in ("openai/gpt-4o-mni", "openai/gpt-4o-mini-typo", "openai/gpt-5-minii"):
+        assert price_for(typo, PRICES) is None, typo
+        assert estimate_cost(typo, Usage(calls=1, input_tokens=1000, output_tokens=100), prices=PRICES) is None
+    line = summarize([Judgment(id="a", label=0, status="judged", usage=Usage(calls=1, input_tokens=10))],
+                     model="openai/gpt-4o-mni", prices=PRICES, elapsed=1.0, session=Usage(), session_items=1)[-1]
+    assert line.startswith("estimated cost: unknown (no price for openai/gpt-4o-mni")
+    builtin = {k: v for k, v in PRICES.items() if v.source == BUILTIN}
+    assert pricing._match("openai/gpt-4o-2024-08-06", builtin) is PRICES["openai/gpt-4o"]
+    assert pricing._match("anthropic/claude-sonnet-4-5-20250929", builtin) is PRICES["anthropic/claude-sonnet-4-5"]
+    assert pricing._match("openai/gpt-4o-mni", builtin) is None

@@ -64,6 +64,10 @@ def test_one_cache_key_the_judges_fingerprint():
     assert judge.fingerprint(item) == judge.fingerprint(item.model_copy(update={"id": "z", "extra": {"k": 1}}))
     assert judge.fingerprint(item) != Judge("baseline/lexical", strategy="single").fingerprint(item)
     assert judge.fingerprint(Item(id="x", answer="a")) is None  # cannot be routed
+    # how the criterion was chosen is not in the key: routed, or given, the same criterion shares it
+    # (`tune` and `run --criterion` reuse what `run` paid for); another criterion does not
+    assert judge.fingerprint(item) == Judge("baseline/lexical", criterion="factual_correctness").fingerprint(item)
+    assert judge.fingerprint(item) != Judge("baseline/lexical", criterion="reference_faithfulness").fingerprint(item)
 
 
 def _factual(n: int, start: int = 0) -> list[dict[str, str]]:

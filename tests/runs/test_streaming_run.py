@@ -36,7 +36,7 @@ def mixed_items(path: Path, n: int = 60) -> list[str]:
     for i in range(n):
         k = (i * 37) % n  # ids not in sorted order: the output follows the input, not the ids
         if i == 7:
-            lines.append('{"id": "broken", "answer": ')  # not JSON: an invalid row named line-8
+            lines.append('{"answer": "no id, and broken", ')  # not JSON, no id to read: an invalid row named line-8
             ids.append("line-8")
         elif i == 13:
             lines.append(json.dumps({"id": f"q{k:03d}", "question": "Capital?", "reference": "Paris"}))

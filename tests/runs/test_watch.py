@@ -240,3 +240,27 @@ def _store_count(store: Path) -> str:
             return f"verdicts {db.execute('SELECT COUNT(*) FROM results').fetchone()[0]}"
     except sqlite3.Error:
         return ""
+
+
+def test_watch_otel_never_sends_to_its_own_receiver_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`watch otlp://127.0.0.1:4318 ... --otel` (as docs/production.md showed) sent its verdicts to
+    itself: --otel's default endpoint is localhost:4318. Now refused, naming where spans would go;
+    an --otel-endpoint naming the receiver is asked for, and another collector is fine."""
+    from judgeflow.cli import build_parser
+    from judgeflow.cli.otel_args import loops_back
+
+    for var in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
+        monkeypatch.delenv(var, raising=False)
+
+    def args(*flags: str):
+        return build_parser().parse_args(["watch", "otlp://127.0.0.1:4318", *flags])
+
+    why = loops_back(args("--otel"), "otlp://127.0.0.1:4318")
+    assert why is not None and "own receiver otlp://127.0.0.1:4318" in why and "http://localhost:4318" in why
+    assert loops_back(args("--otel"), "otlp://127.0.0.1:4319") is None
+    assert loops_back(args("--otel-endpoint", "http://127.0.0.1:4318"), "otlp://127.0.0.1:4318") is None  # asked
+    assert loops_back(args(), "otlp://127.0.0.1:4318") is None
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:6006")
+    assert loops_back(args("--otel"), "otlp://127.0.0.1:4318") is None
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318/")
+    assert "$OTEL_EXPORTER_OTLP_ENDPOINT is http://localhost:4318/" in loops_back(args("--otel"), "otlp://127.0.0.1:4318")

@@ -149,8 +149,7 @@ class LLMClient:
     sdk: LoopClient | None = field(default=None, repr=False)
     """The provider SDK's async client (openai.AsyncOpenAI, anthropic.AsyncAnthropic, ...) of the
     running event loop, built on the first request; None when `client` is given."""
-    _clients: dict[tuple[str, int | None], Any] = field(default_factory=dict, repr=False)
-    _clients_of: Any = field(default=None, repr=False)
+    _clients: dict[tuple[int, str, int | None], tuple[Any, Any]] = field(default_factory=dict, repr=False)
     _healthy: bool = field(default=False, repr=False)
     _gates: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
     _streak: tuple[str, int] = field(default=("", 0), repr=False)
@@ -167,15 +166,14 @@ class LLMClient:
 
     def _instructor(self, raw: Any, retries: int | None) -> Any:
         """The Instructor client over `raw` for the current mode; `retries` overrides the SDK's retries."""
-        if self._clients_of is not raw:
-            self._clients.clear()
-            self._clients_of = raw
-        key = (self.structured, retries)
-        if key not in self._clients:
-
+        key = (id(raw), self.structured, retries)  # one SDK client per event loop (connections.LoopClient)
+        hit = self._clients.get(key)
+        if hit is None or hit[0] is not raw:
+            if len(self._clients) >= 16:  # clients of loops that have ended
+                self._clients.clear()
             sdk = raw if retries is None else raw.with_options(max_retries=retries)
-            self._clients[key] = self.wire.instructor(sdk, self.structured)
-        return self._clients[key]
+            hit = self._clients[key] = (raw, self.wire.instructor(sdk, self.structured))
+        return hit[1]
 
     async def aclose(self) -> None:
         """Close the SDK client this LLMClient built (its HTTP connections belong to the running
