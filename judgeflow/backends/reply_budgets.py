@@ -4,9 +4,11 @@ A step's request is sized for its largest plausible reply (`single` asks 1,215 t
 replies use about 94). Token limits count that budget (OpenAI charges `max_tokens` when it admits a
 request; Anthropic's output-token limit counts it until the reply ends), so a token-limited tier
 admitted about half the items it could. When the endpoint has a token limit, each step's budget is
-learned from the output tokens its replies really used, as the provider reports them:
+learned from the output tokens its replies really used, as the provider reports them, as a share of
+the budget each was sized (a check reply grows with its claims, a decompose reply with the answer,
+and so does the sized budget):
 
-    budget = min(sized, max(FLOOR, MARGIN x the most any of the step's last WINDOW replies used))
+    budget = min(sized, max(FLOOR, MARGIN x sized x the largest used / sized of the step's last WINDOW replies))
 
 after MIN_REPLIES replies (a share of the sized budget was tried: replies do not grow with it, and
 the charge came out higher); before that, and with no
@@ -26,17 +28,18 @@ from dataclasses import dataclass, field
 
 #: replies of a step seen before its budget is learned
 MIN_REPLIES = 3
-#: the replies remembered per step (the budget follows the largest of them)
+#: the replies remembered per step (the budget follows the largest share of them)
 WINDOW = 64
-#: the budget is this times the largest reply remembered ...
-MARGIN = 1.5
+#: the budget is this times the largest share of its sized budget a reply remembered used ...
+MARGIN = 1.25
 #: ... and never less than this
 FLOOR = 64
 
 
 @dataclass
 class StepBudget:
-    used: deque[int] = field(default_factory=lambda: deque(maxlen=WINDOW))
+    used: deque[float] = field(default_factory=lambda: deque(maxlen=WINDOW))
+    """Each remembered reply's output tokens over the budget its request was sized."""
     margin: float = MARGIN
     cuts: int = 0
 
@@ -52,12 +55,12 @@ class ReplyBudgets:
         s = self.steps.get(step)
         if s is None or len(s.used) < MIN_REPLIES:
             return sized
-        return min(sized, max(FLOOR, math.ceil(s.margin * max(s.used))))
+        return min(sized, max(FLOOR, math.ceil(s.margin * sized * max(s.used))))
 
     def record(self, step: str, sized: int, output_tokens: int) -> None:
         """A reply of `step`, whose request was sized `sized`, used `output_tokens` (the provider's usage)."""
-        if output_tokens > 0:
-            self.steps.setdefault(step, StepBudget()).used.append(output_tokens)
+        if output_tokens > 0 and sized > 0:
+            self.steps.setdefault(step, StepBudget()).used.append(output_tokens / sized)
 
     def cut(self, step: str) -> None:
         """A reply of `step` was cut off at its learned budget: widen that step's margin."""
