@@ -77,9 +77,8 @@ def test_under_a_token_limit_the_charge_follows_what_replies_use() -> None:
 def test_a_reply_cut_off_at_a_learned_budget_is_asked_again_at_the_sized_one() -> None:
     llm = Cutting("openai", limit=ProviderLimit(tpm=10_000_000, window=60.0))
     llm.cut = []
-    # a budget is learned as a share of the sized one: 12-sentence answers, of which the fake restates
-    # 4, teach a small share; 4-sentence answers, restated whole, come far above it
-    results, judge = run(llm, rows(8, sentences=12) + rows(4, sentences=4, start=100), concurrency=1)
+    # one-claim replies teach a small budget; four-claim replies come far above it
+    results, judge = run(llm, rows(8) + rows(4, sentences=4, start=100), concurrency=1)
     assert all(j.status == "judged" and j.label is not None for j in results), [j.error for j in results if j.error]
     assert llm.cut  # cut off at a learned budget ...
     budgets = judge.backend.client.budgets  # type: ignore[attr-defined]
@@ -99,7 +98,7 @@ def test_no_token_limit_or_a_fixed_max_tokens_sends_the_sized_budget() -> None:
     assert {r["max_tokens"] for r in fixed.requests} == {700}
 
 
-def test_a_learned_budget_is_a_share_of_each_request_s_sized_budget() -> None:
+def test_a_check_budget_is_a_share_of_each_request_s_sized_budget() -> None:
     from judgeflow.backends.reply_budgets import FLOOR, MARGIN, ReplyBudgets
 
     budgets = ReplyBudgets()
@@ -108,3 +107,6 @@ def test_a_learned_budget_is_a_share_of_each_request_s_sized_budget() -> None:
     assert budgets.budget("check", 2000) == math.ceil(MARGIN * 2000 * 0.3)  # 20 claims: twice the reply
     assert budgets.budget("check", 1000) == math.ceil(MARGIN * 300)
     assert budgets.budget("check", 100) == FLOOR and budgets.budget("decompose", 900) == 900  # not learned yet
+    for used in (250, 300, 280):  # a decompose reply does not follow its sized budget: the most used
+        budgets.record("decompose", 1000, used)
+    assert budgets.budget("decompose", 2000) == budgets.budget("decompose", 500) == math.ceil(MARGIN * 300)
