@@ -109,6 +109,7 @@ def main() -> int:
     ap.add_argument("--slow-latency", type=float, default=2.0)
     ap.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
     args = ap.parse_args()
+    print("(pace: each pass says its own: the defaults are the local pace, timeout=60 turns it off)")
     print(f"1. a localhost server serving {args.slots} at once at {args.latency:g} s a call; {args.items} graph "
           f"factual items, concurrency {CONCURRENCY} (the default):", flush=True)
     many = many_slots(args)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quotas import ROOT, SHARED, limiter_cost, start_fake  # noqa: E402
+from quotas import ROOT, SHARED, say_pace, limiter_cost, start_fake  # noqa: E402
 
 FLAGS = ["--tpm", "40000", "--ratelimit-window-s", "4"]
 
@@ -47,6 +47,7 @@ def run_case(root: Path, strategy: str, items: int, concurrency: int, data: str,
                    "--concurrency", str(concurrency), "--strategy", strategy, "--no-cache", "--no-progress",
                    "--store", str(Path(tmp) / "store.db")]
             env = {**os.environ, "PYTHONPATH": str(root), "JUDGEFLOW_LIMITS_DIR": str(Path(tmp) / "limits")}
+            say_pace(cmd)
             done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, check=False)
         finally:
             proc.terminate()
