@@ -6,15 +6,16 @@ requests sent beside it wait in its queue, and their deadline runs out while the
 are sent again, or scored as nothing). `LocalPace`, one per local endpoint and shared by every
 client of it, sits under the SDK as a transport (`attach`) and
 - **concurrency**: starts at START request in flight and grows on evidence that the server serves
-  requests side by side: a reply sent with k in flight whose latency stayed below QUEUED x k x the
-  latency of requests sent alone (and below FLAT x it) raises the limit to GROWTH x k (k + 1 while
-  k <= 2; the limit is what the endpoint showed, never its host name). A reply
-  slower than that (latency growing with the requests in flight: the server queued it), or a 503
-  ("no slot available"), sets the limit to the slots the endpoint showed (k x solo latency / its
-  latency, at least 1) and holds it there (a ceiling, from then on raised by one after REPROBE
-  flat replies at it); a timeout sets it to 1. The caller's own limit (`--concurrency`) stays the ceiling of
-  what is asked for. A server that serves 16 at once reaches 16 in flight in four round trips (1,
-  2, 3, 12, 16); a one-slot server is sent two, and held at one by the second's queued reply.
+  requests side by side: a reply sent with k in flight whose latency stayed within the larger of
+  FLAT x and QUEUED x k x the latency of requests sent alone ("flat") raises the limit to GROWTH x k
+  (k + 1 while k <= 2); the limit is what the endpoint showed, never its host name. A slower reply
+  (latency growing with the requests in flight: the server queued it), or a 503 ("no slot
+  available"), sets the limit to the slots the endpoint showed (k x solo latency / its latency, at
+  least 1) and holds it there (a ceiling, raised by one after REPROBE flat replies at it, and at
+  least a round trip's); a timeout sets it to 1. The caller's own limit (`--concurrency`) stays the
+  ceiling of what is asked for. A server that serves 16 at once reaches 16 in flight in four round
+  trips (1, 2, 3, 12, 16); a one-slot server is sent two, held at one by the second's queued reply,
+  and sent two again now and then (a probe, which the next queued reply takes back).
 - **deadline**: the local default (`providers.LOCAL_TIMEOUT`) is a floor; once replies arrive, each
   request may take FACTOR x the slowest reply seen, and a timeout doubles the deadline of the
   requests after it, up to CAP.
@@ -48,8 +49,9 @@ QUEUED = 0.25
 #: a flat reply sent with k > 2 in flight allows GROWTH x k (k <= 2: k + 1; a one-slot server's second
 #: request can look flat when its replies are fast beside the client's own delays)
 GROWTH = 4
-#: flat replies at a ceiling before one more request in flight is tried again
-REPROBE = 20
+#: flat replies at a ceiling (at least the limit's: a round trip) before one more request in flight is
+#: tried (20 held a limit that the client's own delays had set too low, at 50 ms replies, for seconds)
+REPROBE = 4
 #: a request may take this many times the slowest reply seen (above the floor)
 FACTOR = 4.0
 #: the longest deadline the pace ever gives (seconds)
