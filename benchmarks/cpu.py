@@ -279,7 +279,8 @@ def main() -> int:
         proc.wait(timeout=10)
     print("2. where the graph runs' CPU goes (cProfile own time, by package; profiling inflates the total):")
     where(profile)
-    print("3. ratio to the latency-bound ideal (graph, factual; tests/fakes/provider.py --asyncio; gc as judgeflow run):")
+    print("3. ratio to the latency-bound ideal (graph, factual; tests/fakes/provider.py --asyncio; gc as judgeflow run; "
+          f"{external.pace_line(base_url='http://127.0.0.1/v1')}):")
     ideal_rows = ideal_ratios(args.ideal_items)
     for gc_name in ("run", "default"):
         graph = [r for r in cpu_rows if r["strategy"] == "graph" and r["gc"] == gc_name]

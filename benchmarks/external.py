@@ -65,3 +65,32 @@ def start_fake(*flags: str, shared: Path | None = None) -> tuple[subprocess.Pope
         proc.kill()
         raise SystemExit(f"{script.name} did not start: {line!r}")
     return proc, f"http://127.0.0.1:{int(line.strip().split('=')[1])}"
+
+
+def pace_line(command: list[str] | None = None, *, base_url: str = "", timeout: float | None = None) -> str:
+    """What pace a throughput figure ran under (#50): a localhost endpoint with no --timeout is paced
+    by judgeflow's local pace (backends/local_pace.py: in flight and deadline follow its replies);
+    a given --timeout, or a hosted endpoint, is not. `command`: a `judgeflow run` command line."""
+    if command is not None:
+        base_url = next((command[i + 1] for i, a in enumerate(command[:-1]) if a == "--base-url"), base_url)
+        if "--timeout" in command:
+            timeout = float(command[command.index("--timeout") + 1])
+    from urllib.parse import urlsplit
+
+    local = (urlsplit(base_url).hostname or "") in ("127.0.0.1", "localhost", "::1")
+    if not local:
+        return "pace: none (not a local endpoint; the provider's rate limits only)"
+    if timeout is not None:
+        return f"pace: off (--timeout {timeout:g} given: --concurrency as set)"
+    return "pace: the local pace at the defaults (requests in flight follow the endpoint's replies, #50)"
+
+
+_SAID: set[str] = set()
+
+
+def say_pace(command: list[str]) -> None:
+    """Print, once per pace, what pace a benchmark's `judgeflow run` command runs under."""
+    line = pace_line(command)
+    if line not in _SAID:
+        _SAID.add(line)
+        print(f"  ({line})", flush=True)

@@ -245,7 +245,8 @@ def main() -> int:
           + ", ".join(f"{k} node{'s' * (k > 1)} {us:.0f} us" for k, us in cost.items())
           + f" (about {(cost[6] - cost[1]) / 5:.0f} us a node)")
     print("ratio to the latency-bound ideal, graph factual, and the floors under it "
-          "(tests/fakes/provider.py --asyncio; gc as judgeflow run):")
+          f"(tests/fakes/provider.py --asyncio; gc as judgeflow run; judgeflow's "
+          f"{cpu.external.pace_line(base_url='http://127.0.0.1/v1')}):")
     rows = floors(args.items, args.passes, args.latency or [50, 200], args.concurrency or [16, 64])
     if args.json:
         print(json.dumps({"langgraph_us_per_invoke": cost, "ratios": rows}))

@@ -30,6 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from external import say_pace  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 #: ../shared (beside the checkout, or beside the folder of worktrees); $JUDGEFLOW_SHARED overrides
 SHARED = Path(os.environ.get("JUDGEFLOW_SHARED") or next(
@@ -86,6 +89,7 @@ def run_case(wire: str, items: int, concurrency: int, extra: list[str], *, unlim
                    "--model", model, "--base-url", base, "--limit", str(items), "--concurrency", str(concurrency),
                    "--no-cache", "--store", str(Path(tmp) / "store.db"), "--no-progress", *extra]
             t0 = time.monotonic()
+            say_pace(cmd)
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False,
                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
             elapsed = time.monotonic() - t0

@@ -30,6 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from external import say_pace  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_LLM = next((p / "shared" / "tools" / "fake_llm.py" for p in ROOT.parents
                  if (p / "shared" / "tools" / "fake_llm.py").exists()), None)
@@ -81,6 +84,7 @@ def run_cli(fake: Fake, items: Path, tmp: Path, c: int, n: int, latency: float) 
            "--store", str(tmp / f"cli{c}.sqlite"), "--model", "openai/fake", "--base-url", fake.base_url,
            "--strategy", "single", "--reasks", "0", "--retries", "0", "--concurrency", str(c), "--no-progress"]
     start = time.monotonic()
+    say_pace(cmd)
     subprocess.run(cmd, check=True, capture_output=True, env={**_env(), "OPENAI_API_KEY": "sk-fake"})
     return row("CLI (one process)", c, n, time.monotonic() - start, fake.calls_since(mark), latency)
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quotas import ROOT, SHARED, read_log, start_fake  # noqa: E402
+from quotas import ROOT, SHARED, say_pace, read_log, start_fake  # noqa: E402
 
 #: case -> (wire, data file, model, fake_llm.py limiter flags)
 CASES: dict[str, tuple[str, str, str, list[str]]] = {
@@ -57,6 +57,7 @@ def run_case(root: Path, case: str, items: int, processes: int, concurrency: int
                 cmd = [sys.executable, "-m", "judgeflow", "run", str(SHARED / "data" / data), "-o", str(out),
                        "--model", model, "--base-url", base, "--limit", str(items), "--concurrency", str(concurrency),
                        "--no-cache", "--store", str(Path(tmp) / f"store{k}.db"), "--no-progress"]
+                say_pace(cmd)
                 runs.append((out, subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL,
                                                    stderr=subprocess.PIPE, text=True)))
             exits = []

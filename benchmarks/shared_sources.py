@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from external import ROOT, need_shared  # noqa: E402
+from external import say_pace, ROOT, need_shared  # noqa: E402
 
 
 def start_fake(shared: Path, log: Path, latency_ms: int) -> tuple[subprocess.Popen[str], int]:
@@ -62,6 +62,7 @@ def run_case(root: Path, shared: Path, data: list[dict[str, Any]], latency_ms: i
                    "--base-url", f"http://127.0.0.1:{port}/v1", "--concurrency", str(concurrency), "--no-cache",
                    "--store", str(Path(tmp) / "store.db"), "--no-progress"]
             t0 = time.monotonic()
+            say_pace(cmd)
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=root, check=False,
                                   env={**os.environ, "PYTHONPATH": str(root), "OPENAI_API_KEY": "sk-fake"})
             elapsed = time.monotonic() - t0

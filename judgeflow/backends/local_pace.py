@@ -5,12 +5,17 @@ A local server (llama.cpp, ollama, LM Studio on a laptop) often computes one req
 requests sent beside it wait in its queue, and their deadline runs out while they wait (then they
 are sent again, or scored as nothing). `LocalPace`, one per local endpoint and shared by every
 client of it, sits under the SDK as a transport (`attach`) and
-- **concurrency**: starts at START request in flight; after as many replies in a row as the limit
-  whose latency stayed flat (within FLAT x the latency of requests sent alone) while requests were
-  waiting, allows one more. A reply slower than that, sent while others were in flight (the server
-  queued it), takes one back and holds the limit there (a ceiling, probed again after REPROBE flat
-  replies); a timeout sets it to 1. The caller's own limit (`--concurrency`) stays the ceiling of
-  what is asked for.
+- **concurrency**: starts at START request in flight and grows on evidence that the server serves
+  requests side by side: a reply sent with k in flight whose latency stayed within the larger of
+  FLAT x and QUEUED x k x the latency of requests sent alone ("flat") raises the limit to GROWTH x k
+  (k + 1 while k <= 2); the limit is what the endpoint showed, never its host name. A slower reply
+  (latency growing with the requests in flight: the server queued it), or a 503 ("no slot
+  available"), sets the limit to the slots the endpoint showed (k x solo latency / its latency, at
+  least 1) and holds it there (a ceiling, raised by one after REPROBE flat replies at it, and at
+  least a round trip's); a timeout sets it to 1. The caller's own limit (`--concurrency`) stays the
+  ceiling of what is asked for. A server that serves 16 at once reaches 16 in flight in four round
+  trips (1, 2, 3, 12, 16); a one-slot server is sent two, held at one by the second's queued reply,
+  and sent two again now and then (a probe, which the next queued reply takes back).
 - **deadline**: the local default (`providers.LOCAL_TIMEOUT`) is a floor; once replies arrive, each
   request may take FACTOR x the slowest reply seen, and a timeout doubles the deadline of the
   requests after it, up to CAP.
@@ -35,10 +40,18 @@ from .wrapping import WrappedTransport
 
 #: requests in flight to a local endpoint before it has shown it can take more
 START = 1
-#: a reply within this factor of the requests-sent-alone latency is "flat"
+#: a reply within this factor of the requests-sent-alone latency is "flat" ...
 FLAT = 1.5
-#: flat replies at a ceiling before one more request in flight is tried again
-REPROBE = 20
+#: ... and so is one sent with k in flight within QUEUED x k of it (in a queue each request ahead adds a
+#: whole solo latency, divided by the slots: a server with fewer than 1 / QUEUED slots is held at its
+#: slots; one that batches requests slows them far less than that)
+QUEUED = 0.25
+#: a flat reply sent with k > 2 in flight allows GROWTH x k (k <= 2: k + 1; a one-slot server's second
+#: request can look flat when its replies are fast beside the client's own delays)
+GROWTH = 4
+#: flat replies at a ceiling (at least the limit's: a round trip) before one more request in flight is
+#: tried (20 held a limit that the client's own delays had set too low, at 50 ms replies, for seconds)
+REPROBE = 4
 #: a request may take this many times the slowest reply seen (above the floor)
 FACTOR = 4.0
 #: the longest deadline the pace ever gives (seconds)
@@ -65,7 +78,7 @@ class LocalPace:
     ceiling: int | None = None
     """The limit a queued (slow) reply set; None while latency has stayed flat."""
     solo: float | None = None
-    """Running mean latency of requests sent with nothing else in flight."""
+    """Latency of requests sent with nothing else in flight: the lowest at once, a running mean upwards."""
     slowest: float = 0.0
     flat: int = 0
     timeouts: int = 0
@@ -80,8 +93,8 @@ class LocalPace:
             return self.floor
         return min(CAP, max(self.floor, FACTOR * self.slowest, self.stretched))
 
-    async def acquire(self) -> tuple[float, bool]:
-        """Wait for a place in flight; (when sent, whether others were in flight)."""
+    async def acquire(self) -> tuple[float, int]:
+        """Wait for a place in flight; (when sent, requests in flight with it, itself included)."""
         while self.in_flight >= self.limit:
             fut = asyncio.get_running_loop().create_future()
             self.waiters.append(fut)
@@ -92,35 +105,45 @@ class LocalPace:
                 raise
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
-        return time.monotonic(), self.in_flight > 1
+        return time.monotonic(), self.in_flight
 
-    def release(self, sent: float, crowded: bool, outcome: str, deadline: float) -> None:
-        """A request ended: "ok" (a reply), "timeout", or "error"; learn from it, wake the next."""
+    def release(self, sent: float, crowd: int, outcome: str, deadline: float) -> None:
+        """A request sent with `crowd` in flight ended: "ok" (a reply), "busy" (503: no free slot),
+        "timeout", or "error"; learn from it, wake the next."""
         self.in_flight = max(0, self.in_flight - 1)
         if outcome == "timeout":
             self.timeouts += 1
             self.limit, self.ceiling, self.flat = 1, 1, 0
             self.stretched = min(CAP, max(self.stretched, 2 * deadline))
+        elif outcome == "busy":
+            self._hold(max(1, crowd - 1))
         elif outcome == "ok":
-            self._learn(time.monotonic() - sent, crowded)
+            self._learn(time.monotonic() - sent, crowd)
         self._wake()
 
-    def _learn(self, latency: float, crowded: bool) -> None:
+    def _hold(self, slots: int) -> None:
+        """The endpoint showed `slots` at once: the limit and its ceiling (never above the limit now)."""
+        self.limit = self.ceiling = max(1, min(self.limit, slots))
+        self.flat = 0
+
+    def _learn(self, latency: float, crowd: int) -> None:
         self.slowest = max(self.slowest, latency)
-        if not crowded:
-            self.solo = latency if self.solo is None else (1 - _WEIGHT) * self.solo + _WEIGHT * latency
-        if crowded and self.solo is not None and latency > FLAT * self.solo:  # it waited in the server's queue
-            self.limit = max(1, self.limit - 1)
-            self.ceiling, self.flat = self.limit, 0
+        if crowd <= 1:
+            # down at once (the first request's latency includes opening the connection), up slowly
+            self.solo = latency if self.solo is None else min(latency, (1 - _WEIGHT) * self.solo + _WEIGHT * latency)
+        solo = self.solo
+        if crowd > 1 and solo is not None and latency > solo * max(FLAT, QUEUED * crowd):  # it waited in a queue
+            self._hold(round(crowd * solo / latency))
             return
         self.flat += 1
-        wanted = bool(self.waiters)
-        held = self.ceiling is not None and self.limit >= self.ceiling and self.flat < REPROBE
-        if wanted and not held and self.flat >= self.limit:
-            self.limit += 1
+        if not self.waiters:
+            return
+        if self.ceiling is None:  # no queue seen yet: grow from what was served side by side
+            self.limit = max(self.limit, GROWTH * crowd if crowd > 2 else crowd + 1)
             self.flat = 0
-            if self.ceiling is not None and self.limit > self.ceiling:
-                self.ceiling = None
+        elif self.flat >= max(self.limit, REPROBE):  # at a ceiling: probe one more now and then
+            self.limit = self.ceiling = self.limit + 1
+            self.flat = 0
 
     def _wake(self) -> None:
         free = self.limit - self.in_flight
@@ -188,19 +211,20 @@ class Paced(WrappedTransport):
         if not request.url.path.endswith(MODEL_PATHS):
             return await self.inner.handle_async_request(request)
         pace = self.pace
-        sent, crowded = await pace.acquire()
+        sent, crowd = await pace.acquire()
         deadline = pace.last_deadline = pace.deadline()
         if pace.adaptive:
             request.extensions[DEADLINE] = deadline
         outcome = "error"
         try:
             response = await self.inner.handle_async_request(request)
-            outcome = "ok" if response.status_code < 400 else "error"
+            status = response.status_code
+            outcome = "ok" if status < 400 else "busy" if status == 503 else "error"
             return response
         except BaseException as e:
             if type(e).__name__ in ("ReadTimeout", "TimeoutException", "WriteTimeout", "PoolTimeout"):
                 outcome = "timeout"
             raise
         finally:
-            pace.release(sent, crowded, outcome, deadline)
+            pace.release(sent, crowd, outcome, deadline)
 

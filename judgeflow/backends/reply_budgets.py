@@ -8,8 +8,11 @@ learned from the output tokens its replies really used, as the provider reports 
 
     budget = min(sized, max(FLOOR, MARGIN x the most any of the step's last WINDOW replies used))
 
-after MIN_REPLIES replies (a share of the sized budget was tried: replies do not grow with it, and
-the charge came out higher); before that, and with no
+and for a step whose reply is one entry per id sent (SCALED: the check step's verdict per claim id,
+sized per id), as a share of each request's sized budget, so that 40 claims get twice the budget of
+20: MARGIN x sized x the largest used / sized of the step's last WINDOW replies. Both after
+MIN_REPLIES replies (a share of the sized budget for every step was tried: a decompose or single
+reply does not follow its sized budget, and the charge came out higher); before that, and with no
 token limit, the sized budget is sent. A reply is never lost to it: one cut off at a learned budget
 is asked again at the sized budget (the cut is counted in `cuts` and doubles that step's margin),
 and the sized budget keeps its own one doubling. A fixed `--max-tokens` is never changed. The
@@ -24,19 +27,22 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
+#: steps whose reply has one entry per id sent (and whose sized budget is per id): learned as a share
+SCALED = frozenset({"check", "coverage"})
 #: replies of a step seen before its budget is learned
 MIN_REPLIES = 3
-#: the replies remembered per step (the budget follows the largest of them)
+#: the replies remembered per step (the budget follows the largest share of them)
 WINDOW = 64
-#: the budget is this times the largest reply remembered ...
-MARGIN = 1.5
+#: the budget is this times the largest reply remembered (SCALED: the largest share of its sized budget) ...
+MARGIN = 1.25
 #: ... and never less than this
 FLOOR = 64
 
 
 @dataclass
 class StepBudget:
-    used: deque[int] = field(default_factory=lambda: deque(maxlen=WINDOW))
+    used: deque[float] = field(default_factory=lambda: deque(maxlen=WINDOW))
+    """Each remembered reply's output tokens (SCALED steps: over the budget its request was sized)."""
     margin: float = MARGIN
     cuts: int = 0
 
@@ -52,12 +58,14 @@ class ReplyBudgets:
         s = self.steps.get(step)
         if s is None or len(s.used) < MIN_REPLIES:
             return sized
-        return min(sized, max(FLOOR, math.ceil(s.margin * max(s.used))))
+        most = max(s.used) * (sized if step in SCALED else 1)
+        return min(sized, max(FLOOR, math.ceil(s.margin * most)))
 
     def record(self, step: str, sized: int, output_tokens: int) -> None:
         """A reply of `step`, whose request was sized `sized`, used `output_tokens` (the provider's usage)."""
-        if output_tokens > 0:
-            self.steps.setdefault(step, StepBudget()).used.append(output_tokens)
+        if output_tokens > 0 and sized > 0:
+            used = output_tokens / sized if step in SCALED else output_tokens
+            self.steps.setdefault(step, StepBudget()).used.append(used)
 
     def cut(self, step: str) -> None:
         """A reply of `step` was cut off at its learned budget: widen that step's margin."""

@@ -96,3 +96,17 @@ def test_no_token_limit_or_a_fixed_max_tokens_sends_the_sized_budget() -> None:
     fixed = LimitedLLM("openai", limit=ProviderLimit(tpm=10_000_000, window=60.0))
     run(fixed, rows(16), max_tokens=700)
     assert {r["max_tokens"] for r in fixed.requests} == {700}
+
+
+def test_a_check_budget_is_a_share_of_each_request_s_sized_budget() -> None:
+    from judgeflow.backends.reply_budgets import FLOOR, MARGIN, ReplyBudgets
+
+    budgets = ReplyBudgets()
+    for used in (250, 300, 280):  # check replies of 10-claim requests sized 1,000
+        budgets.record("check", 1000, used)
+    assert budgets.budget("check", 2000) == math.ceil(MARGIN * 2000 * 0.3)  # 20 claims: twice the reply
+    assert budgets.budget("check", 1000) == math.ceil(MARGIN * 300)
+    assert budgets.budget("check", 100) == FLOOR and budgets.budget("decompose", 900) == 900  # not learned yet
+    for used in (250, 300, 280):  # a decompose reply does not follow its sized budget: the most used
+        budgets.record("decompose", 1000, used)
+    assert budgets.budget("decompose", 2000) == budgets.budget("decompose", 500) == math.ceil(MARGIN * 300)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import email.policy
 import json
 import re
@@ -320,14 +321,15 @@ class FakeProvider:
         self.stop()
 
 
-def start_async_fake(latency: float) -> tuple[Any, str]:
+def start_async_fake(latency: float, slots: int = 0) -> tuple[Any, str]:
     """This file's --asyncio server in its own process (stops when the parent closes its stdin):
-    (process, base URL). For benchmarks: little CPU per request, so the rate measures the client."""
+    (process, base URL). For benchmarks: little CPU per request, so the rate measures the client.
+    `slots`: model requests computed at once (the others wait their turn, as in llama.cpp); 0: all."""
     import subprocess
     from pathlib import Path
 
-    proc = subprocess.Popen([sys.executable, str(Path(__file__)), "--latency", str(latency), "--asyncio"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, str(Path(__file__)), "--latency", str(latency), "--asyncio",
+                             "--slots", str(slots)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline() if proc.stdout else ""
     if not line.startswith("READY "):
         proc.kill()
@@ -343,8 +345,10 @@ def stop_async_fake(proc: Any) -> None:
     proc.wait(timeout=10)
 
 
-async def serve_async(latency: float, port: int = 0) -> None:
-    """The same model replies from one asyncio loop (no thread per connection): the benchmark's server."""
+async def serve_async(latency: float, port: int = 0, slots: int = 0) -> None:
+    """The same model replies from one asyncio loop (no thread per connection): the benchmark's server.
+    With `slots`, at most that many requests are computed (`latency`) at once; the rest wait in turn."""
+    slot = asyncio.Semaphore(slots) if slots else contextlib.nullcontext()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -355,7 +359,8 @@ async def serve_async(latency: float, port: int = 0) -> None:
                 length = next((int(v) for k, _, v in (x.partition(":") for x in lines[1:])
                                if k.strip().lower() == "content-length"), 0)
                 body = json.loads(await reader.readexactly(length) or b"{}")
-                await asyncio.sleep(latency)
+                async with slot:
+                    await asyncio.sleep(latency)
                 data = anthropic_reply(body) if path.endswith("/messages") else openai_reply(body)
                 raw = json.dumps(data).encode()
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -379,9 +384,10 @@ def main() -> None:
     p.add_argument("--stdin-eof-exit", action="store_true", help="stop when stdin closes (the parent exited)")
     p.add_argument("--asyncio", action="store_true",
                    help="serve model calls only, from one asyncio loop (less CPU per request; implies --stdin-eof-exit)")
+    p.add_argument("--slots", type=int, default=0, help="with --asyncio: requests computed at once (default 0: all)")
     args = p.parse_args()
     if args.asyncio:
-        asyncio.run(serve_async(args.latency, args.port))
+        asyncio.run(serve_async(args.latency, args.port, args.slots))
         return
     fake = FakeProvider(latency=args.latency, port=args.port)
     print(f"READY {fake.base_url}", flush=True)

@@ -1,0 +1,80 @@
+"""The local pace's rule (#50): a local endpoint is paced by what its replies show, never by its host
+name. Replies are fed to `LocalPace` directly (latencies in seconds, requests waiting as a caller's
+queue): a server that serves many at once is given them in a few round trips, one that queues is held."""
+
+from __future__ import annotations
+
+import asyncio
+
+from judgeflow.backends.local_pace import REPROBE, LocalPace
+
+
+def paced(waiting: int = 16) -> LocalPace:
+    pace = LocalPace("local", floor=900.0)
+    loop = asyncio.new_event_loop()
+    pace.waiters.extend(loop.create_future() for _ in range(waiting))  # requests that want to be sent
+    return pace
+
+
+def round_trip(pace: LocalPace, latency_of: dict[int, float] | None = None, solo: float = 0.5) -> None:
+    """One round trip: `pace.limit` requests sent together (k = 1..limit in flight), each answered at
+    `latency_of[k]` (default: flat at `solo`)."""
+    for k in range(1, pace.limit + 1):
+        pace._learn((latency_of or {}).get(k, solo), k)
+
+
+def test_a_server_that_serves_many_at_once_reaches_them_in_four_round_trips() -> None:
+    pace = paced()
+    limits = []
+    for _ in range(4):
+        round_trip(pace)
+        limits.append(pace.limit)
+    assert limits[0] == 2 and limits[-1] >= 16, limits
+    assert pace.ceiling is None
+
+
+def test_a_one_slot_server_is_held_at_one_by_its_queued_second_reply() -> None:
+    pace = paced()
+    round_trip(pace)  # alone: 0.5 s
+    assert pace.limit == 2
+    round_trip(pace, {1: 0.5, 2: 1.0})  # the second waited for the first
+    assert pace.limit == pace.ceiling == 1
+
+
+def test_latency_growing_with_the_requests_in_flight_sets_the_slots_it_showed() -> None:
+    pace = paced()
+    for _ in range(3):
+        round_trip(pace)
+    assert pace.limit >= 12
+    # a 2-slot server: the request sent with 12 in flight took 6x a request alone
+    pace._learn(3.0, 12)
+    assert pace.limit == pace.ceiling == 2
+
+
+def test_a_batching_server_that_slows_a_little_under_load_is_not_held() -> None:
+    pace = paced()
+    for _ in range(3):
+        round_trip(pace)
+    pace._learn(0.5 * 2.5, 12)  # 2.5x a request alone with 12 in flight: batched, not queued
+    assert pace.ceiling is None and pace.limit >= 12
+
+
+def test_a_503_no_slot_holds_below_what_was_in_flight_and_a_ceiling_is_probed_again() -> None:
+    pace = paced()
+    for _ in range(3):
+        round_trip(pace)
+    pace.in_flight = 6
+    pace.release(0.0, 6, "busy", 900.0)
+    assert pace.limit == pace.ceiling == 5
+    for _ in range(max(REPROBE, 5) - 1):
+        pace._learn(0.5, 5)
+    assert pace.limit == 5
+    pace._learn(0.5, 5)
+    assert pace.limit == pace.ceiling == 6  # one more after a round trip of flat replies at the ceiling
+
+
+def test_a_first_reply_slowed_by_opening_the_connection_does_not_hide_a_queue() -> None:
+    pace = paced()
+    pace._learn(0.35, 1)  # 0.1 s of work and the connection's set-up
+    round_trip(pace, {1: 0.1, 2: 0.2})  # warm: 0.1 s alone, the second queued behind it
+    assert pace.limit == 1
