@@ -502,3 +502,32 @@ def test_the_shared_check_can_fail(tmp_path):
     (tmp_path / "test_c.py").write_text('"""Only ../shared in a docstring."""\nX = "shared_thing"\n')
     assert files_using_shared(tmp_path) == {"test_a.py": ["test_a.py:2: fake_llm"],
                                             "test_b.py": ["test_b.py:2: 'shared'"]}
+
+
+# ---- #49: one atomic writer ------------------------------------------------------------------------------------
+
+_RENAMES = re.compile(r"\bos\.(replace|rename)\(|\bmkstemp\(|\bNamedTemporaryFile\(|\b\w*tmp\w*\.(replace|rename)\(")
+ATOMIC_WRITER = "judgeflow.io.atomic"
+
+
+def rename_writers(root: Path = PACKAGE) -> list[str]:
+    """Modules that write a temporary file and rename it over a target (the atomic-write pattern)."""
+    out = []
+    for mod, (path, _) in sorted(modules(root).items()):
+        text = path.read_text(encoding="utf-8")
+        if _RENAMES.search(text):
+            out.append(mod)
+    return out
+
+
+def test_one_atomic_writer():
+    """Everything that replaces a file goes through `judgeflow.io.atomic.atomic_file` (#49: there were five)."""
+    assert rename_writers() == [ATOMIC_WRITER], "write through judgeflow.io.atomic.atomic_file instead"
+
+
+def test_the_atomic_writer_check_can_fail(tmp_path):
+    pkg = _package(tmp_path, {"io/atomic.py": "import os\nos.replace('a', 'b')\n",
+                              "runs/a.py": "from pathlib import Path\ntmp = Path('x.tmp')\ntmp.replace('x')\n",
+                              "runs/b.py": "import tempfile\nfd, t = tempfile.mkstemp()\n",
+                              "runs/c.py": "s = 'a'.replace('a', 'b')\n"})
+    assert rename_writers(pkg) == ["judgeflow.io.atomic", "judgeflow.runs.a", "judgeflow.runs.b"]

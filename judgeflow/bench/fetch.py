@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..io.atomic import atomic_file
 from .base import Benchmark, SourceFile
 
 #: where files are downloaded from (raw.githubusercontent.com's layout: BASE/owner/name/commit/path)
@@ -125,6 +126,5 @@ def _download(bench: Benchmark, f: SourceFile, root: Path, base: str, say: Calla
                              "the download was altered: use --data DIR with a copy you trust")
     path = root / f.path
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    with atomic_file(path, binary=True) as out:
+        out.write(data)

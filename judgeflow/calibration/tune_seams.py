@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..criteria import Criterion
 from ..errors import JudgeflowError
+from ..io.atomic import atomic_file
 from ..items import Item
 from .._judge import Judge
 from ..backends import Backend
@@ -159,7 +158,5 @@ class Editor:
 
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
+    with atomic_file(path) as f:
         f.write(text)
-    os.replace(tmp, path)

@@ -130,9 +130,9 @@ class LLMClient:
     wire: Wire | None = None
     """How this provider's requests differ from the OpenAI wire (wire.py); by default its provider's."""
     limiter: Limiter | None = None
+    """The endpoint's rate limiter (shared with every client of the same endpoint, key and model)."""
     pace: Any = None
     """A local endpoint's `local_pace.LocalPace` (requests in flight, each one's deadline); None elsewhere."""
-    """The endpoint's rate limiter (shared with every client of the same endpoint, key and model)."""
     max_wait: float = DEFAULT_MAX_WAIT
     """Seconds an item may wait on the rate limit in all before it is given up (--max-wait)."""
     budgets: ReplyBudgets = field(default_factory=ReplyBudgets, repr=False)
@@ -197,8 +197,6 @@ class LLMClient:
         raw = await self.sdk.get()
         return await typed_request(self._instructor(raw, retries), response_model,  # type: ignore[no-any-return]
                                    on_response=on_response, **kwargs)
-
-
 
     def _gate(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
