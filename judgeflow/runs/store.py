@@ -245,9 +245,10 @@ class RunStore:
 
     def finished_ids(self, run_id: str) -> set[str]:
         """Ids with a final result (judged or invalid): what a resume skips. Unscored items (the
-        judge failed, e.g. during a provider outage) are judged again."""
-        return {r[0] for r in self._read("SELECT item_id FROM results WHERE run_id=? AND status != 'unscored'",
-                                         (run_id,))}
+        judge failed, e.g. during a provider outage) are judged again, and so are rows that no longer
+        validate (another judgeflow version wrote them, or they were damaged): one pass, reading only."""
+        rows = self._read("SELECT item_id, judgment FROM results WHERE run_id=? AND status != 'unscored'", (run_id,))
+        return {item_id for item_id, data in rows if _readable(data)}
 
     def count(self, run_id: str) -> int:
         return int(self._read("SELECT COUNT(*) FROM results WHERE run_id=?", (run_id,))[0][0])
@@ -260,19 +261,19 @@ class RunStore:
                               "(seq > ? OR (seq = ? AND item_id > ?)) ORDER BY seq, item_id LIMIT ?",
                               (run_id, seq, seq, item_id, page))
             for _, item_id, data in rows:
-                yield self._result(run_id, item_id, data)
+                yield self._result(item_id, data)
             if len(rows) < page:
                 return
             seq, item_id = rows[-1][0], rows[-1][1]
 
-    def _result(self, run_id: str, item_id: str, data: str) -> Judgment:
+    def _result(self, item_id: str, data: str) -> Judgment:
         """A stored result; one that no longer validates (another judgeflow version wrote it, or it was
-        damaged) is unscored, with the reason, and marked so: a resume judges it again. Its text is kept."""
+        damaged) is unscored, with the reason (a resume judges it again, see `finished_ids`). Reading
+        never writes: the stored row is left as it is."""
         try:
             return Judgment.model_validate_json(data)
         except ValueError as e:
             self.unreadable["results"] += 1
-            self._write("update", "UPDATE results SET status='unscored' WHERE run_id=? AND item_id=?", (run_id, item_id))
             return Judgment.unscored(item_id, f"the stored result could not be read ({_first_line(e)}); it is judged "
                                               "again when the run is resumed (--resume)")
 
@@ -314,6 +315,14 @@ def _first_line(e: Exception) -> str:
         first = errors()[0]
         return f"{'.'.join(map(str, first['loc'])) or 'the row'}: {first['msg']}"[:200]
     return str(e)[:200]
+
+
+def _readable(data: str) -> bool:
+    try:
+        Judgment.model_validate_json(data)
+    except ValueError:
+        return False
+    return True
 
 
 def _redacted(judgment: Judgment) -> str:
