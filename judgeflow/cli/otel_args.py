@@ -6,6 +6,8 @@ import argparse
 import os
 from typing import Any
 
+from ..redact import mask_url
+
 #: the standard variables that name an OTLP endpoint (`--otel` uses them)
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 
@@ -38,4 +40,4 @@ def describe(exporter: Any) -> str:
     where = exporter.endpoint or next((os.environ[v] for v in ENDPOINT_VARIABLES if os.environ.get(v)),
                                       "http://localhost:4318")
     failed = f"; {exporter.failed} not taken by the collector" if exporter.failed else ""
-    return f"{exporter.sent} verdict span(s) sent to {where}{failed}"
+    return f"{exporter.sent} verdict span(s) sent to {mask_url(where)}{failed}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
 import signal
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,11 @@ def cmd_watch(args: argparse.Namespace) -> int:
     settings = RunSettings.from_args(args, model=None)
     budget = settings.spend_cap()  # run's --budget (runs.budget.Budget): reserved before each call, per period here
     judge = settings.judging_spec().build(**({"budget": budget} if budget is not None else {}))
-    source = open_source(args.input, project=args.project)
+    spool = None
+    if args.input.startswith("otlp://"):  # the receiver's bodies, fsync'd before each 200 (read again on a restart)
+        spool = Path(settings.store).with_name(Path(settings.store).name + "." + re.sub(r"\W+", "-", args.input)
+                                                 + ".spool.jsonl")
+    source = open_source(args.input, project=args.project, spool=spool)
     exporter = otel_args.exporter_of(args, project=source.project)
     with RunStore(settings.store) as store, contextlib.closing(source):
         run = Run.online(store, settings, judging=judge, key=key)

@@ -27,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import sys
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -36,11 +38,16 @@ from ..io.openinference import trace_records
 from ..io.otlp import Span
 from ..items import Item, items_from_record
 from ..judging import Judging
+from ..redact import mask_urls, redact
 from ..results import Judgment, Usage
 from .run import Run
 
 #: seconds between polls of a source that had nothing new
 POLL = 1.0
+#: after a failed poll the watch waits BACKOFF seconds, doubling to BACKOFF_CAP while polls keep failing
+BACKOFF, BACKOFF_CAP = 1.0, 60.0
+#: with --once, polls that fail in a row before the watch stops (it never stops on one)
+ONCE_TRIES = 3
 
 
 def sampled(trace_id: str, rate: float) -> bool:
@@ -82,6 +89,7 @@ class WatchSummary:
     def __init__(self) -> None:
         self.traces = self.already = self.not_sampled = self.filtered = 0
         self.judged = self.unscored = self.invalid = self.label_1 = self.budget_denied = 0
+        self.source_errors = 0
         self.usage = Usage()
         self.periods = 1
 
@@ -103,7 +111,8 @@ class WatchSummary:
                 f"verdicts {self.judged + self.unscored + self.invalid}: {self.judged} judged ({self.label_1} "
                 f"hallucination), {self.unscored} unscored ({self.budget_denied} over the budget), {self.invalid} invalid",
                 f"calls {self.usage.calls}, tokens {self.usage.input_tokens + self.usage.output_tokens:,}, "
-                f"periods {self.periods}"]
+                f"periods {self.periods}" + (f"; {self.source_errors} failed poll(s) of the source, retried"
+                                             if self.source_errors else "")]
 
 
 class Watch:
@@ -112,14 +121,16 @@ class Watch:
     def __init__(self, source: Any, run: Run, judging: Judging, *, rate: float = 1.0,
                  filters: Sequence[tuple[str, str]] = (), budget: Any = None,
                  period: float = 3600.0, exporter: Any = None, concurrency: int = 16, once: bool = False,
-                 poll: float = POLL, settings: Any = None, clock: Any = time.monotonic) -> None:
+                 poll: float = POLL, settings: Any = None, clock: Any = time.monotonic,
+                 backoff: float = BACKOFF, warn: Any = None) -> None:
         if not 0 <= rate <= 1:
             raise ConfigError(f"--sample-rate {rate}: give a share between 0 and 1, e.g. 0.1 for one trace in ten")
         self.source, self.run, self.rate, self.filters = source, run, rate, list(filters)
         self.budget, self.period, self.exporter = budget, period, exporter
         self.judging = judging  # built with `budget` (runs.budget.Budget): its client reserves before each call
         self.concurrency, self.once, self.poll_every, self.settings = concurrency, once, poll, settings
-        self.clock = clock
+        self.clock, self.backoff = clock, backoff
+        self.warn = warn or (lambda line: print(line, file=sys.stderr, flush=True))
         self.done = run.store.done_ids(run.run_id)
         self.summary = WatchSummary()
 
@@ -127,11 +138,18 @@ class Watch:
         """Whether a trace is new and in the sample (asked before its spans are fetched, where a source can)."""
         return trace_id not in self.done and sampled(trace_id, self.rate)
 
-    def choose(self, traces: list[list[Span]]) -> list[Item | InvalidItemError]:
+    def choose(self, traces: list[list[Span] | InvalidItemError]) -> list[Item | InvalidItemError]:
         rows: list[Item | InvalidItemError] = []
         for spans in traces:
-            tid = spans[0].trace_id
             self.summary.traces += 1
+            if isinstance(spans, InvalidItemError):  # input the source could not read: an invalid row, once
+                spans.item_id = spans.item_id or f"{spans.path or 'source'}:{spans.line or 0}"
+                if spans.item_id in self.done:
+                    self.summary.already += 1
+                else:
+                    rows.append(spans)
+                continue
+            tid = spans[0].trace_id
             if tid in self.done:
                 self.summary.already += 1
             elif not sampled(tid, self.rate):
@@ -168,12 +186,29 @@ class Watch:
     async def loop(self, stop: asyncio.Event) -> WatchSummary:
         """Until `stop` is set (SIGTERM), or with `once` until the source has nothing new."""
         started = self.clock()
+        failed, traces_ok = 0, False
         while not stop.is_set():
             if self.budget is not None and self.clock() - started >= self.period * self.summary.periods:
                 self.budget.new_period()
                 self.summary.periods += 1
-            traces = await asyncio.to_thread(self.source.poll)
-            rows = self.choose(traces)
+            try:
+                traces = await self._poll(stop)
+            except Exception as e:  # noqa: BLE001 - a source error never ends the watch: back off and poll again
+                if traces_ok is False and isinstance(e, ConfigError):
+                    raise  # the first poll says the source is not what it was said to be
+                failed += 1
+                self.summary.source_errors += 1
+                wait = min(self.backoff * 2 ** (failed - 1), BACKOFF_CAP)
+                self.warn(f"warning: polling {mask_urls(str(self.source.name))} failed ({failed} in a row): "
+                          f"{mask_urls(redact(str(e)))[:300]}; trying again in {wait:g} s")
+                if self.once and failed >= ONCE_TRIES:
+                    break
+                await _wait(stop, wait)
+                continue
+            if stop.is_set() and traces is None:
+                break
+            failed, traces_ok = 0, True
+            rows = self.choose(traces or [])
             step = max(self.concurrency * 2, 1)  # a stop is seen between chunks: in-flight items finish, no more start
             for i in range(0, len(rows), step):
                 if stop.is_set():
@@ -182,8 +217,42 @@ class Watch:
             if not traces:
                 if self.once:
                     break
-                try:
-                    await asyncio.wait_for(stop.wait(), self.poll_every)
-                except asyncio.TimeoutError:
-                    pass
+                await _wait(stop, self.poll_every)
         return self.summary
+
+    async def _poll(self, stop: asyncio.Event) -> list[Any] | None:
+        """The source's poll, in a daemon thread: a stop returns at once (None) while a stuck poll
+        goes on in its thread, which the process does not wait for."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Any] = loop.create_future()
+
+        def settle(ok: bool, value: Any) -> None:
+            if not done.done():
+                (done.set_result if ok else done.set_exception)(value)
+
+        def run() -> None:
+            try:
+                got, ok = self.source.poll(), True
+            except BaseException as e:  # noqa: BLE001 - handed to the loop, raised there
+                got, ok = e, False
+            try:
+                loop.call_soon_threadsafe(settle, ok, got)
+            except RuntimeError:
+                pass  # the loop closed: the watch stopped while this poll was stuck
+
+        threading.Thread(target=run, name="watch-poll", daemon=True).start()
+        stopped = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({done, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        if done.done():
+            return done.result()
+        return None
+
+
+async def _wait(stop: asyncio.Event, seconds: float) -> None:
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+    except asyncio.TimeoutError:
+        pass

@@ -41,7 +41,7 @@ from pydantic import BaseModel, ValidationError
 
 from ...config.client import DEFAULT_MAX_TOKENS_CAP  # the largest max_tokens a sized request asks for
 from ...errors import LLMError, ProviderUnavailable
-from ...redact import install_log_filter, redact, redact_data
+from ...redact import install_log_filter, mask_url, redact, redact_data
 from ...results import TraceEntry, Usage
 from ...schemas import counting_repairs
 from ...validation import using_validation_context
@@ -380,7 +380,7 @@ class LLMClient:
         kind, fix = systemic
         n = self._streak[1] + 1 if self._streak[0] == kind else 1
         self._streak = (kind, n)
-        where = self.base_url or f"{self.provider}'s API"
+        where = mask_url(self.base_url) if self.base_url else f"{self.provider}'s API"
         line = f"{fix} ({kind} from {where} for {self.model}: {short(local_failure(e) or connect_failure(e) or e, 160)})"
         if n >= SYSTEMIC_LIMIT:
             self.stopped = f"stopped after {n} identical provider failures in a row: {line}"
