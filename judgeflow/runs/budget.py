@@ -299,6 +299,12 @@ class Budget:
             self.spent, self.denied = Cost(), 0
         self._wake()
 
+    def restore(self, spent: Cost) -> None:
+        """Count `spent` as spent this period already (a restarted watch's period, from its run store)."""
+        with self._lock:
+            self.spent = Cost(max(self.spent.calls, spent.calls), max(self.spent.usd, spent.usd))
+        self._wake()
+
     def _fmt(self, amount: Cost) -> str:
         parts = ([f"{amount.calls:g} call(s)"] if self.calls_cap is not None else []) + \
                 ([f"${amount.usd:.4f}"] if self.usd_cap is not None else [])

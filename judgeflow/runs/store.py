@@ -233,6 +233,25 @@ class RunStore:
     def set_status(self, run_id: str, status: str) -> None:
         self._write("update", "UPDATE runs SET status=? WHERE run_id=?", (status, run_id))
 
+    def get_state(self, key: str) -> Any:
+        """A small JSON value kept under `key` (a watch's period budget), or None."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", ("state:" + key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return json.loads(row[0])
+        except ValueError:
+            return None
+
+    def set_state(self, key: str, value: Any) -> None:
+        """Keep a small JSON value under `key` (committed at once)."""
+        with self._lock:
+            try:
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", ("state:" + key, json.dumps(value)))
+            except sqlite3.DatabaseError as e:
+                raise self._error(e, "write") from None
+
     def get_run(self, run_id: str) -> RunInfo:
         rows = self._read("SELECT * FROM runs WHERE run_id=?", (run_id,))
         if not rows:

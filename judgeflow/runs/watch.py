@@ -40,6 +40,7 @@ from ..items import Item, items_from_record
 from ..judging import Judging
 from ..redact import mask_urls, redact
 from ..results import Judgment, Usage
+from .budget import Cost
 from .run import Run
 
 #: seconds between polls of a source that had nothing new
@@ -132,6 +133,7 @@ class Watch:
         self.clock, self.backoff = clock, backoff
         self.warn = warn or (lambda line: print(line, file=sys.stderr, flush=True))
         self.done = run.store.done_ids(run.run_id)
+        self._state_key, self._period_start = f"watch-budget:{run.run_id}", time.time()
         self.summary = WatchSummary()
 
     def keep(self, trace_id: str) -> bool:
@@ -185,12 +187,14 @@ class Watch:
 
     async def loop(self, stop: asyncio.Event) -> WatchSummary:
         """Until `stop` is set (SIGTERM), or with `once` until the source has nothing new."""
-        started = self.clock()
+        started = self.clock() - self._resume_period()
         failed, traces_ok = 0, False
         while not stop.is_set():
             if self.budget is not None and self.clock() - started >= self.period * self.summary.periods:
                 self.budget.new_period()
                 self.summary.periods += 1
+                self._period_start = time.time()
+                self._save_period()
             try:
                 traces = await self._poll(stop)
             except Exception as e:  # noqa: BLE001 - a source error never ends the watch: back off and poll again
@@ -214,11 +218,36 @@ class Watch:
                 if stop.is_set():
                     break
                 await self.judge(rows[i:i + step])
+                self._save_period()
             if not traces:
                 if self.once:
                     break
                 await _wait(stop, self.poll_every)
         return self.summary
+
+    def _resume_period(self) -> float:
+        """Seconds the current budget period had run before this process (0: a new one): a restart
+        inside a period goes on with what that period spent (kept in the run store), never a fresh cap."""
+        self._period_start = time.time()
+        if self.budget is None:
+            return 0.0
+        saved = self.run.store.get_state(self._state_key)
+        try:
+            elapsed = time.time() - float(saved["start"])
+            spent = Cost(float(saved["calls"]), float(saved["usd"]))
+        except (TypeError, KeyError, ValueError):
+            return 0.0
+        if not 0 <= elapsed < self.period or not all(map(math.isfinite, (spent.calls, spent.usd))):
+            return 0.0  # that period is over (or the record is not one): a new period
+        self.budget.restore(spent)
+        self._period_start = float(saved["start"])
+        return elapsed
+
+    def _save_period(self) -> None:
+        if self.budget is not None:
+            spent = self.budget.spent + self.budget.reserved  # in flight counts: a kill may leave it billed
+            self.run.store.set_state(self._state_key, {"start": self._period_start, "calls": spent.calls,
+                                                       "usd": spent.usd})
 
     async def _poll(self, stop: asyncio.Event) -> list[Any] | None:
         """The source's poll, in a daemon thread: a stop returns at once (None) while a stuck poll

@@ -411,3 +411,21 @@ def test_a_watched_file_is_followed_through_copytruncate_and_rename_rotation(tmp
     seen += [t[0].trace_id for t in src.poll()]
     src.close()
     assert sorted(seen) == sorted(trace_id(n) for n in range(1, 9)) and len(seen) == 8
+
+
+def test_the_period_budget_survives_a_restart(tmp_path, monkeypatch):
+    """F23: a watch with --budget 4 an hour, stopped and started again in the same hour: both
+    processes together send at most 4 requests (the spent part of the period is in the run store)."""
+    from tests.fakes.schema_provider import SchemaProvider
+
+    path = write_jsonl(tmp_path / "t.jsonl", [request(rag_trace(n)) for n in range(2)])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-watch-period")
+    args = ["watch", str(path), "--once", "--budget", "4", "--period", "3600", "--model", "openai/gpt-4o-mini",
+            "--store", str(tmp_path / "s.sqlite"), "--no-cache", "--concurrency", "1", "--reasks", "0", "--retries", "0"]
+    with SchemaProvider(seed=3) as fake:
+        assert main([*args, "--base-url", fake.base_url + "/v1"]) == 0
+        first = fake.received
+        write_jsonl(path, [request(rag_trace(n)) for n in range(2, 12)], mode="a")
+        assert main([*args, "--base-url", fake.base_url + "/v1"]) == 0
+        total = fake.received
+    assert 1 <= first <= 4 and total <= 4, (first, total)
