@@ -186,9 +186,10 @@ class Watch:
                 self.exporter.export(j)
 
     async def loop(self, stop: asyncio.Event) -> WatchSummary:
-        """Until `stop` is set (SIGTERM), or with `once` until the source has nothing new."""
+        """Until `stop` is set (SIGTERM), or with `once` until the source has nothing new. A poll
+        that fails is retried after a backoff (BACKOFF doubling to BACKOFF_CAP), never the end."""
         started = self.clock() - self._resume_period()
-        failed, traces_ok = 0, False
+        self._failed, self._polled = 0, False
         while not stop.is_set():
             if self.budget is not None and self.clock() - started >= self.period * self.summary.periods:
                 self.budget.new_period()
@@ -198,20 +199,12 @@ class Watch:
             try:
                 traces = await self._poll(stop)
             except Exception as e:  # noqa: BLE001 - a source error never ends the watch: back off and poll again
-                if traces_ok is False and isinstance(e, ConfigError):
-                    raise  # the first poll says the source is not what it was said to be
-                failed += 1
-                self.summary.source_errors += 1
-                wait = min(self.backoff * 2 ** (failed - 1), BACKOFF_CAP)
-                self.warn(f"warning: polling {mask_urls(str(self.source.name))} failed ({failed} in a row): "
-                          f"{mask_urls(redact(str(e)))[:300]}; trying again in {wait:g} s")
-                if self.once and failed >= ONCE_TRIES:
+                if not await self._failed_poll(e, stop):
                     break
-                await _wait(stop, wait)
                 continue
             if stop.is_set() and traces is None:
                 break
-            failed, traces_ok = 0, True
+            self._failed, self._polled = 0, True
             rows = self.choose(traces or [])
             step = max(self.concurrency * 2, 1)  # a stop is seen between chunks: in-flight items finish, no more start
             for i in range(0, len(rows), step):
@@ -224,6 +217,20 @@ class Watch:
                     break
                 await _wait(stop, self.poll_every)
         return self.summary
+
+    async def _failed_poll(self, e: Exception, stop: asyncio.Event) -> bool:
+        """Say why a poll failed and wait the backoff; False: stop (--once after ONCE_TRIES in a row)."""
+        if not self._polled and isinstance(e, ConfigError):
+            raise e  # the first poll says the source is not what it was said to be
+        self._failed += 1
+        self.summary.source_errors += 1
+        wait = min(self.backoff * 2 ** (self._failed - 1), BACKOFF_CAP)
+        self.warn(f"warning: polling {mask_urls(str(self.source.name))} failed ({self._failed} in a row): "
+                  f"{mask_urls(redact(str(e)))[:300]}; trying again in {wait:g} s")
+        if self.once and self._failed >= ONCE_TRIES:
+            return False
+        await _wait(stop, wait)
+        return True
 
     def _resume_period(self) -> float:
         """Seconds the current budget period had run before this process (0: a new one): a restart

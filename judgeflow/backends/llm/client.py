@@ -410,51 +410,62 @@ class LLMClient:
                 count_usage(usage, getattr(response, "usage", None))
 
         repairs: list[Any] = []
-        lost = 0  # requests sent that got no reply (timed out, cancelled): spent until the provider says otherwise
         held = await self._reserve(response_model, messages if send is None else send, budget)
         limit = CALL.set(Call(max_tokens=budget, max_wait=self.max_wait, account=usage)) if self.limiter else None
         try:
             with using_validation_context(context), counting_repairs() as repairs:
                 # never Instructor's context=: it runs Jinja on messages
-                result = await self._create(
+                result = await self._settled(held, spent, retries, self._create(
                     retries, response_model=prepared(response_model), on_response=on_response,
                     messages=messages if send is None else send,  # send: with cache breakpoints
                     max_retries=self.max_retries, model=self.model.partition("/")[2], max_tokens=budget,
                     **self._request_kwargs(response_model),
-                )
+                ))
         except IncompleteOutputException:
             raise
         except InstructorRetryException as e:
-            if is_provider_error(e.__cause__) and _timed_out(e.__cause__):  # sent, no reply: spent as reserved
-                lost = 1 + (self.provider_retries if retries is None else retries)
             raise self._exhausted(e, usage, repairs, trace, step, messages) from e
         except Exception as e:
             if isinstance(e, RateLimited):
                 _record(trace, step, messages, {"error": str(e)})
                 raise LLMError(str(e)) from e
             if is_provider_error(e):
-                if _timed_out(e):
-                    lost = 1 + (self.provider_retries if retries is None else retries)  # each attempt was sent
-                    if usage is not None and not self.local:
-                        usage.calls += lost
+                if _timed_out(e) and usage is not None and not self.local:
+                    usage.calls += 1 + (self.provider_retries if retries is None else retries)  # each attempt was sent
                 raise ProviderFailure(e) from e
             if isinstance(e, (InstructorError, ValidationError)):
                 _record(trace, step, messages, {"error": f"{type(e).__name__}: {e}"[:2000]})
                 raise LLMError(f"judge output rejected: {type(e).__name__}: {short(e)}") from e
             raise
-        except asyncio.CancelledError:
-            lost = 1  # cancelled in flight: it may have been sent
-            raise
         finally:
             if limit is not None:
                 CALL.reset(limit)
-            if held is not None:
-                held.settle(spent, self.model, unanswered=lost)
         if usage is not None:
             usage.reasks += max(len(replies) - 1, 0)
             usage.repairs += len(repairs)
         _record(trace, step, messages, _dump(result), rejected=[_reply_text(r) or "" for r in replies[:-1]])
         return result
+
+
+    async def _settled(self, held: Any, spent: Usage, retries: int | None, create: Any) -> Any:
+        """Await the request; then settle its spend-cap hold to what it used, or, when it was sent and
+        got no reply (timed out, cancelled), at its whole reservation: the provider may bill it."""
+        from instructor.core.exceptions import InstructorRetryException
+
+        lost = 0
+        try:
+            return await create
+        except asyncio.CancelledError:
+            lost = 1
+            raise
+        except Exception as e:
+            cause = e.__cause__ if isinstance(e, InstructorRetryException) else e
+            if is_provider_error(cause) and _timed_out(cause):
+                lost = 1 + (self.provider_retries if retries is None else retries)  # each attempt was sent
+            raise
+        finally:
+            if held is not None:
+                held.settle(spent, self.model, unanswered=lost)
 
 
 def _timed_out(e: BaseException) -> bool:
