@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProviderUnavailable
+from ..items import DEFAULT_MAX_INPUT_CHARS
 from ..judging import DEFAULT_CONCURRENCY
 from ..runs.settings import RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore
@@ -57,6 +58,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--store", type=Path, default=DEFAULT_STORE, help=f"the run store (default {DEFAULT_STORE})")
     p.add_argument("--no-cache", action="store_true", help="do not serve results from the response cache")
+    p.add_argument("--max-input-chars", type=positive_int, default=DEFAULT_MAX_INPUT_CHARS,
+                   help=f"a trace whose texts together are longer is an invalid row (default {DEFAULT_MAX_INPUT_CHARS:,})")
     from .run import provider_flags
 
     provider_flags(p)  # --budget among them: run's cap, here per --period

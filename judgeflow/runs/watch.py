@@ -36,7 +36,7 @@ from typing import Any
 from ..errors import ConfigError, InvalidItemError
 from ..io.openinference import trace_records
 from ..io.otlp import Span
-from ..items import Item, items_from_record
+from ..items import DEFAULT_MAX_INPUT_CHARS, Item, checked_item, items_from_record
 from ..judging import Judging
 from ..redact import mask_urls, redact
 from ..results import Judgment, Usage
@@ -170,9 +170,11 @@ class Watch:
                 rec.item_id = rec.item_id or spans[0].trace_id
                 out.append(rec)
                 continue
+            limit = getattr(s, "max_input_chars", None) or DEFAULT_MAX_INPUT_CHARS
             try:
-                out.extend(items_from_record(rec, path=spans[0].path, line=line,
-                                             system=bool(s and s.system_prompt)))
+                out.extend(checked_item(it, limit, path=spans[0].path) if isinstance(it, Item) else it
+                           for it in items_from_record(rec, path=spans[0].path, line=line,
+                                                       system=bool(s and s.system_prompt)))
             except InvalidItemError as e:
                 e.item_id = e.item_id or rec["id"]
                 out.append(e)
