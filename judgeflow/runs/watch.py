@@ -181,7 +181,7 @@ class Watch:
         return out
 
     async def judge(self, rows: list[Item | InvalidItemError]) -> None:
-        async for j in self.run.judge(self.judging, rows, concurrency=self.concurrency):
+        async for j in self.run.judge(self.judging, rows, concurrency=self.concurrency, done=self.done):
             self.done.add(j.id)
             self.summary.add(j)
             if self.exporter is not None:

@@ -429,3 +429,25 @@ def test_the_period_budget_survives_a_restart(tmp_path, monkeypatch):
         assert main([*args, "--base-url", fake.base_url + "/v1"]) == 0
         total = fake.received
     assert 1 <= first <= 4 and total <= 4, (first, total)
+
+
+def test_watch_once_reads_the_runs_results_once_not_once_a_chunk(tmp_path, monkeypatch):
+    """F22: 300 traces with nothing to judge (no output: invalid rows), judged 2 at a time: the run's
+    finished ids are read from the store at most once (each read was O(results): quadratic in all)."""
+    from tests.fakes.otel_traces import span
+
+    from judgeflow.runs.store import RunStore
+
+    reads = [0]
+    real = RunStore.finished_ids
+
+    def counting(self, run_id):
+        reads[0] += 1
+        return real(self, run_id)
+
+    monkeypatch.setattr(RunStore, "finished_ids", counting)
+    path = write_jsonl(tmp_path / "t.jsonl", [request([span(n, 0, "root", "CHAIN", {"input.value": "q"})])
+                                              for n in range(300)])
+    out = tmp_path / "o.jsonl"
+    assert _watch(tmp_path, path, "--concurrency", "1", "-o", str(out)) == 0
+    assert len(_rows(out)) == 300 and reads[0] <= 1
