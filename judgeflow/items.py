@@ -24,7 +24,8 @@ from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 from .errors import ConfigError, InvalidItemError
 from .io.openinference import otlp_rows
 from .trace_runs import cycle_message, langsmith_messages, run_trees
-from .traces import TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages, trace_fields
+from .traces import (TURN_EVIDENCE_CHARS, TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages,
+                     trace_fields)
 
 #: the criterion families, declared once: a criterion's `family`, and the routing override
 #: (`Item.mode`, `Judge(mode=...)`, `--mode`) names the family whose default criterion to use
@@ -268,7 +269,8 @@ def items_from_record(record: Mapping[str, Any], *, path: str | None = None, lin
     out: list[Item] = []
     shared: dict[Any, str] = {}
     for i in at:
-        fields = trace_fields(messages, i, system=system, shared=shared)
+        fields = trace_fields(messages, i, system=system, shared=shared,
+                              window=TURN_EVIDENCE_CHARS if turns == "all" and i != at[-1] else None)
         given = rec.get("source")
         if not _blank(given):
             fields["source"] += [f"[document {n}]\n{d}" for n, d in enumerate(normalize_source(given), 1)]
