@@ -451,3 +451,36 @@ def test_watch_once_reads_the_runs_results_once_not_once_a_chunk(tmp_path, monke
     out = tmp_path / "o.jsonl"
     assert _watch(tmp_path, path, "--concurrency", "1", "-o", str(out)) == 0
     assert len(_rows(out)) == 300 and reads[0] <= 1
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_watch_whose_phoenix_poll_hangs(tmp_path):
+    """F16: a Phoenix that never answers: SIGTERM ends the watch process within seconds, exit 0."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    def hang(h):
+        time.sleep(30)
+
+    phx = _Phoenix(hang)
+    root = Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, "-m", "judgeflow", "watch", phx.url, "--project", "p", "--model", "baseline/lexical",
+           "--store", str(tmp_path / "s.sqlite")]
+    proc = subprocess.Popen(cmd, cwd=root, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        deadline = time.monotonic() + 30
+        while phx.gets == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert phx.gets >= 1  # the poll is under way, stuck in the server
+        proc.send_signal(signal.SIGTERM)
+        t0 = time.monotonic()
+        _, err = proc.communicate(timeout=15)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        phx.close()
+    assert proc.returncode == 0, err
+    assert took < 5 and "traces seen 0" in err
