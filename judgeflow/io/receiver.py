@@ -81,6 +81,8 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = receiver.body_seconds  # a client that sends its headers a byte at a time is cut too
+
             def log_message(self, *args: Any) -> None:
                 pass
 

@@ -484,3 +484,16 @@ def test_sigterm_stops_a_watch_whose_phoenix_poll_hangs(tmp_path):
         phx.close()
     assert proc.returncode == 0, err
     assert took < 5 and "traces seen 0" in err
+
+
+def test_the_receiver_cuts_a_client_that_never_finishes_its_headers():
+    import socket
+
+    from judgeflow.io.receiver import Receiver
+
+    with Receiver(body_seconds=1.0) as rx:
+        t0 = time.monotonic()
+        with socket.create_connection(("127.0.0.1", rx.port), timeout=10) as s:
+            s.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n")  # and nothing more
+            closed = s.recv(4096) == b""
+        assert closed and time.monotonic() - t0 < 5
