@@ -34,6 +34,34 @@ PATH = "/v1/traces"
 MAX_BODY = 64 * 1024 * 1024
 #: seconds a request's body may take to arrive (a client that drips it is cut)
 BODY_SECONDS = 30.0
+#: connections served at once; one more is answered 503 at once (a client that opens thousands)
+MAX_CONNECTIONS = 64
+
+
+class _BoundedServer(ThreadingHTTPServer):
+    """A ThreadingHTTPServer with at most `limit` connections (threads) at once."""
+
+    daemon_threads = True
+
+    def __init__(self, address: Any, handler: Any, limit: int) -> None:
+        super().__init__(address, handler)
+        self.slots = threading.BoundedSemaphore(limit)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            try:
+                request.sendall(b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n")
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
 
 class TooLarge(ValueError):
@@ -71,8 +99,7 @@ class Receiver:
         self._lock = threading.Lock()
         self.spool, self.max_body, self.body_seconds = spool, max_body, body_seconds
         self.received = self.rejected = 0
-        self._server = ThreadingHTTPServer((host, port), self._handler())
-        self._server.daemon_threads = True
+        self._server = _BoundedServer((host, port), self._handler(), MAX_CONNECTIONS)
         self.port = self._server.server_address[1]
         self.url = f"http://{host}:{self.port}"
         self._thread: threading.Thread | None = None

@@ -497,3 +497,23 @@ def test_the_receiver_cuts_a_client_that_never_finishes_its_headers():
             s.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n")  # and nothing more
             closed = s.recv(4096) == b""
         assert closed and time.monotonic() - t0 < 5
+
+
+def test_the_receiver_serves_a_bounded_number_of_connections(monkeypatch):
+    """F29: connections past the bound are answered 503 at once, not given a thread each."""
+    import socket
+
+    from judgeflow.io import receiver as rmod
+
+    monkeypatch.setattr(rmod, "MAX_CONNECTIONS", 4)
+    with rmod.Receiver(body_seconds=5.0) as rx:
+        idle = [socket.create_connection(("127.0.0.1", rx.port), timeout=5) for _ in range(4)]
+        time.sleep(0.3)
+        with socket.create_connection(("127.0.0.1", rx.port), timeout=5) as extra:
+            assert extra.recv(64).startswith(b"HTTP/1.1 503")
+        for s in idle:
+            s.close()
+        time.sleep(0.3)
+        good = json.dumps(request(rag_trace(1))).encode()
+        assert _raw_post(rx.port, "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         f"Content-Length: {len(good)}", good) == 200
