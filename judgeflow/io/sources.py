@@ -96,6 +96,16 @@ class Assembler:
         return out
 
 
+def _flush(traces: Assembler) -> list[list[Span]]:
+    """Every trace still waiting for its root, given as it is (a watch with --once ends here)."""
+    out = list(traces.pending.values())
+    traces.given.update(traces.pending)
+    traces.pending.clear()
+    traces.last.clear()
+    traces.rooted.clear()
+    return out
+
+
 class FileSource:
     """An OTLP JSON file (one request a line) read on as it grows; only whole lines are read. A line
     that cannot be read is an invalid row (its file and line named) and the reading goes on. The
@@ -159,6 +169,10 @@ class FileSource:
         self.line += data[:end].count(b"\n")
         return spans, bad
 
+    def flush(self) -> list[list[Span]]:
+        """The traces still waiting for their root, as they are (`watch --once` at its end)."""
+        return _flush(self.traces)
+
     def close(self) -> None:
         if self._f is not None:
             self._f.close()
@@ -183,6 +197,9 @@ class ReceiverSource:
         if self.spooled is not None:
             return self.spooled.poll()
         return list(self.traces.add(self.receiver.take()))
+
+    def flush(self) -> list[list[Span]]:
+        return self.spooled.flush() if self.spooled is not None else _flush(self.traces)
 
     def close(self) -> None:
         self.receiver.close()

@@ -216,6 +216,9 @@ class Watch:
                 self._save_period()
             if not traces:
                 if self.once:
+                    rest = self.source.flush() if hasattr(self.source, "flush") else []
+                    if rest:  # traces whose root never came: judged as they are, not dropped
+                        await self.judge(self.choose(rest))
                     break
                 await _wait(stop, self.poll_every)
         return self.summary

@@ -517,3 +517,14 @@ def test_the_receiver_serves_a_bounded_number_of_connections(monkeypatch):
         good = json.dumps(request(rag_trace(1))).encode()
         assert _raw_post(rx.port, "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                          f"Content-Length: {len(good)}", good) == 200
+
+
+def test_watch_once_gives_a_trace_whose_root_never_came_a_row(tmp_path):
+    """A trace exported without its root span (the root was lost upstream): --once judges it as it
+    is at its end instead of dropping it without a row."""
+    spans = rag_trace(9)[1:]  # the retriever and the LLM span, their parent (the root) missing
+    path = write_jsonl(tmp_path / "t.jsonl", [request(spans), request(rag_trace(10))])
+    out = tmp_path / "o.jsonl"
+    assert _watch(tmp_path, path, "-o", str(out)) == 0
+    rows = {r["id"]: r for r in _rows(out)}
+    assert set(rows) == {trace_id(9), trace_id(10)} and rows[trace_id(9)]["status"] == "judged"
