@@ -61,15 +61,20 @@ MAX_PAGES, DEADLINE, MAX_REPLY = 50, 60.0, 64 * 1024 * 1024
 MAX_READ = 64 * 1024 * 1024
 
 
+#: traces an Assembler holds waiting for their root (more: the oldest are given as they are), and trace ids it
+#: remembers as given (more: the oldest forgotten; the watch's run still skips what it judged)
+MAX_PENDING, MAX_GIVEN = 100_000, 1_000_000
+
+
 class Assembler:
-    """Spans in, complete traces out (each trace once)."""
+    """Spans in, complete traces out (each trace once). Bounded in count: MAX_PENDING, MAX_GIVEN."""
 
     def __init__(self, settle: float = SETTLE, clock: Callable[[], float] = time.monotonic) -> None:
         self.settle, self.clock = settle, clock
         self.pending: dict[str, list[Span]] = {}
         self.last: dict[str, float] = {}
         self.rooted: set[str] = set()
-        self.given: set[str] = set()
+        self.given: dict[str, None] = {}  # insertion-ordered: the oldest are forgotten first
 
     def add(self, spans: list[Span]) -> list[list[Span]]:
         """The traces complete now: their root is in, their parents form a cycle (no root can come:
@@ -87,19 +92,27 @@ class Assembler:
                 self.rooted.add(s.trace_id)
         ready = [t for t in self.pending if t in self.rooted or now - self.last[t] >= self.settle
                  or (t in touched and cyclic(self.pending[t]))]
+        over = len(self.pending) - len(ready) - MAX_PENDING
+        if over > 0:  # too many traces waiting for a root: the oldest are given as they are
+            chosen = set(ready)
+            waiting = sorted((t for t in self.pending if t not in chosen), key=self.last.__getitem__)
+            ready += waiting[:over]
         out = []
         for t in ready:
             out.append(self.pending.pop(t))
             del self.last[t]
             self.rooted.discard(t)
-            self.given.add(t)
+            self.given[t] = None
+        if len(self.given) > MAX_GIVEN:  # forget the oldest half at once (amortised: not a pass per add)
+            for t in list(self.given)[:len(self.given) - MAX_GIVEN // 2]:
+                del self.given[t]
         return out
 
 
 def _flush(traces: Assembler) -> list[list[Span]]:
     """Every trace still waiting for its root, given as it is (a watch with --once ends here)."""
     out = list(traces.pending.values())
-    traces.given.update(traces.pending)
+    traces.given.update(dict.fromkeys(traces.pending))
     traces.pending.clear()
     traces.last.clear()
     traces.rooted.clear()

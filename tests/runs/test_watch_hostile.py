@@ -528,3 +528,21 @@ def test_watch_once_gives_a_trace_whose_root_never_came_a_row(tmp_path):
     assert _watch(tmp_path, path, "-o", str(out)) == 0
     rows = {r["id"]: r for r in _rows(out)}
     assert set(rows) == {trace_id(9), trace_id(10)} and rows[trace_id(9)]["status"] == "judged"
+
+
+def test_the_assembler_is_bounded_in_count(monkeypatch):
+    """F15 (count): spans of many rootless traces: at most MAX_PENDING wait (the oldest are given as
+    they are), and the ids remembered as given stay under MAX_GIVEN."""
+    from judgeflow.io import sources
+    from judgeflow.io.otlp import Span
+
+    monkeypatch.setattr(sources, "MAX_PENDING", 50)
+    monkeypatch.setattr(sources, "MAX_GIVEN", 100)
+    now = [0.0]
+    asm = sources.Assembler(settle=1e9, clock=lambda: now[0])
+    given = 0
+    for n in range(400):
+        now[0] += 1
+        given += len(asm.add([Span(trace_id=f"{n:032x}", span_id=f"{n:016x}", name="child", parent_id="f" * 16)]))
+        assert len(asm.pending) <= 50 and len(asm.given) <= 100
+    assert given == 350
