@@ -239,7 +239,7 @@ class PhoenixSource:
         self.max_pages, self.deadline = max_pages, deadline
         self.name = f"{mask_url(self.url)} (project {project})"
         self.client = client or httpx.Client(base_url=self.url, timeout=httpx.Timeout(min(deadline, 10.0)))
-        self.given: set[str] = set()
+        self.given: dict[str, None] = {}  # bounded like an Assembler's (MAX_GIVEN, the oldest forgotten)
         self.since: str | None = None
         self._walk: tuple[dict[str, Any], str, list[str]] | None = None  # roots' params, next cursor, start times
         self._until = 0.0
@@ -309,7 +309,7 @@ class PhoenixSource:
             if tid is None:
                 err = _not_a_span(r)
                 if err.item_id not in self.given:
-                    self.given.add(str(err.item_id))
+                    self.given[str(err.item_id)] = None
                     bad.append(err)
             elif tid not in self.given and "gen_ai.evaluation.name" not in (r.get("attributes") or {}):
                 roots.append(r)
@@ -321,8 +321,11 @@ class PhoenixSource:
         wanted, left = [], []  # a trace left out is given as its root span alone (it is counted, not fetched)
         for r in roots:
             tid = r["context"]["trace_id"]
-            self.given.add(tid)
+            self.given[tid] = None
             (wanted if self.keep(tid) else left).append(r)
+        if len(self.given) > MAX_GIVEN:
+            for t in list(self.given)[:len(self.given) - MAX_GIVEN // 2]:
+                del self.given[t]
         ids = [r["context"]["trace_id"] for r in wanted]
         traces: dict[str, list[Span]] = {}
         broken: dict[str, InvalidItemError] = {}
