@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import ProviderUnavailable
 from ..items import DEFAULT_MAX_INPUT_CHARS
 from ..judging import DEFAULT_CONCURRENCY
+from ..redact import mask_url
 from ..runs.settings import RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore
 from . import SUMMARIES, otel_args
@@ -74,7 +75,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     con = console(stderr=True)
     filters = parse_filters(args.filter)
-    key = f"watch:{args.input}" + (f"#{args.project}" if args.project else "")
+    shown = mask_url(args.input) if "://" in args.input else args.input  # the run store never keeps a URL's key
+    key = f"watch:{shown}" + (f"#{args.project}" if args.project else "")
     settings = RunSettings.from_args(args, model=None)
     budget = settings.spend_cap()  # run's --budget (runs.budget.Budget): reserved before each call, per period here
     judge = settings.judging_spec().build(**({"budget": budget} if budget is not None else {}))

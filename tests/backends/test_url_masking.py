@@ -46,3 +46,14 @@ def test_a_key_in_the_base_url_path_never_reaches_stderr(tmp_path, capsys, monke
     assert code == 3 and "cannot connect" in err
     assert KEY not in err
     assert KEY not in (tmp_path / "o.jsonl").read_text() if (tmp_path / "o.jsonl").exists() else True
+
+
+def test_a_watched_phoenix_url_with_a_key_is_kept_masked_in_the_run_store(tmp_path, capsys):
+    import sqlite3
+
+    secret_url = f"http://127.0.0.1:9/{KEY}"
+    main(["watch", secret_url, "--once", "--model", "baseline/lexical", "--store", str(tmp_path / "s.sqlite")])
+    err = capsys.readouterr().err
+    assert KEY not in err
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        assert KEY not in " ".join(str(v) for row in db.execute("SELECT * FROM runs") for v in row)
