@@ -20,6 +20,12 @@ seconds. A row whose calls did not fit ends unscored with a reason starting "bud
 as unscored, and is not judged again (it has a result). Every
 result is committed to the run store, then sent to the exporter (OTel spans: a child of the judged
 span, in the source's project), then counted in the summary.
+
+Nothing a source sends ends the watch: input it cannot read comes as an InvalidItemError and is
+written as an invalid row (once: its id is the span or trace, else `file:line`); a poll that fails
+is reported (its URLs masked) and retried after a backoff. The poll runs in a daemon thread, so a
+stop is seen at once even while a poll is stuck. The period's spend is kept in the run store
+(`RunStore.set_state`): a restart inside a period goes on with it.
 """
 
 from __future__ import annotations
