@@ -320,12 +320,11 @@ def _normalise(values: dict[str, Any], bad: Callable[[str, str], InvalidItemErro
     if answer is None:
         names = ", ".join(("answer",) + ALIASES["answer"])
         raise bad(f"has no 'answer'; give the text to judge in one of: {names}", "answer")
-    if isinstance(answer, (list, tuple, dict, bool)):
-        kind = "an object" if isinstance(answer, dict) else "true/false" if isinstance(answer, bool) else "a list"
-        raise bad(f"'answer' is {kind}, not text: give the text to judge as one string (join the parts, or give "
+    if isinstance(answer, (list, tuple)):  # several answers, or a conversation in the wrong field: never joined
+        raise bad("'answer' is a list, not text: give the text to judge as one string (join the parts, or give "
                   "each part as an item of its own; a conversation goes in 'messages')", "answer")
-    if not isinstance(answer, str):
-        answer = str(answer)  # a number
+    if not isinstance(answer, str):  # a number, or a structured output (an object) judged as its JSON
+        answer = json.dumps(answer, ensure_ascii=False) if not isinstance(answer, (int, float)) else str(answer)
     values["answer"] = answer
     for field in ("question", "reference", "spec"):
         v = values.get(field)
