@@ -327,6 +327,17 @@ class PhoenixSource:
             for t in list(self.given)[:len(self.given) - MAX_GIVEN // 2]:
                 del self.given[t]
         ids = [r["context"]["trace_id"] for r in wanted]
+        out = self._traces(ids)
+        for r in left:
+            try:
+                out.append([phoenix_span(r, self.project)])
+            except InvalidItemError as e:
+                e.item_id = r["context"]["trace_id"]
+                out.append(e)
+        return out + bad
+
+    def _traces(self, ids: list[str]) -> list[list[Span] | InvalidItemError]:
+        """The spans of these traces (20 a request); a trace with a span that is not one: its error."""
         traces: dict[str, list[Span]] = {}
         broken: dict[str, InvalidItemError] = {}
         for i in range(0, len(ids), 20):
@@ -348,13 +359,7 @@ class PhoenixSource:
                 out.append(broken[t])
             elif t in traces:
                 out.append(traces[t])
-        for r in left:
-            try:
-                out.append([phoenix_span(r, self.project)])
-            except InvalidItemError as e:
-                e.item_id = r["context"]["trace_id"]
-                out.append(e)
-        return out + bad
+        return out
 
     def close(self) -> None:
         self.client.close()
