@@ -207,11 +207,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) < len(pairs):
         seen: set[str] = set()
-        raise RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+        for k, _ in pairs:
+            if k in seen:
+                raise RepeatedKey(k)
+            seen.add(k)
     return obj
 
 
-class _Repeats(dict):  # type: ignore[type-arg]
+class _Repeats(dict[str, Any]):
     """An object of a .json array that repeated `key` (marked, so that only its row becomes invalid)."""
 
     key: str

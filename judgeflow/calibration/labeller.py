@@ -154,10 +154,12 @@ class Labeller:
 
     def _lines_now(self) -> list[str]:
         """Each row as its JSONL line, encoded once and again only when the row changes (5,000 rows stay quick)."""
+        out = []
         for k, line in enumerate(self._lines):
             if line is None:
-                self._lines[k] = json_line(self.rows[k])
-        return self._lines  # type: ignore[return-value]
+                line = self._lines[k] = json_line(self.rows[k])
+            out.append(line)
+        return out
 
     def _merge_from_disk(self, *, skip: int) -> None:
         """Take every row but `skip` from the file on disk; rows only the file has are added at the end."""

@@ -115,7 +115,7 @@ class StoreJudging:
         missing = [items[i].id for i, j in enumerate(out) if j is None]
         if missing:  # pragma: no cover - every item yields one result (judge_stream's contract)
             raise RuntimeError(f"no result for items {missing[:5]}")
-        return out  # type: ignore[return-value]
+        return [j for j in out if j is not None]
 
 
 class Editor:

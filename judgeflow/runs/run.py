@@ -283,7 +283,7 @@ class Run:
 
 def _rows(source: Path, name: Path, settings: RunSettings) -> Iterator[Item | InvalidItemError]:
     return input_rows(source, name=str(name), limit=settings.limit, max_input_chars=settings.max_input_chars,
-                      column_map=settings.column_map, turns=settings.turns,  # type: ignore[arg-type]
+                      column_map=settings.column_map, turns=settings.turns,
                       system=settings.system_prompt, delimiter=settings.delimiter)
 
 

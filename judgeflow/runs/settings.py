@@ -93,7 +93,7 @@ class RunSettings(BaseModel):
     """Verdicts per item from the same judge (test-retest, `--repeats K`); 1: none."""
     delimiter: str | None = setting(None, "--delimiter")
     """A CSV input's delimiter (`--delimiter`); None: `,`, or `;`, a tab or `|` sniffed from the header."""
-    turns: str = setting("last", "--turns")
+    turns: Literal["last", "all"] = setting("last", "--turns")
     """Conversations: judge the last assistant turn ("last") or every one ("all")."""
     trace: bool = setting(False, "--trace")
     no_cache: bool = setting(False, "--no-cache")

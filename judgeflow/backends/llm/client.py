@@ -162,7 +162,7 @@ class LLMClient:
     @property
     def prompt_caching(self) -> bool:
         """True when this client's requests can carry a hint where the shared prefix ends (the wire's)."""
-        return self.wire.prompt_caching  # type: ignore[union-attr]
+        return self.wire is not None and self.wire.prompt_caching
 
     def _instructor(self, raw: Any, retries: int | None) -> Any:
         """The Instructor client over `raw` for the current mode; `retries` overrides the SDK's retries."""
@@ -191,12 +191,14 @@ class LLMClient:
 
             hooks = Hooks()
             hooks.on("completion:response", on_response)
-            return await self.client.create(response_model=response_model, hooks=hooks, **kwargs)  # type: ignore[no-any-return]
+            made: T = await self.client.create(response_model=response_model, hooks=hooks, **kwargs)
+            return made
         from ..typed_request import typed_request
 
         raw = await self.sdk.get()
-        return await typed_request(self._instructor(raw, retries), response_model,  # type: ignore[no-any-return]
-                                   on_response=on_response, **kwargs)
+        typed: T = await typed_request(self._instructor(raw, retries), response_model, on_response=on_response,
+                                       **kwargs)
+        return typed
 
     def _gate(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
