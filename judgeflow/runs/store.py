@@ -30,36 +30,11 @@ from ..errors import StoreError
 from ..redact import redact
 from ..results import Judgment
 from .lock import RunBusy, RunLock
+from .migrations import SCHEMA_VERSION, NewerSchema, migrate, schema_of
 
 __all__ = ["DEFAULT_STORE", "RunBusy", "RunInfo", "RunStore", "StoreError"]
 
 DEFAULT_STORE = Path(".judgeflow") / "runs.sqlite"
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY,
-    created REAL NOT NULL,
-    status TEXT NOT NULL,
-    input_path TEXT,
-    input_sha TEXT,
-    output_path TEXT,
-    total INTEGER,
-    settings TEXT NOT NULL,
-    command TEXT
-);
-CREATE TABLE IF NOT EXISTS results (
-    run_id TEXT NOT NULL,
-    item_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    judgment TEXT NOT NULL,
-    PRIMARY KEY (run_id, item_id)
-);
-CREATE INDEX IF NOT EXISTS results_seq ON results (run_id, seq);
-CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, judgment TEXT NOT NULL, created REAL NOT NULL);
-"""
 
 
 class RunInfo(BaseModel):
@@ -105,16 +80,15 @@ class RunStore:
             self._refuse_foreign()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if row is None:
-                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif str(row[0]).strip() != str(SCHEMA_VERSION):
+            try:
+                migrate(self._db)  # an older store is brought up to date (runs/migrations.py)
+            except NewerSchema as e:
+                self._db.close()
                 raise StoreError(
-                    f"{self.path}: run store schema {str(row[0])[:40]!r} is not the supported {SCHEMA_VERSION} "
-                    "(written by another judgeflow version, or damaged); move the file aside or pass a new "
-                    "--store PATH"
-                )
+                    f"{self.path}: run store schema {str(e)!r} is newer than this judgeflow's {SCHEMA_VERSION} "
+                    "(written by a newer judgeflow version, or damaged); upgrade judgeflow, move the file "
+                    "aside or pass a new --store PATH"
+                ) from None
         except sqlite3.DatabaseError as e:
             raise self._error(e, "open") from None
         except OSError as e:
@@ -138,11 +112,12 @@ class RunStore:
             self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30,
                                        isolation_level=None, check_same_thread=False)
             self._refuse_foreign()
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if str(row[0]).strip() != str(SCHEMA_VERSION):
+            try:
+                schema_of(self._db)  # an older one reads as it is (steps only add); a newer one is refused
+            except NewerSchema as e:
                 self._db.close()
-                raise StoreError(f"{self.path}: run store schema {str(row[0])[:40]!r} is not the supported "
-                                 f"{SCHEMA_VERSION}; read it with the judgeflow version that wrote it")
+                raise StoreError(f"{self.path}: run store schema {str(e)!r} is newer than this judgeflow's "
+                                 f"{SCHEMA_VERSION}; read it with the judgeflow version that wrote it") from None
         except sqlite3.DatabaseError as e:
             raise self._error(e, "read") from None
 
