@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..knowledge import decided_by, shares_line
 from ..results import Judgment, Usage
 from ..errors import OVER_BUDGET
 from .pricing import estimate_cost, price_for
@@ -54,6 +55,8 @@ class Tally:
     """Why rows were invalid (reason -> rows; at most MAX_REASONS reasons)."""
     votes: list[Judgment] = field(default_factory=list)
     """Panel and cascade rows, without claims or traces (their summary needs each row's members)."""
+    decided: Counter[str] = field(default_factory=Counter)
+    """Claims of judged rows by what settled them (`knowledge.decided`): reference, knowledge, evidence, unverifiable."""
 
     def add(self, j: Judgment) -> None:
         self.rows += 1
@@ -62,6 +65,7 @@ class Tally:
             self.label_1 += j.label == 1
             self.label_0 += j.label == 0
             self.answered += bool(j.claims or j.requirements)
+            self.decided.update(decided_by(j.claims))
         self.unscored += j.status == "unscored"
         self.rate_limited += j.status == "unscored" and RATE_LIMITED in (j.error or "")
         self.over_budget += j.status == "unscored" and (j.error or "").startswith(OVER_BUDGET)
@@ -141,6 +145,14 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
         source = price.source if (price := price_for(model, prices)) else "?"
         lines.append(f"estimated cost: ${cost:,.4f} at list prices for {model} (prices: {source})")
     return lines
+
+
+def decided_line(t: Tally) -> list[str]:
+    """What settled the claims (reference, knowledge, evidence, unverifiable), when anything but the
+    reference did: the share of verdicts that rest on no quote."""
+    if not t.decided or set(+t.decided) <= {"reference"}:
+        return []
+    return [shares_line(t.decided)]
 
 
 def answer_line(t: Tally) -> list[str]:
