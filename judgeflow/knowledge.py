@@ -183,6 +183,20 @@ def decided_by(claims: Iterable[Any]) -> Counter[str]:
     return Counter(decided(c.basis, c.verdict) for c in claims)
 
 
+def item_decided(claims: Sequence[Any], label: int | None) -> str:
+    """What decided one item (`calibrate --by decided_by`): a 1, the decider of its first error
+    claim; otherwise the least settled of its claims (unverifiable, then knowledge, evidence,
+    reference); "(none)" without claims."""
+    if not claims:
+        return "(none)"
+    if label == 1:
+        first = next((c for c in claims if c.error), None)
+        if first is not None:
+            return decided(first.basis, first.verdict)
+    present = {decided(c.basis, c.verdict) for c in claims}
+    return next(k for k in ("unverifiable", "knowledge", "evidence", "reference") if k in present)
+
+
 def shares(counts: Counter[str]) -> dict[str, float]:
     """Each decider's share of the claims (all four keys; 0.0 each when there are no claims)."""
     total = sum(counts[k] for k in DECIDERS)

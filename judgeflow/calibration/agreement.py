@@ -27,6 +27,7 @@ from . import DEFAULT_BOOT
 from ..ensembles.cascade import wilson
 from ..errors import InvalidItemError
 from ..items import Item, read_records
+from ..knowledge import decided_by, item_decided, shares
 from .answer_rate import AnswerRate, answer_rate
 from .prevalence import PrevalenceFigures, prevalence_figures
 from .annotators import Annotations, HumanCeiling, human_ceiling, labels_for_calibration
@@ -211,6 +212,9 @@ class CalibrationReport(Agreement):
     """Several labellers: their names, the first being the one the judge is calibrated against."""
     answers: AnswerRate | None = None
     """The judge's rows' answer rate (answers with something checkable) and reference coverage."""
+    decided_by: dict[str, float] | None = None
+    """The judged rows' claims by what settled them (reference, knowledge, evidence, unverifiable:
+    `knowledge.shares`); None without claims."""
     humans: list[HumanCeiling] = Field(default_factory=list)
     """Each pair of labellers: kappa on the items both labelled (the human ceiling), beside the judge's."""
 
@@ -392,7 +396,10 @@ def diagnose(a: Agreement, *, criterion: str | None = None) -> str:
 
 
 def field_value(j: Judgment, field: str) -> str:
-    """A result's value for `field` (a Judgment field, an input field, or a dotted path into one)."""
+    """A result's value for `field` (a Judgment field, an input field, or a dotted path into one);
+    `decided_by`: what decided the item (`knowledge.item_decided`: reference, knowledge, evidence, unverifiable)."""
+    if field == "decided_by" and "decided_by" not in j.extra:
+        return item_decided(j.claims, j.label)
     head, _, rest = field.partition(".")
     value: Any = getattr(j, head) if head in Judgment.model_fields else j.extra.get(head)
     for key in rest.split(".") if rest else []:
@@ -496,7 +503,7 @@ def calibrate(
         invalid=sum(1 for j, _ in joined.pairs if j.status == "invalid"),
         unlabelled=len(joined.unlabelled), only_in_labels=joined.only_in_labels,
         criteria=dict(criteria), models=dict(Counter(j.model or "(none)" for j, _ in scored)),
-        by=by, seed=seed, n_boot=n_boot, answers=answer_rate(rows),
+        by=by, seed=seed, n_boot=n_boot, answers=answer_rate(rows), decided_by=_decided(rows),
     )
     _warn(report, joined.only_in_labels, criteria)
     _group(report, joined.pairs, rows, by, seed=seed, n_boot=n_boot)
@@ -508,6 +515,12 @@ def calibrate(
         report.labellers = ann.labellers
         report.humans = human_ceiling(ann, rows, agreement=agreement, kappa_text=kappa_text, seed=seed, n_boot=n_boot)
     return report
+
+
+def _decided(rows: Sequence[Judgment]) -> dict[str, float] | None:
+    """What settled the judged rows' claims, as shares (None without claims)."""
+    counts = decided_by(c for j in rows if j.status == "judged" for c in j.claims)
+    return shares(counts) if counts else None
 
 
 def _read_label_sets(labels: Any) -> tuple[Any, Annotations | None, Any]:
