@@ -199,3 +199,28 @@ def test_judge_spec_records_knowledge_and_evidence_path(tmp_path: Path) -> None:
     assert spec.knowledge == "commit-first" and spec.evidence == str(docs)
     again = spec.build()
     assert again.knowledge == "commit-first" and again.evidence is not None
+
+
+class Doc:
+    def __init__(self, text: str) -> None:
+        self.page_content, self.metadata = text, {}
+
+
+class Retriever:
+    """A LangChain-shaped retriever (`invoke(query)` -> Documents with `page_content`), without LangChain."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def invoke(self, query: str) -> list[Doc]:
+        self.queries.append(query)
+        return [Doc(d["text"]) for d in DOCS if any(w in d["text"] for w in query.split() if w[:1].isupper())]
+
+
+def test_a_retriever_is_asked_once_per_open_claim_and_its_documents_quoted() -> None:
+    retriever = Retriever()
+    item = {"id": "r", "question": "Tell me about Moscow.", "reference": "Moscow is the capital of Russia.",
+            "answer": "Moscow was founded in 1147 by Yuri Dolgorukiy."}
+    j = Judge("baseline/lexical", criterion="factual_correctness", evidence=retriever).judge(item)
+    assert retriever.queries == ["Moscow was founded in 1147 by Yuri Dolgorukiy."]
+    assert j.claims[0].basis == "evidence" and j.claims[0].evidence_found is True
