@@ -310,11 +310,12 @@ async def _commit_first(state: JudgeState, backend: Backend, checks: list[ClaimC
     """The judge fills the open claims' masked values (one call), code compares (`knowledge.settle`)."""
     criterion = state.criterion
     assert criterion is not None
-    open_ids = {c.claim_id for c in candidates(checks)}
+    unsettled = criterion.knowledge_settings.unsettled
+    # a claim the check already left unsettled stays so: no commitment could make it settled alone
+    open_ids = {c.claim_id for c in candidates(checks) if c.verdict != unsettled}
     slots = {c.id: mask(c.id, c.text, state.item.question) for c in state.claims if c.id in open_ids}
     asked = [s for s in slots.values() if s is not None]
     said = await backend.commit(state.item, criterion, asked, usage, trace) if asked else {}
-    unsettled = criterion.knowledge_settings.unsettled
     return [settle(c, slots[c.claim_id], said.get(c.claim_id), errors=criterion.error_verdicts, unsettled=unsettled)
             if c.claim_id in open_ids else c for c in checks]
 
