@@ -21,6 +21,9 @@ class Usage(BaseModel):
     input_tokens: int = 0
     """All prompt tokens, those served from or written to a provider's prompt cache included."""
     output_tokens: int = 0
+    """All completion tokens, reasoning tokens included (billed as output)."""
+    reasoning_tokens: int = 0
+    """Hidden reasoning tokens the provider reports apart (part of output_tokens)."""
     cached_tokens: int = 0
     """Prompt tokens the provider served from its prompt cache (part of input_tokens; cheaper)."""
     cache_write_tokens: int = 0
@@ -47,6 +50,7 @@ class Usage(BaseModel):
         self.calls += other.calls
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+        self.reasoning_tokens += other.reasoning_tokens
         self.cached_tokens += other.cached_tokens
         self.cache_write_tokens += other.cache_write_tokens
         self.repairs += other.repairs

@@ -85,6 +85,17 @@ def fake_llm() -> Iterator[str]:
         yield url.removesuffix("/v1")
 
 
+@pytest.fixture(scope="module")
+def fake_llm_rules() -> Iterator[str]:
+    """The same, with --model-rules (OpenAI's parameter rules for reasoning models, with its error texts)."""
+    if not FAKE_LLM.exists():
+        pytest.skip("../shared/tools/fake_llm.py is not beside the project")
+    from fakes import schema_fake
+
+    with schema_fake(FAKE_LLM, "--model-rules") as url:
+        yield url
+
+
 @pytest.fixture
 def shared_data() -> Path:
     if not (SHARED_DATA / "factual_qa.jsonl").exists():

@@ -446,8 +446,10 @@ SHARED_ALLOWED = {
     "core/test_languages.py": "the 900+ answers of ../shared/data/factual_qa.jsonl detected as English: that data "
                               "is the point",
     "test_front_door.py": "checks that what users read never mentions ../shared",
+    "backends/test_reasoning_judges.py": "the extra check against ../shared/tools/fake_llm.py --model-rules the "
+                                         "issue (#45) names; the same judges run on the in-repo conformance fake",
 }
-_SHARED_NAMES = {"fake_llm", "shared_data", "FAKE_LLM", "SHARED", "SHARED_DATA"}
+_SHARED_NAMES = {"fake_llm", "fake_llm_rules", "shared_data", "FAKE_LLM", "SHARED", "SHARED_DATA"}
 _SHARED_TEXT = re.compile(r"(^|[/\\])shared($|[/\\])|fake_llm\.py")
 
 

@@ -68,6 +68,33 @@ def rouge_l(model: str, config: ClientConfig) -> Backend:
 DEFAULT_MAX_SOURCE_CHARS = 16_000
 
 
+def samples_vary(model: str, config: ClientConfig) -> bool:
+    """Whether samples of `model` differ at a temperature of 0: a reasoning model that takes only its
+    default temperature (providers/profiles.py) samples at it whatever is asked."""
+    provider = model.partition("/")[0]
+    if not known(provider):
+        return False
+    from .providers.profiles import profile_of
+
+    profile = profile_of(model, config.profile)
+    return profile.reasons and not profile.takes_temperature(profile.effort(config.reasoning_effort))
+
+
+def member_reasoning(model: str, effort: str | None, profile: str | None) -> tuple[str | None, str | None]:
+    """(--reasoning-effort, --profile) as they apply to one member of a panel or cascade: a profile only to
+    a member on its wire (azure/ and openai/ share one), an effort only to a member that reasons."""
+    provider = model.partition("/")[0].lower()
+    if not known(provider):
+        return None, None
+    from .providers.profiles import WIRE_OF, profile_of
+
+    if profile is not None:
+        wire = WIRE_OF.get(provider, provider)
+        if WIRE_OF.get(profile.partition("/")[0].lower(), profile.partition("/")[0].lower()) != wire:
+            profile = None
+    return (effort if profile_of(model, profile).reasons else None), profile
+
+
 def make_backend(model: str | None = None, config: ClientConfig | None = None, **options: Any) -> Backend:
     """A backend for "provider/model": baseline/* offline judges, or an LLM via `llm.make_client`,
     with `config` (every client option, `judgeflow.config.ClientConfig`) or its fields as keywords.
@@ -115,5 +142,7 @@ __all__ = [
     "default_model",
     "make_backend",
     "prompt_fields",
+    "member_reasoning",
+    "samples_vary",
     "single_from_steps",
 ]

@@ -148,8 +148,9 @@ class LLMJudge:
     @property
     def fingerprint(self) -> str:
         c = self.client
+        reasoning = f"|effort={c.effort}|family={c.profile.family}" if c.profile.reasons else ""
         return (f"{c.model}|url={c.base_url}|structured={self.structured}|t={c.temperature}|mt={c.max_tokens}"
-                f"|chunk={self.max_claims_per_check}|replies={REPLIES_VERSION}")
+                f"|chunk={self.max_claims_per_check}|replies={REPLIES_VERSION}{reasoning}")
 
     def _messages(self, criterion: Criterion, key: str, fields: dict[str, str]) -> list[dict[str, Any]]:
         return [

@@ -21,6 +21,7 @@ construction. Anthropic requests go through the SDK's `messages.create` unchange
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
@@ -83,14 +84,30 @@ def _chat_completion(body: bytes) -> Any:
     from openai.types.chat import ChatCompletion
 
     try:
-        return ChatCompletion.model_validate_json(body)
+        return without_thinking(ChatCompletion.model_validate_json(body))
     except ValidationError:
         pass
     try:
         data = json.loads(body)
     except ValueError:
         return body.decode("utf-8", errors="replace")
-    return ChatCompletion.construct(**data) if isinstance(data, dict) else data
+    return without_thinking(ChatCompletion.construct(**data)) if isinstance(data, dict) else data
+
+
+#: a local reasoning model's think block at the start of its content (Qwen3, DeepSeek-R1, QwQ)
+_THINK = re.compile(r"\A\s*<think>.*?</think>\s*", re.S)
+
+
+def without_thinking(completion: Any) -> Any:
+    """The reply with a closed `<think>...</think>` block removed from the front of its content, so that
+    its text (which may hold JSON-looking drafts) is never read as the answer. An unclosed block (the
+    budget ran out while thinking) is left for the ask loop to see (`client.reasoning_ate`)."""
+    for choice in getattr(completion, "choices", None) or ():
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None)
+        if isinstance(content, str) and content.lstrip().startswith("<think>"):
+            message.content = _THINK.sub("", content, count=1)
+    return completion
 
 
 async def typed_request(instructor_client: Any, response_model: type[BaseModel], *,

@@ -174,6 +174,12 @@ def provider_flags(p: argparse.ArgumentParser) -> None:
                    help="how the model is asked for structured output (default auto: OpenAI tools_strict, "
                         "Anthropic tools, Ollama json_schema, other --base-url servers tools; falls back once "
                         "if the endpoint rejects the request shape)")
+    p.add_argument("--reasoning-effort", choices=["none", "minimal", "low", "medium", "high", "xhigh"],
+                   help="reasoning effort of a reasoning judge (gpt-5*, o-series, Claude thinking, Gemini 2.5+; "
+                        "default: low for OpenAI reasoning models, thinking off for Claude; see docs/reasoning.md)")
+    p.add_argument("--profile", metavar="PROVIDER/MODEL",
+                   help="the model family a name judgeflow cannot know follows (an Azure deployment, a model "
+                        "behind --base-url), e.g. --model azure/my-deploy --profile openai/gpt-5.1")
     p.add_argument("--max-tokens", type=positive_int,
                    help="max_tokens for every call (default: sized to each step, e.g. a budget per claim)")
     add_budget(p)
@@ -385,6 +391,7 @@ def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str
         "label_1": t.label_1, "label_0": t.label_0, "unscored": t.unscored, "invalid": t.invalid,
         "cached": t.cached,
         "calls": total.calls, "input_tokens": total.input_tokens, "output_tokens": total.output_tokens,
+        "reasoning_tokens": total.reasoning_tokens,
         "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
         "priced_by": None if model.startswith("baseline/") else getattr(price_for(model, prices), "source", None),
         "seconds": round(elapsed, 3), "items_this_session": session_items,

@@ -78,7 +78,9 @@ def render_card(c: RunCard) -> None:
     con.print(f"[bold]run {escape(c.run_id)}[/bold] ({c.status}, {c.created}): {escape(str(c.input_path))} -> "
               f"{escape(str(c.output_path))}", soft_wrap=True)
     con.print(f"{c.rows} of {c.total} rows: hallucination rate {_pct(c.rate)} ({c.ones} of {c.scored} scored), answer "
-              f"rate {_pct(c.answer_rate)}; unscored {c.unscored}, invalid {c.invalid}; {c.calls} model calls")
+              f"rate {_pct(c.answer_rate)}; unscored {c.unscored}, invalid {c.invalid}; {c.calls} model calls"
+              + (f", {c.output_tokens:,} output tokens of which {c.reasoning_tokens:,} reasoning" if c.reasoning_tokens
+                 else ""))
     t = Table("setting", "value", title="settings", title_justify="left")
     for k, v in sorted(c.settings.items()):
         if v not in (None, "", [], {}):

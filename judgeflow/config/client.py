@@ -75,6 +75,13 @@ class ClientConfig(BaseModel):
                              results=True)
     max_tokens: int | None = option(None, "A fixed max_tokens for every call (None: sized to each step).",
                                     flag="--max-tokens", results=True)
+    reasoning_effort: str | None = option(None, "Reasoning effort for reasoning models (none | minimal | low | "
+                                          "medium | high | xhigh, as the model's family accepts; None: judgeflow's "
+                                          "default for the family, docs/reasoning.md).", flag="--reasoning-effort",
+                                          results=True)
+    profile: str | None = option(None, "The model family whose rules a model name judgeflow cannot know follows "
+                                 "(an Azure deployment, a model behind --base-url), e.g. openai/gpt-5.1.",
+                                 flag="--profile", results=True)
     max_tokens_cap: int = option(DEFAULT_MAX_TOKENS_CAP, "The largest max_tokens a sized call asks for.",
                                  flag=None, results=True)
     api_version: str | None = option(None, "Azure OpenAI API version.", flag=None, results=False)

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from pydantic import model_validator
 
+from ..backends import samples_vary
 from ..config.client import Spec, option
 from ..config.judging_protocol import spec_of
 from ..errors import ConfigError, InvalidItemError
@@ -156,7 +157,7 @@ class PanelSpec(Spec):
         if len(self.members) == 1 and self.samples == 1:
             raise ConfigError("a panel of one judge with one sample is that judge: give more members or samples > 1")
         for m in self.members if self.samples > 1 else ():
-            if m.model.startswith("baseline/") or not m.client.temperature:
+            if m.model.startswith("baseline/") or not (m.client.temperature or samples_vary(m.model, m.client)):
                 raise ConfigError(f"samples={self.samples} with {m.model}: every sample would give the same "
                                   "answer; set a temperature above 0 (e.g. --temperature 0.7) for self-consistency")
         return self

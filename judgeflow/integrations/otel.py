@@ -15,7 +15,8 @@ Each judgment becomes one span, `evaluate hallucination`, that carries the seman
 - `gen_ai.evaluation.explanation`: the judgment's reason (the deciding claim), or for an unscored
   or invalid row why it has no verdict;
 - judgeflow's own: `judgeflow.item.id`, `judgeflow.status`, `judgeflow.criterion`, `judgeflow.model`,
-  `judgeflow.claims.count`, `judgeflow.claims.errors`, `judgeflow.deciding_claim` (and `.id`).
+  `judgeflow.claims.count`, `judgeflow.claims.errors`, `judgeflow.deciding_claim` (and `.id`); for a
+  reasoning judge, `judgeflow.usage.output_tokens` and `judgeflow.usage.reasoning_tokens` (part of it).
 
 When the item came from a trace (its row has `trace_id`, 32 hex digits, and `span_id`, 16, as
 `judgeflow.io.otlp` gives them) the span is a child of the judged span, in the judged trace, as the
@@ -66,6 +67,9 @@ def evaluation_attributes(j: Judgment, *, name: str = EVALUATION_NAME) -> dict[s
     for key, value in (("judgeflow.criterion", j.criterion), ("judgeflow.model", j.model)):
         if value:
             attrs[key] = value
+    if j.usage.reasoning_tokens:  # a reasoning judge: what its verdict cost, hidden reasoning included
+        attrs.update({"judgeflow.usage.output_tokens": j.usage.output_tokens,
+                      "judgeflow.usage.reasoning_tokens": j.usage.reasoning_tokens})
     deciding = next((c for c in j.claims if c.error), None) if j.label == 1 else None
     if deciding is not None:
         attrs["judgeflow.deciding_claim"] = deciding.text

@@ -42,6 +42,10 @@ class RunCard(BaseModel):
     answered: int = 0
     """Scored rows whose answer had something checkable (the answer rate's count)."""
     calls: int = 0
+    output_tokens: int = 0
+    """Completion tokens of its rows, reasoning tokens included."""
+    reasoning_tokens: int = 0
+    """Hidden reasoning tokens (reasoning judges; part of output_tokens)."""
     rate: float | None = None
     answer_rate: float | None = None
     settings: dict[str, Any] = Field(default_factory=dict)
@@ -60,6 +64,8 @@ def card(info: RunInfo, rows: list[Judgment]) -> RunCard:
                   settings=info.settings, command=info.command, rows=len(rows))
     for j in rows:
         out.calls += j.usage.calls
+        out.output_tokens += j.usage.output_tokens
+        out.reasoning_tokens += j.usage.reasoning_tokens
         if j.status == "invalid":
             out.invalid += 1
         elif j.label is None:

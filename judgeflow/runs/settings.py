@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..backends import default_model
+from ..backends import default_model, member_reasoning
 from ..config.client import DEFAULT_MAX_WAIT, ClientConfig, affects_results
 from ..config.judging import JUDGING, JudgeSpec, JudgingSpec, RepeatsSpec
 from ..config.run import DEFAULT_MAX_INPUT_CHARS, RunSpec, results_view
@@ -81,6 +81,8 @@ class RunSettings(BaseModel):
     max_wait: float = setting(DEFAULT_MAX_WAIT, "--max-wait", client="max_wait")
     structured: str = setting("auto", "--structured", client="structured")
     max_tokens: int | None = setting(None, "--max-tokens", client="max_tokens")
+    reasoning_effort: str | None = setting(None, "--reasoning-effort", client="reasoning_effort")
+    profile: str | None = setting(None, "--profile", client="profile")
     max_input_chars: int = setting(DEFAULT_MAX_INPUT_CHARS, "--max-input-chars")
     max_unscored: float = setting(DEFAULT_MAX_UNSCORED, "--max-unscored")
     max_source_chars: int | None = setting(None, "--max-source-chars", client="max_source_chars")
@@ -153,6 +155,8 @@ class RunSettings(BaseModel):
         options = {client: getattr(self, name) for name, (_, _, client, _) in FLAGS.items() if client}
         options.update(base_url=base_url or self.base_url, temperature=self.temperature or 0.0,
                        max_tokens=self.max_tokens or None)
+        if self.ensemble:  # each member takes the effort and the profile that apply to it
+            options["reasoning_effort"], options["profile"] = member_reasoning(model, self.reasoning_effort, self.profile)
         return ClientConfig(**options)
 
     def member(self, ref: str, *, keep_trace: bool = True) -> JudgeSpec:

@@ -128,7 +128,8 @@ def summarize(results: Tally | Iterable[Judgment], *, model: str, prices: Any, e
         + (f"; served from cache: {t.cached}" if t.cached else ""),
         *([f"most common invalid reason ({n} of {t.invalid} invalid rows): {reason}"
            for reason, n in t.invalid_reasons.most_common(1)]),
-        f"tokens in {total.input_tokens:,}, out {total.output_tokens:,} in {total.calls:,} calls"
+        f"tokens in {total.input_tokens:,}, out {total.output_tokens:,}"
+        + (f" (reasoning {total.reasoning_tokens:,})" if total.reasoning_tokens else "") + f" in {total.calls:,} calls"
         + (f" ({session.calls:,} calls for {session_items} items this session, {elapsed:.1f}s, "
            f"{session_items / elapsed:.1f} items/s)" if elapsed > 0 and session_items else ""),
     ]

@@ -436,8 +436,8 @@ def test_trace_keeps_prompts_and_replies(provider: str) -> None:
     # the model's own reply (ids are assigned by code, c1..cn in answer order, so it carries none)
     assert dec.reply == {"claims": [{"text": c.text, "kind": c.kind, "quote": c.quote} for c in MOSCOW_CLAIMS.claims]}
     assert chk.reply["c1"]["verdict"] == "contradicted"  # keyed by claim id
-    assert result.usage.model_dump() == {"calls": 2, "input_tokens": 140, "output_tokens": 18, "cached_tokens": 0,
-                                         "cache_write_tokens": 0, "repairs": 0, "reasks": 0, "over_bound": 0}
+    assert result.usage.model_dump() == {"calls": 2, "input_tokens": 140, "output_tokens": 18, "reasoning_tokens": 0,
+                                         "cached_tokens": 0, "cache_write_tokens": 0, "repairs": 0, "reasks": 0, "over_bound": 0}
     assert Judge(backend=FakeLLM(provider, [MOSCOW_CLAIMS, chk.reply]).backend(),
                  keep_trace=False).judge(MOSCOW).trace == []
 

@@ -135,8 +135,8 @@ def test_run_with_an_llm_judged_unscored_and_invalid_rows(
         "id": "c1", "text": "Moscow was founded in 1247.", "kind": "date", "verdict": "contradicted", "error": True,
         "basis": "reference", "evidence": "1147", "evidence_found": True, "reason": "compared with the reference",
         "span": [0, 27], "placed": True}]  # #38: where in the answer the claim stands
-    assert by_id["good"]["usage"] == {"calls": 2, "input_tokens": 200, "output_tokens": 40, "cached_tokens": 0,
-                                      "cache_write_tokens": 0, "repairs": 0,
+    assert by_id["good"]["usage"] == {"calls": 2, "input_tokens": 200, "output_tokens": 40, "reasoning_tokens": 0,
+                                      "cached_tokens": 0, "cache_write_tokens": 0, "repairs": 0,
                                       "reasks": 0, "over_bound": 0}
     unscored = by_id["u"]
     assert unscored["label"] is None and unscored["status"] == "unscored" and unscored["human_label"] == 1

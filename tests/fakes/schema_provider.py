@@ -18,7 +18,9 @@ extra check), with its test-facing features, one module each:
                   cancel, failed lines), `batch_polls=` / `batch_expire_fraction=`;
   faults          faults.py: `error_rate=` (429 / 500 in turn), `garbage_rate=` (unreadable JSON);
   rate limits     limited.py: `limit=ProviderLimit(rpm=, tpm=, window=)`, the providers' headers;
-  latency         `latency=` seconds per online model request.
+  latency         `latency=` seconds per online model request;
+  model families  model_rules.py: `model_rules=ModelRules()` (--model-rules): each family's parameter
+                  rules and error texts, hidden reasoning tokens spent from the completion budget.
 `log` holds one entry per request, as fake_llm.py's --log lines: method, path, status, llm (a model
 request), batch and custom_id (a batch line), prompt_tokens, fault, request (the body).
 
@@ -41,10 +43,12 @@ from typing import Any
 
 try:
     from .faults import Faults, error_body, fault_reply, garble
+    from .model_rules import ModelRules, RuleError
     from .schema_batches import SchemaBatches
     from .wire import anthropic_body, openai_body
 except ImportError:  # run as a script
     from faults import Faults, error_body, fault_reply, garble  # type: ignore[no-redef]
+    from model_rules import ModelRules, RuleError  # type: ignore[no-redef]
     from schema_batches import SchemaBatches  # type: ignore[no-redef]
     from wire import anthropic_body, openai_body  # type: ignore[no-redef]
 
@@ -197,8 +201,11 @@ class SchemaProvider:
 
     def __init__(self, *, seed: Any = 0, latency: float = 0.0, port: int = 0, error_rate: float = 0.0,
                  garbage_rate: float = 0.0, limit: Any = None, batch_polls: int = 1,
-                 batch_expire_fraction: float = 0.0, array_len: int | None = None) -> None:
+                 batch_expire_fraction: float = 0.0, array_len: int | None = None,
+                 model_rules: ModelRules | None = None) -> None:
         self.seed, self.latency, self.array_len = seed, latency, array_len
+        self.rules = model_rules
+        """`model_rules.ModelRules` (or None): requests refused and replies shaped per model family."""
         """`array_len`: items in every generated array the schema allows that many in (None: 1-3, seeded)."""
         self.limit = limit
         """A `limited.ProviderLimit` (or None): online model requests over it get 429, all its headers."""
@@ -242,12 +249,17 @@ class SchemaProvider:
         structured = bool(body.get("tools") or body.get("response_format"))
         fault = self.faults.draw(structured)
         entry["fault"] = fault
-        if fault in ("http429", "http500"):
+        refused = self._refused(wire, body)
+        if refused is not None:
+            status, reply = refused.status, refused.body
+        elif fault in ("http429", "http500"):
             status, reply, _ = fault_reply(wire, fault)
         else:
             rng = self.rng_for(raw)
             make = openai_reply if wire == "openai" else anthropic_reply
             reply = make(body, rng, self.array_len)
+            if self.rules is not None:
+                reply = (self.rules.shape_openai if wire == "openai" else self.rules.shape_anthropic)(body, reply)
             reply, status = garble(reply, rng) if fault == "garbage" else reply, 200
             usage = reply["usage"]
             entry["prompt_tokens"] = usage.get("prompt_tokens", usage.get("input_tokens"))
@@ -256,6 +268,16 @@ class SchemaProvider:
         entry["status"] = status
         self.record(entry)
         return status, reply, fault
+
+    def _refused(self, wire: str, body: dict[str, Any]) -> RuleError | None:
+        """The provider's refusal of this request for its model family (None: accepted, or no rules)."""
+        if self.rules is None:
+            return None
+        try:
+            (self.rules.check_openai if wire == "openai" else self.rules.check_anthropic)(body)
+        except RuleError as e:
+            return e
+        return None
 
     def reply(self, method: str, path: str, query: dict[str, str], headers: Any,
               raw: bytes) -> tuple[int, Any, dict[str, str]]:
@@ -339,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--array-len", type=int, default=None, help="items in every generated array (default 1-3)")
     p.add_argument("--batch-polls", type=int, default=1, help="a batch ends on its N-th GET (0: at once)")
     p.add_argument("--batch-expire-fraction", type=float, default=0.0, help="last share of a batch left unanswered")
+    p.add_argument("--model-rules", action="store_true", help="refuse and answer as each model family does "
+                   "(model_rules.py: parameter rules, error texts, hidden reasoning tokens)")
+    p.add_argument("--reasoning-scale", type=float, default=1.0, help="reasoning tokens per effort x this")
     p.add_argument("--rpm", type=float, default=0.0, help="requests per rate-limit window (0: no limit)")
     p.add_argument("--tpm", type=float, default=0.0, help="tokens per rate-limit window (0: no limit)")
     p.add_argument("--ratelimit-window-s", type=float, default=60.0, help="the window, in seconds (default 60)")
@@ -350,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         limit = ProviderLimit(rpm=args.rpm, tpm=args.tpm, window=args.ratelimit_window_s)
     fake = SchemaProvider(seed=args.seed, latency=args.latency_ms / 1000, port=args.port, error_rate=args.error_rate,
                           garbage_rate=args.garbage_rate, limit=limit, batch_polls=args.batch_polls,
-                          batch_expire_fraction=args.batch_expire_fraction, array_len=args.array_len)
+                          batch_expire_fraction=args.batch_expire_fraction, array_len=args.array_len,
+                          model_rules=ModelRules(scale=args.reasoning_scale) if args.model_rules else None)
     print(f"PORT={fake.server.server_address[1]}", flush=True)
     try:
         fake.server.serve_forever()

@@ -61,6 +61,7 @@ from .failures import (
     classify,
 )
 from ..providers import wire_of
+from ..providers.profiles import PLAIN, Profile
 from ..providers.wire import Wire
 
 T = TypeVar("T", bound=BaseModel)
@@ -139,6 +140,10 @@ class LLMClient:
     budget: Any = None
     """The spend cap shared by every client of a run (`runs.budget.Budget`): each request reserves its
     bound before it is sent and settles to what it used; None: no cap."""
+    profile: Profile = field(default=PLAIN, repr=False)
+    """What the model's family accepts (providers/profiles.py): the token-limit parameter, the reasoning knob."""
+    effort: str | None = None
+    """The reasoning effort sent (--reasoning-effort, or the family's default; None: no knob sent)."""
     stopped: str | None = None
     """Why the provider is considered unavailable (set after SYSTEMIC_LIMIT identical failures)."""
     sdk: LoopClient | None = field(default=None, repr=False)
@@ -242,10 +247,9 @@ class LLMClient:
                    usage: Usage | None, trace: list[TraceEntry] | None, step: str, budget: int, *,
                    probe: bool, send: list[dict[str, Any]] | None = None) -> T:
         from instructor.core.exceptions import IncompleteOutputException
-
         if self.stopped:
             raise ProviderUnavailable(self.stopped)
-        cut_off = full = False
+        cut_off, full, widened, extra = False, False, False, self._allowance()  # extra: reasoning's, on top of the reply
         # Before the endpoint has answered once, the first try goes without the SDK's retries, so a
         # refused connection or a bad key fails in milliseconds; a transient error (429, 5xx,
         # timeout) is then retried as usual (the same number of requests in all).
@@ -255,9 +259,12 @@ class LLMClient:
         while True:
             sent = budget if full or cut_off or not self._learning() else self.budgets.budget(step, budget)
             try:
-                result = await self._once(response_model, messages, context, usage, trace, step, sent, retries,
+                result = await self._once(response_model, messages, context, usage, trace, step, sent + extra, retries,
                                           send=send, sized=budget)
-            except IncompleteOutputException:
+            except IncompleteOutputException as e:
+                if reasoning_ate(e.last_completion):  # asked once more with twice the allowance, else unscored
+                    extra, widened = self._widened(e, extra, widened, sent, usage, trace, step, messages), True
+                    continue
                 if sent < budget:  # cut off at a learned budget: asked again at the sized one
                     self.budgets.cut(step)
                     full = True
@@ -297,6 +304,24 @@ class LLMClient:
             self._healthy, self._streak = True, ("", 0)
             return result
 
+    def _allowance(self) -> int:
+        """Reasoning tokens allowed on top of a step's reply budget: 0 for a model that does not reason, or
+        under a fixed --max-tokens (the whole completion budget); doubled once when reasoning empties a reply."""
+        return 0 if self.max_tokens else self.profile.allowance(self.effort)
+
+    def _widened(self, e: Any, extra: int, widened: bool, sent: int, usage: Usage | None,
+                 trace: list[TraceEntry] | None, step: str, messages: list[dict[str, Any]]) -> int:
+        """The reasoning allowance for asking again a reply that reasoning emptied (twice the last, once);
+        a second one, or one with no allowance to widen (a fixed --max-tokens), is an LLMError naming the fix."""
+        if widened or not extra:
+            ate, total = reasoning_ate(e.last_completion), sent + extra
+            _record(trace, step, messages, {"error": f"reasoning used {ate} of {total} tokens"})
+            raise LLMError(f"reasoning used the whole budget: raise --max-tokens or lower --reasoning-effort "
+                           f"({ate} reasoning tokens of the {total} the reply was given at effort {self.effort})") from None
+        if usage is not None:
+            usage.reasks += 1
+        return extra * 2
+
     def _learning(self) -> bool:
         """Learned reply budgets are sent only under a known token limit, and never over --max-tokens."""
         lim = self.limiter
@@ -305,7 +330,7 @@ class LLMClient:
     def _replied(self, step: str, sized: int, budget: int, u: Any) -> None:
         """A reply's usage: what the step's replies use, and the unused reply budget given back."""
         used = _int(u, "completion_tokens") or _int(u, "output_tokens")
-        self.budgets.record(step, sized, used)
+        self.budgets.record(step, sized, used - reasoning_tokens(u))  # the reply's own tokens
         if self.limiter is not None and used:
             self.limiter.give_back("output", budget - used)
     async def _reserve(self, response_model: type[BaseModel], messages: list[dict[str, Any]], max_tokens: int) -> Any:
@@ -321,6 +346,8 @@ class LLMClient:
         """The create call's other arguments: the client's extras, sampling and the request shape (hooks)."""
         kwargs = dict(self.extra_kwargs)
         self.wire.sampling(kwargs, self.temperature)
+        if self.effort is not None:
+            self.wire.reasoning(kwargs, self.profile, self.effort)
         shape = self.wire.request_shape(response_model, self.structured, self.base_url is not None)
         if shape:
             kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **shape}
@@ -418,8 +445,8 @@ class LLMClient:
                 result = await self._create(
                     retries, response_model=prepared(response_model), on_response=on_response,
                     messages=messages if send is None else send,  # send: with cache breakpoints
-                    max_retries=self.max_retries, model=self.model.partition("/")[2], max_tokens=budget,
-                    **self._request_kwargs(response_model),
+                    max_retries=self.max_retries, model=self.model.partition("/")[2],
+                    **{self.profile.token_param: budget}, **self._request_kwargs(response_model),
                 )
         except IncompleteOutputException:
             raise
@@ -483,7 +510,8 @@ def count_usage(usage: Usage, u: Any) -> None:
         return
     if getattr(u, "prompt_tokens", None) is not None:  # OpenAI wire
         usage.input_tokens += _int(u, "prompt_tokens")
-        usage.output_tokens += _int(u, "completion_tokens")
+        usage.output_tokens += _int(u, "completion_tokens")  # reasoning tokens included (billed as output)
+        usage.reasoning_tokens += reasoning_tokens(u)
         usage.cached_tokens += _int(getattr(u, "prompt_tokens_details", None), "cached_tokens")
         return
     read, written = _int(u, "cache_read_input_tokens"), _int(u, "cache_creation_input_tokens")
@@ -491,6 +519,37 @@ def count_usage(usage: Usage, u: Any) -> None:
     usage.output_tokens += _int(u, "output_tokens")
     usage.cached_tokens += read
     usage.cache_write_tokens += written
+
+
+def reasoning_tokens(u: Any) -> int:
+    """Reasoning tokens a reply reports apart (OpenAI wire: completion_tokens_details.reasoning_tokens, a part
+    of completion_tokens; 0 where the provider does not report them apart)."""
+    return _int(getattr(u, "completion_tokens_details", None), "reasoning_tokens")
+
+
+def reasoning_ate(completion: Any) -> int:
+    """The reasoning tokens of a reply cut off at its limit with nothing of the answer in it (0: not so)."""
+    u = getattr(completion, "usage", None)
+    blocks = getattr(completion, "content", None)
+    if isinstance(blocks, list):  # Anthropic: thinking blocks and no answer block
+        kinds = {getattr(b, "type", None) for b in blocks}
+        return _int(u, "output_tokens") if kinds & {"thinking", "redacted_thinking"} and not kinds & {
+            "tool_use", "text"} else 0
+    spent = reasoning_tokens(u)
+    choices = getattr(completion, "choices", None)
+    if not choices:
+        return 0
+    message = choices[0].message
+    content = getattr(message, "content", None) or ""
+    if not spent and (content.lstrip().startswith("<think>") or getattr(message, "reasoning_content", None)):
+        # a local reasoning model: its thinking is in the content (unclosed: cut off) or reasoning_content
+        if "</think>" not in content and not content.lstrip().startswith("{"):
+            return _int(u, "completion_tokens") or 1
+    if not spent:
+        return 0
+    answered = (getattr(message, "content", None) or "").strip() or getattr(message, "tool_calls", None)
+    # nothing answered, or the answer's share of the completion too small to be one (a few tokens)
+    return spent if not answered or _int(u, "completion_tokens") - spent < 16 else 0
 
 
 def _dump(result: BaseModel) -> Any:

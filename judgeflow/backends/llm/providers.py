@@ -23,6 +23,7 @@ from ..connections import LoopClient, check_transport, sdk_client
 from ..providers import PROVIDERS  # noqa: F401 - re-exported by backends.llm (the one table)
 from ..providers import provider as provider_named
 from ..providers.base import Provider
+from ..providers.profiles import profile_of
 from ..limits import limiter_for
 from ..local_pace import CAP as PACE_CAP
 from ..local_pace import pace_for
@@ -103,6 +104,10 @@ def make_client(model: str, config: ClientConfig | None = None, **options: Any) 
                               "provider_retries": c.provider_retries, "local": is_local(provider, base_url),
                               "max_tokens": c.max_tokens, "max_tokens_cap": max(c.max_tokens_cap, 16),
                               "budget": c.budget}
+    profile = profile_of(model, c.profile)
+    if profile.refused:  # before any call
+        raise ConfigError(f"model {model!r} {profile.refused}")
+    common.update(profile=profile, effort=profile.effort(c.reasoning_effort))
     if c.budget is not None:  # a dollar cap with no price for the model: refused now, before any call
         c.budget.check_model(model)
     if p.from_provider:
@@ -149,6 +154,8 @@ def _sdk_client(p: Provider, base_url: str | None, api_key: str | None, api_vers
     args, base_url = p.sdk_client(model, base_url, api_key, api_version=api_version, **sdk_kwargs)
     raw = partial(sdk_client, args.module, args.cls, **args.kwargs)
     temperature = p.temperature(temperature, base_url)
+    if not common["profile"].takes_temperature(common["effort"]):
+        temperature = None  # the model takes only its default (profiles.py)
     limiter = limiter_for(provider, base_url, raw.keywords.get("api_key"), model)
     limiter.configure(limits["rpm"], limits["tpm"], wire=wire.name)
     local = limits.get("pace")

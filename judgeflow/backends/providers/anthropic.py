@@ -13,6 +13,8 @@ from .wire import Wire, instructor_mode
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from .profiles import Profile
+
 #: Anthropic's minimum cacheable prefix (tokens) by model name prefix; 1024 for the others
 ANTHROPIC_CACHE_MINIMUM = (("claude-opus-4-5", 4096), ("claude-opus-4-6", 4096), ("claude-haiku-4-5", 4096),
                            ("claude-sonnet-4-6", 2048), ("claude-3-5-haiku", 2048), ("claude-3-haiku", 2048))
@@ -64,6 +66,21 @@ class AnthropicWire(Wire):
     def sampling(self, kwargs: dict[str, Any], temperature: float | None) -> None:
         if temperature is not None:
             kwargs["extra_body"] = {**kwargs.get("extra_body", {}), "temperature": temperature}
+
+    def reasoning(self, kwargs: dict[str, Any], profile: Profile, effort: str) -> None:
+        """Thinking: budgeted (`thinking.budget_tokens` >= 1024 and below max_tokens, which the client's
+        budget holds: the allowance plus the reply) or adaptive (`output_config.effort`); with either, no
+        forced tool choice (profiles.ANTHROPIC_THINKING, ANTHROPIC_ADAPTIVE)."""
+        if effort == "none":
+            return
+        if profile.knob == "thinking":
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": profile.allowance(effort)}
+        elif profile.knob == "adaptive":
+            kwargs["thinking"] = {"type": "adaptive"}
+            kwargs["extra_body"] = {**kwargs.get("extra_body", {}), "output_config": {"effort": effort}}
+        else:
+            return
+        kwargs["tool_choice"] = {"type": "auto"}  # thinking refuses a forced tool call
 
     def request_shape(self, response_model: type[BaseModel], structured: str, custom_url: bool) -> dict[str, Any]:
         return {}

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from .profiles import Profile
+
 
 def instructor_mode(structured: str) -> Any:
     """Instructor's mode for a --structured choice."""
@@ -43,6 +45,12 @@ class Wire:
         """Put the sampling temperature (None: not sent) into the create call's arguments."""
         if temperature is not None:
             kwargs["temperature"] = temperature
+
+    def reasoning(self, kwargs: dict[str, Any], profile: Profile, effort: str) -> None:
+        """Put the reasoning knob for `effort` into the create call's arguments: OpenAI's `reasoning_effort`
+        (https://platform.openai.com/docs/api-reference/chat/create); other knobs are other wires'."""
+        if profile.knob == "reasoning_effort":
+            kwargs["extra_body"] = {**kwargs.get("extra_body", {}), "reasoning_effort": effort}
 
     def request_shape(self, response_model: type[BaseModel], structured: str, custom_url: bool) -> dict[str, Any]:
         """Request fields that Instructor's own request lacks for this mode (sent as extra_body)."""
@@ -74,6 +82,9 @@ class GivenClient(Wire):
 
     def sampling(self, kwargs: dict[str, Any], temperature: float | None) -> None:
         self.wire.sampling(kwargs, temperature)
+
+    def reasoning(self, kwargs: dict[str, Any], profile: Profile, effort: str) -> None:
+        self.wire.reasoning(kwargs, profile, effort)
 
     def request_shape(self, response_model: type[BaseModel], structured: str, custom_url: bool) -> dict[str, Any]:
         return {}
