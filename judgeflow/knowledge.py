@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .quotes import CITATION, QUOTES, quote_in
 from .schemas import ClaimCheck
 from .text import STOP
 
@@ -163,9 +164,16 @@ def settle(check: ClaimCheck, slot: Slot | None, commitment: str | None, *, erro
     return unsure(f"the judge {said}, not the claim's {', '.join(missing)}")
 
 
-def candidates(checks: Iterable[ClaimCheck]) -> list[ClaimCheck]:
-    """The checks the item's own evidence did not settle (basis knowledge or none)."""
-    return [c for c in checks if c.basis not in OWN_EVIDENCE and c.basis != "evidence"]
+def candidates(checks: Iterable[ClaimCheck], texts: dict[str, str | None] | None = None) -> list[ClaimCheck]:
+    """The checks the item's own evidence did not settle: basis knowledge or none, and (given the
+    item's `texts` by basis) a basis reference/source/spec whose quote that text does not contain:
+    a quote the reference lacks cannot have settled the claim (an empty quote is taken at its word)."""
+    def unquoted(c: ClaimCheck) -> bool:
+        text = (texts or {}).get(c.basis)
+        quote = CITATION.sub("", c.evidence or "").strip().strip(QUOTES).strip()
+        return bool(text and quote) and not quote_in(quote, text or "")
+
+    return [c for c in checks if (c.basis not in OWN_EVIDENCE and c.basis != "evidence") or unquoted(c)]
 
 
 def decided(basis: str | None, verdict: str | None) -> str:

@@ -256,7 +256,8 @@ def after_checks(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["
     """The knowledge step next when it has work (commit-first or given evidence, claims the
     reference did not settle); else as after any claims."""
     ctx, c = _context(runtime), state.criterion
-    wanted = (c is not None and state.status == "judged" and "knowledge" in c.bases and bool(candidates(state.checks))
+    wanted = (c is not None and state.status == "judged" and "knowledge" in c.bases
+              and bool(candidates(state.checks, own_texts(state)))
               and (ctx.evidence is not None or c.knowledge_strategy(ctx.knowledge) == "commit-first"))
     return "know" if wanted else after_claims(state, runtime)
 
@@ -286,7 +287,7 @@ async def _with_evidence(state: JudgeState, evidence: Evidence, backend: Backend
     """One check of the open claims against the evidence's passages (as the reference); a verdict
     counts (basis `evidence`) only with a quote found in those passages, cited by passage."""
     assert state.criterion is not None
-    open_ids = {c.claim_id for c in candidates(checks)}
+    open_ids = {c.claim_id for c in candidates(checks, own_texts(state))}
     claims = [c for c in state.claims if c.id in open_ids]
     passages = await evidence.passages([c.text for c in claims])
     if not passages:
@@ -298,6 +299,12 @@ async def _with_evidence(state: JudgeState, evidence: Evidence, backend: Backend
     settled = {f.claim_id: f.model_copy(update={"basis": "evidence", "evidence": cite(f.evidence, passages)})
                for f in found if f.basis == "reference" and f.verdict != unsettled and quote_in_text(f.evidence, text)}
     return [settled.get(c.claim_id, c) for c in checks], text
+
+
+def own_texts(state: JudgeState) -> dict[str, str | None]:
+    """The item's own evidence by basis name (what a reference/source/spec quote must occur in)."""
+    item = state.item
+    return {"reference": item.reference, "source": "\n\n".join(item.source or []) or None, "spec": item.spec}
 
 
 def quote_in_text(quote: str, text: str) -> bool:
@@ -312,12 +319,20 @@ async def _commit_first(state: JudgeState, backend: Backend, checks: list[ClaimC
     assert criterion is not None
     unsettled = criterion.knowledge_settings.unsettled
     # a claim the check already left unsettled stays so: no commitment could make it settled alone
-    open_ids = {c.claim_id for c in candidates(checks) if c.verdict != unsettled}
+    open_ids = {c.claim_id for c in candidates(checks, own_texts(state)) if c.verdict != unsettled}
     slots = {c.id: mask(c.id, c.text, state.item.question) for c in state.claims if c.id in open_ids}
     asked = [s for s in slots.values() if s is not None]
     said = await backend.commit(state.item, criterion, asked, usage, trace) if asked else {}
-    return [settle(c, slots[c.claim_id], said.get(c.claim_id), errors=criterion.error_verdicts, unsettled=unsettled)
-            if c.claim_id in open_ids else c for c in checks]
+    return [settle(_unquoted(c), slots[c.claim_id], said.get(c.claim_id), errors=criterion.error_verdicts,
+                   unsettled=unsettled) if c.claim_id in open_ids else c for c in checks]
+
+
+def _unquoted(check: ClaimCheck) -> ClaimCheck:
+    """A check that named the reference with a quote the reference lacks: read as knowledge."""
+    if check.basis not in ("reference", "source", "spec"):
+        return check
+    return check.model_copy(update={"basis": "knowledge", "evidence": "", "reason": (
+        f"{check.reason} (its quote {check.evidence[:80]!r} is not in the {check.basis})").strip()})
 
 
 async def cover(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:

@@ -224,3 +224,18 @@ def test_a_retriever_is_asked_once_per_open_claim_and_its_documents_quoted() -> 
     j = Judge("baseline/lexical", criterion="factual_correctness", evidence=retriever).judge(item)
     assert retriever.queries == ["Moscow was founded in 1147 by Yuri Dolgorukiy."]
     assert j.claims[0].basis == "evidence" and j.claims[0].evidence_found is True
+
+
+def test_a_reference_quote_the_reference_lacks_goes_to_the_commit_step() -> None:
+    claims = Claims(claims=[Claim(id="c1", text="Moscow was founded by Yuri Dolgorukiy.", kind="name")])
+    invented = ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="supported", basis="reference",
+                                              evidence="Yuri Dolgorukiy founded Moscow in 1347.", reason="r")])
+    item = {"id": "q", "question": "When was Moscow founded?", "reference": "1147",
+            "answer": "Moscow was founded by Yuri Dolgorukiy."}
+    llm = FakeLLM("openai", [claims, invented, {"c1": {"values": "Ivan Kalita"}}])
+    j = Judge(backend=llm.backend(), criterion="factual_correctness", knowledge="commit-first").judge(item)
+    assert j.claims[0].verdict == "unverifiable" and "Ivan Kalita" in j.claims[0].reason
+    assert llm.requests[-1]["tools"][0]["function"]["name"] == "Commitments"
+    plain = FakeLLM("openai", [claims, invented])
+    kept = Judge(backend=plain.backend(), criterion="factual_correctness").judge(item)
+    assert kept.claims[0].basis == "reference" and kept.claims[0].evidence_found is False  # default: as before
