@@ -198,6 +198,9 @@ def render(report: CalibrationReport, con: Console) -> None:
         from ..calibration.answer_rate import answer_text
 
         con.print(f"{escape(answer_text(report.answers))}: a refusal is a 0 that says nothing", soft_wrap=True)
+    if report.decided_by is not None:
+        con.print("claims decided by: " + ", ".join(f"{k} {v:.0%}" for k, v in report.decided_by.items())
+                  + " (`--by decided_by` groups the items)", soft_wrap=True, markup=False)
     table = metrics_table(report)
     for h in report.humans:
         table.add_row(f"kappa {escape(h.a)} vs {escape(h.b)}", kappa_text(h),  # type: ignore[arg-type]
