@@ -85,8 +85,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if loop_back is not None:
         source.close()
         raise ConfigError(loop_back)
-    exporter = otel_args.exporter_of(args, project=source.project)
-    exporter = otel_args.exporters(exporter, _annotator(source) if args.annotations else None)
+    spans = otel_args.exporter_of(args, project=source.project)
+    exporter = otel_args.exporters(spans, _annotator(source) if args.annotations else None)
     with RunStore(settings.store) as store, contextlib.closing(source):
         run = Run.online(store, settings, judging=judge, key=key)
         output = WatchOutput.open(args.output, run) if streams(args.output) else None
@@ -99,7 +99,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         con.print(f"watching {source.name}: sample rate {args.sample_rate:g}"
                   + (f", at most {args.budget} calls per {args.period:g} s" if budget else "")
                   + f"; run {run.run_id} (judged before: {len(watch.done)})"
-                  + (f"; verdict spans to {otel_args.target(exporter.endpoint)}" if exporter is not None else ""),
+                  + (f"; verdict spans to {otel_args.target(spans.endpoint)}" if spans is not None else ""),
                   markup=False, soft_wrap=True)
         code = 0
         try:
