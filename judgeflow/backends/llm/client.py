@@ -477,7 +477,6 @@ class LLMClient:
         _record(trace, step, messages, _dump(result), rejected=[_reply_text(r) or "" for r in replies[:-1]])
         return result
 
-
     async def _settled(self, held: Any, spent: Usage, retries: int | None, create: Any) -> Any:
         """Await the request; then settle its spend-cap hold to what it used, or, when it was sent and
         got no reply (timed out, cancelled), at its whole reservation: the provider may bill it."""
