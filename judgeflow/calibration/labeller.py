@@ -23,7 +23,8 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from ..errors import ConfigError, InvalidItemError
-from ..files import file_lock, json_line, write_jsonl_atomic
+from ..files import file_lock
+from ..io.jsonl import json_line, write_results
 from ..items import Item, read_records
 from .annotators import LABELLER_FIELD
 from .labels import ID_FIELDS, LABEL_FIELDS
@@ -67,7 +68,7 @@ def truncate(text: str, limit: int) -> str:
 
 def atomic_write(path: Path, rows: list[dict[str, Any]]) -> None:
     """Write JSONL rows to a temporary file beside `path`, then rename it over `path`."""
-    write_jsonl_atomic(path, rows)
+    write_results(path, rows)
 
 
 class Labeller:
@@ -146,7 +147,7 @@ class Labeller:
         with file_lock(self.path):
             self._merge_from_disk(skip=i)
             lines, line = self._lines_now(), json_line(row)
-            write_jsonl_atomic(self.path, [*lines[:i], line, *lines[i + 1:]])
+            write_results(self.path, [*lines[:i], line, *lines[i + 1:]])
             self._stamp = _stamp(self.path)
         self._lines[i] = line
         self.rows[i] = row
