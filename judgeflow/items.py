@@ -24,7 +24,8 @@ from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 from .errors import ConfigError, InvalidItemError
 from .io.openinference import otlp_rows
 from .trace_runs import cycle_message, langsmith_messages, run_trees
-from .traces import TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages, trace_fields
+from .traces import (TURN_EVIDENCE_CHARS, TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages,
+                     trace_fields)
 
 #: the criterion families, declared once: a criterion's `family`, and the routing override
 #: (`Item.mode`, `Judge(mode=...)`, `--mode`) names the family whose default criterion to use
@@ -52,6 +53,28 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "spec": ("requirements", "specification", "rubric"),
     "label": ("human_label", "is_hallucination", "hallucination"),
 }
+#: an item's texts (answer, question, reference, spec, sources) together, in characters, unless told otherwise
+DEFAULT_MAX_INPUT_CHARS = 200_000
+
+
+def checked_item(item: Item, limit: int = DEFAULT_MAX_INPUT_CHARS, *, path: str | None = None) -> Item | InvalidItemError:
+    """The one item check every input path applies after reading (files, `watch`, the served graph,
+    the Python API): an item whose texts together pass `limit` characters is an invalid row naming
+    --max-input-chars, never a request of that size. (What an item may hold, e.g. an `answer` that
+    is text, is checked where every path builds it: `Item.from_record`.)"""
+    size = sum(len(t) for t in (item.answer, item.question or "", item.reference or "", item.spec or "",
+                                *(item.source or [])))
+    if size <= limit:
+        return item
+    err = InvalidItemError(
+        f"the item's texts are {size:,} characters, more than --max-input-chars {limit:,}; shorten the "
+        "item (split a long source into the passages that matter, or the answer into several items), "
+        "or raise --max-input-chars if you mean to send that much (--max-source-chars cuts sources "
+        "later, so it does not lift this limit)", path=path, field="answer/source", item_id=item.id)
+    err.record = {"id": item.id, "label": item.label, **item.extra}
+    return err
+
+
 _CANONICAL = ("id", "question", "answer", "reference", "source", "spec", "mode", "criterion", "label", "messages")
 #: the item fields a column map (`--map FIELD=COLUMN`, `column_map=`) may name
 FIELDS = _CANONICAL
@@ -246,7 +269,8 @@ def items_from_record(record: Mapping[str, Any], *, path: str | None = None, lin
     out: list[Item] = []
     shared: dict[Any, str] = {}
     for i in at:
-        fields = trace_fields(messages, i, system=system, shared=shared)
+        fields = trace_fields(messages, i, system=system, shared=shared,
+                              window=TURN_EVIDENCE_CHARS if turns == "all" and i != at[-1] else None)
         given = rec.get("source")
         if not _blank(given):
             fields["source"] += [f"[document {n}]\n{d}" for n, d in enumerate(normalize_source(given), 1)]
@@ -296,7 +320,10 @@ def _normalise(values: dict[str, Any], bad: Callable[[str, str], InvalidItemErro
     if answer is None:
         names = ", ".join(("answer",) + ALIASES["answer"])
         raise bad(f"has no 'answer'; give the text to judge in one of: {names}", "answer")
-    if not isinstance(answer, str):
+    if isinstance(answer, (list, tuple)):  # several answers, or a conversation in the wrong field: never joined
+        raise bad("'answer' is a list, not text: give the text to judge as one string (join the parts, or give "
+                  "each part as an item of its own; a conversation goes in 'messages')", "answer")
+    if not isinstance(answer, str):  # a number, or a structured output (an object) judged as its JSON
         answer = json.dumps(answer, ensure_ascii=False) if not isinstance(answer, (int, float)) else str(answer)
     values["answer"] = answer
     for field in ("question", "reference", "spec"):

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Coroutine, I
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .errors import ConfigError, InvalidItemError
-from .items import ColumnMap, Item, passthrough
+from .items import DEFAULT_MAX_INPUT_CHARS, ColumnMap, Item, checked_item, passthrough
 from .results import Judgment
 from .scheduling import WINDOW, FirstOfSource, Slots, by_evidence
 
@@ -69,13 +69,16 @@ class Ensemble(Judging, Protocol):
         ...
 
 
-def as_item(obj: ItemLike, column_map: ColumnMap | None = None) -> Item | InvalidItemError:
+def as_item(obj: ItemLike, column_map: ColumnMap | None = None, *,
+            max_input_chars: int = DEFAULT_MAX_INPUT_CHARS) -> Item | InvalidItemError:
     """An Item from an Item, a dict (aliases, and `column_map`'s columns, accepted), or pass an
-    InvalidItemError through."""
-    if isinstance(obj, (Item, InvalidItemError)):
+    InvalidItemError through; checked as every input path checks it (`items.checked_item`)."""
+    if isinstance(obj, InvalidItemError):
         return obj
+    if isinstance(obj, Item):
+        return checked_item(obj, max_input_chars)
     try:
-        return Item.from_record(obj, column_map=column_map)
+        return checked_item(Item.from_record(obj, column_map=column_map), max_input_chars)
     except InvalidItemError as e:
         return e
 

@@ -98,6 +98,53 @@ def redact(text: str) -> str:
     return text
 
 
+#: query parameters whose value is a credential, whatever the service calls it
+_SECRET_PARAMS = re.compile(r"(?i)^(?:.*(?:key|token|secret|password|passwd|pwd|auth|signature|sig|credential)s?"
+                            r"|code|session|x-amz-[a-z-]*)$")
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
+
+
+def _secret_segment(seg: str) -> bool:
+    """A path segment that looks like a key: a known key shape, or long and random-looking (letters
+    and digits mixed, 20 characters or more, e.g. /v1/ab12cd34.../chat)."""
+    if re.fullmatch(r"(?:sk|gsk|xai|pk|rk|key|tok|token)[-_][A-Za-z0-9_-]{6,}", seg):
+        return True
+    return len(seg) >= 20 and bool(re.search(r"[A-Za-z]", seg)) and bool(re.search(r"\d", seg)) \
+        and re.fullmatch(r"[A-Za-z0-9_.~+=-]+", seg) is not None and not re.fullmatch(r"v\d+(?:\.\d+)*", seg)
+
+
+def mask_url(url: str) -> str:
+    """`url` fit to print: its credentials masked (user and password, key-like path segments, the
+    values of key-like query parameters), and any known key (`remember_secret`) anywhere in it.
+    Every printer of a URL (errors, hints, summaries, the resume command) goes through here, or
+    through `mask_urls`, which applies it to each URL in a text."""
+    if not url:
+        return url
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return _mask_secrets(url) if _SECRETS else url
+    rest, hash_, fragment = rest.partition("#")
+    rest, q, query = rest.partition("?")
+    host, slash, path = rest.partition("/")
+    if "@" in host:
+        host = MASK + "@" + host.rpartition("@")[2]
+    path = "/".join(MASK if _secret_segment(seg) else seg for seg in path.split("/"))
+    if query:
+        parts = []
+        for pair in query.split("&"):
+            name, eq, value = pair.partition("=")
+            parts.append(f"{name}={MASK}" if eq and value and (_SECRET_PARAMS.match(name) or _secret_segment(value))
+                         else pair)
+        query = "&".join(parts)
+    out = f"{scheme}://{host}{slash}{path}{q}{query}{hash_}{fragment}"
+    return _mask_secrets(out) if _SECRETS else out
+
+
+def mask_urls(text: str) -> str:
+    """`text` with each URL in it passed through `mask_url` (for lines printed to the operator)."""
+    return _URL.sub(lambda m: mask_url(m.group(0)), text) if text and "://" in text else text
+
+
 def redact_data(value: Any, clean: Callable[[str], str] = redact) -> Any:
     """`value` (str, list, dict, nested) with every string redacted (or passed through `clean`)."""
     if isinstance(value, str):

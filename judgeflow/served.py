@@ -125,16 +125,18 @@ class ServedContext(BaseModel):
     def judge_context(self) -> JudgeContext:
         """The JudgeContext this served context stands for (built once per context and configuration)."""
         return _judge_context(self, os.environ.get("JUDGEFLOW_MODEL"), os.environ.get("JUDGEFLOW_BASE_URL"),
-                              os.environ.get("JUDGEFLOW_CRITERIA_DIR"))
+                              os.environ.get("JUDGEFLOW_CRITERIA_DIR"), os.environ.get("JUDGEFLOW_MAX_INPUT_CHARS"))
 
 
 @lru_cache(maxsize=64)
 def _judge_context(ctx: ServedContext, *config: str | None) -> JudgeContext:
     """`config`: the operator's settings this depends on (a change builds a new context)."""
     criterion = (operator_criterion(ctx.criterion) or ctx.criterion) if ctx.criterion else None
-    backend = _served_backend(ctx.model or default_model(), ctx.max_source_chars, *config)
+    *endpoint, max_input = config
+    backend = _served_backend(ctx.model or default_model(), ctx.max_source_chars, *endpoint)
+    limit = int(max_input) if max_input and max_input.strip().isdigit() and int(max_input) > 0 else None
     return JudgeContext(backend=backend, criterion=criterion, strategy=ctx.strategy, mode=ctx.mode,
-                        item_criterion=served_criterion)
+                        item_criterion=served_criterion, max_input_chars=limit)
 
 
 @lru_cache(maxsize=16)

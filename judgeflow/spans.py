@@ -13,6 +13,7 @@ Spans are half-open `[start, end)` offsets into `Item.answer` (Python string ind
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_left
 from collections.abc import Sequence
 from functools import lru_cache
@@ -22,12 +23,22 @@ from .quotes import ELLIPSIS, QUOTES
 from .results import ClaimResult, Judgment
 
 
+#: dropped in folding: the dot above that case folding leaves on "İ" ("i̇"), so "İstanbul" matches "istanbul"
+_DOT_ABOVE = "\u0307"
+
+
+def _fold(ch: str) -> str:
+    """One character as it is compared: canonically decomposed (NFD) and case-folded, so an NFC and
+    an NFD text match, and "İ" matches "i"."""
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", ch).casefold()).replace(_DOT_ABOVE, "")
+
+
 _RUN = re.compile(r"\S+")  # \s is str.isspace() for str patterns
 
 
 @lru_cache(maxsize=64)  # an answer is searched once per claim (quote, then text): fold it once
 def _folded(text: str) -> tuple[str, tuple[int, ...]]:
-    """`text` case-folded with runs of whitespace as one space, and each output char's index in `text`."""
+    """`text` folded (`_fold`) with runs of whitespace as one space, and each output char's index in `text`."""
     out: list[str] = []
     where: list[int] = []
     for m in _RUN.finditer(text):
@@ -35,20 +46,37 @@ def _folded(text: str) -> tuple[str, tuple[int, ...]]:
         if out:
             out.append(" ")
             where.append(start - 1)
-        folded = word.casefold()
-        if len(folded) == len(word):  # each character folds to one: offsets run with the word
-            out.append(folded)
+        if word.isascii():  # a word at a time: ASCII folds one character to one
+            out.append(word.casefold())
             where.extend(range(start, m.end()))
             continue
         for i, ch in enumerate(word, start):
-            for f in ch.casefold():  # "ß" folds to "ss": both map back to the one character
+            for f in (ch.casefold() if ch.isascii() else _fold(ch)):  # "ß" folds to "ss": both map back to the one character
                 out.append(f)
                 where.append(i)
     return "".join(out), tuple(where)
 
 
 def _needle(fragment: str) -> str:
-    return " ".join(fragment.casefold().split()).strip(QUOTES + " ")
+    return " ".join("".join(_fold(c) if not c.isascii() else c.casefold() for c in fragment).split()).strip(QUOTES + " ")
+
+
+def _extends(ch: str) -> bool:
+    """Whether `ch` belongs to the grapheme before it: a combining mark, a variation selector, an
+    emoji modifier or tag, or a zero-width joiner."""
+    o = ord(ch)
+    return (unicodedata.category(ch) in ("Mn", "Mc", "Me") or 0xFE00 <= o <= 0xFE0F or 0xE0100 <= o <= 0xE01EF
+            or 0x1F3FB <= o <= 0x1F3FF or 0xE0020 <= o <= 0xE007F or o == 0x200D)
+
+
+def graphemes(text: str, start: int, end: int) -> tuple[int, int]:
+    """`[start, end)` widened to grapheme boundaries: never a combining mark, a variation selector
+    or a ZWJ sequence's part cut off (an approximation of UAX #29 for these cases)."""
+    while start > 0 and start < len(text) and _extends(text[start]):
+        start -= 1
+    while end < len(text) and (_extends(text[end]) or (text[end - 1] == "\u200d" and end > start)):
+        end += 1
+    return start, end
 
 
 def locate(passage: str, text: str, start: int = 0) -> tuple[int, int] | None:
@@ -71,7 +99,7 @@ def locate(passage: str, text: str, start: int = 0) -> tuple[int, int] | None:
         last = k + len(frag) - 1
         pos = k + len(frag)
     assert first is not None and last is not None
-    return where[first], where[last] + 1
+    return graphemes(text, where[first], where[last] + 1)
 
 
 def place(claim: ClaimResult, answer: str) -> ClaimResult:

@@ -285,14 +285,34 @@ def judged_turns(messages: Sequence[TraceMessage], turns: Turns = "last") -> lis
     return found if turns == "all" else found[-1:]
 
 
+#: with `--turns all`, each turn's evidence is its most recent documents up to this many characters
+#: (whole documents; at least the newest one), so a conversation's evidence text grows linearly in
+#: its turns, not quadratically; the last turn alone (`--turns last`) keeps all of it
+TURN_EVIDENCE_CHARS = 50_000
+
+
+def recent(docs: list[str], limit: int) -> list[str]:
+    """The newest of `docs` whose sizes together stay within `limit` (the newest always kept)."""
+    kept: list[str] = []
+    size = 0
+    for d in reversed(docs):
+        if kept and size + len(d) > limit:
+            break
+        kept.append(d)
+        size += len(d)
+    return kept[::-1]
+
+
 def trace_fields(messages: Sequence[TraceMessage], at: int | None, *, system: bool = False,
-                 shared: dict[Any, str] | None = None) -> dict[str, Any]:
+                 shared: dict[Any, str] | None = None, window: int | None = None) -> dict[str, Any]:
     """The item fields for judging message `at` (None: an answer given apart, judged against all).
     The messages (and, with `shared`, the evidence documents) are the conversation's own objects,
-    shared by the items of its turns, never copied per item."""
+    shared by the items of its turns, never copied per item. `window`: keep only the most recent
+    documents up to that many characters (`recent`; `--turns all` gives TURN_EVIDENCE_CHARS)."""
     before = list(messages if at is None else messages[:at])
     users = [m for m in before if m.role == "user" and m.text.strip()]
-    fields: dict[str, Any] = {"source": evidence(before, system=system, shared=shared), "messages": before}
+    docs = evidence(before, system=system, shared=shared)
+    fields: dict[str, Any] = {"source": docs if window is None else recent(docs, window), "messages": before}
     if at is not None:
         fields["answer"] = messages[at].text
     if users:

@@ -30,8 +30,8 @@ from .citations import check_item as check_citations
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion, load_criterion
 from .details import uncarried, with_dropped
-from .errors import BudgetExceeded, JudgeflowError, LLMError
-from .items import Item
+from .errors import BudgetExceeded, InvalidItemError, JudgeflowError, LLMError
+from .items import DEFAULT_MAX_INPUT_CHARS, Item, checked_item
 from .results import ClaimResult, JudgmentStatus, RequirementResult, TraceEntry, Usage
 from .routing import choose_criterion
 from .traces import attribute
@@ -62,6 +62,9 @@ class JudgeContext:
     """"provider/model" (e.g. "baseline/lexical", "openai/gpt-4o-mini"); None: $JUDGEFLOW_MODEL, else offline."""
     base_url: str | None = None
     max_source_chars: int | None = None
+    max_input_chars: int | None = None
+    """An item whose texts together are longer is an invalid row (None: DEFAULT_MAX_INPUT_CHARS; a served
+    graph: the operator's JUDGEFLOW_MAX_INPUT_CHARS)."""
     item_criterion: SkipJsonSchema[Any] = None
     """How an item's own `criterion` field is loaded: None: `load_criterion` (a name or a path); a
     served graph sets `served.served_criterion` (names the operator allows, never a path)."""
@@ -173,6 +176,9 @@ def _then(state: JudgeState, runtime: Runtime[JudgeContext], update: dict[str, A
 async def route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["decompose", "single", "aggregate"]]:
     """Pick the criterion: explicit settings first, else by which evidence the item has."""
     ctx = _context(runtime)
+    checked = checked_item(state.item, ctx.max_input_chars or DEFAULT_MAX_INPUT_CHARS)
+    if isinstance(checked, InvalidItemError):  # the one item check, as for files, watch and the Python API
+        return _then(state, runtime, {"status": "invalid", "error": str(checked)}, after_route)
     try:
         criterion, why = choose_criterion(state.item, criterion=ctx.resolved_criterion(),
                                           mode=None if ctx.mode == "auto" else ctx.mode,

@@ -45,6 +45,7 @@ import asyncio
 import contextlib
 import contextvars
 import hashlib
+import logging
 import math
 import random
 import re
@@ -59,6 +60,8 @@ from typing import Any
 from ..config.client import DEFAULT_MAX_WAIT  # the longest an item waits on rate limits, in all (--max-wait)
 from ..redact import redact
 from .shared_limits import MAX_DEBT, SharedState, wall_offset
+
+log = logging.getLogger("judgeflow")
 
 #: what a bucket's refill rate is taken to be before the replies tell more: the limit per minute
 MINUTE = 60.0
@@ -227,11 +230,14 @@ class Limiter:
 
     def _load(self, data: dict[str, Any], now: float, offset: float) -> None:
         buckets: dict[str, Bucket] = {}
-        for dim, b in (data.get("buckets") or {}).items():
+        raw_buckets = data.get("buckets")
+        for dim, b in (raw_buckets.items() if isinstance(raw_buckets, dict) else ()):
             try:
+                if not all(_finite(b[k]) for k in ("limit", "rate", "level", "at", "low", "seen")):
+                    continue  # NaN, inf or not a number: a value no process wrote
                 bucket = Bucket(float(b["limit"]), float(b["rate"]), float(b["level"]), min(now, b["at"] - offset),
-                                str(b["source"]), float(b["low"]), float(b["high"]), float(b["seen"]) - offset)
-            except (KeyError, TypeError, ValueError):
+                                str(b["source"])[:16], float(b["low"]), float(b["high"]), float(b["seen"]) - offset)
+            except (KeyError, TypeError, ValueError, AttributeError):
                 continue
             if dim in DIMS and bucket.limit > 0 and bucket.rate > 0:
                 bucket.level = max(bucket.level, -MAX_DEBT * bucket.limit)  # a corrupt file claims no endless debt
@@ -244,10 +250,27 @@ class Limiter:
                 buckets[dim].seen = now
         self.buckets = buckets
         spent = data.get("spent")
-        if isinstance(spent, list) and len(spent) == len(DIMS):
+        if isinstance(spent, list) and len(spent) == len(DIMS) and all(_finite(x) for x in spent):
             self.spent = [float(x) for x in spent]
-        self.blocked_until = float(data.get("blocked_until") or 0.0) - offset if data.get("blocked_until") else 0.0
+        self.blocked_until = self._blocked(data.get("blocked_until"), now, offset)
         self._expire_locked(now)
+
+    def _blocked(self, raw: Any, now: float, offset: float) -> float:
+        """The shared `blocked_until`, validated: another process (or a stray file) may have written
+        anything there. A time further ahead than any reply is believed for (MAX_BELIEVED_WAIT) is
+        ignored with a warning, not clamped into a wait that blames --max-wait."""
+        if not raw:
+            return 0.0
+        if not _finite(raw):
+            log.warning("rate limits: %s: the shared state's blocked_until %.40r is not a time; ignored", self.name, raw)
+            return 0.0
+        blocked = float(raw) - offset
+        if blocked > now + MAX_BELIEVED_WAIT + 1:
+            log.warning("rate limits: %s: the shared state says the endpoint is blocked for %.0f s more, over the %g s "
+                        "any reply is believed for; ignored (a stray or hostile file: %s)", self.name, blocked - now,
+                        MAX_BELIEVED_WAIT, self.shared.path if self.shared is not None else "?")
+            return 0.0
+        return blocked
 
     def _state(self, offset: float) -> dict[str, Any]:
         return {"endpoint": self.name, "spent": list(self.spent),
@@ -469,6 +492,11 @@ class Limiter:
                 parts.append(f"{b.limit:,.0f} {unit} per window, {b.rate:,.1f}/s ({b.source})")
         split = f" (this process's 1/{_SHARE[0]} of the limit)" if _SHARE[0] > 1 and parts else ""
         return "; ".join(parts) + split
+
+
+def _finite(x: Any) -> bool:
+    """A number (not a bool, NaN or infinity), as a state file from another process must hold."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _wake(fut: asyncio.Future[None]) -> None:

@@ -39,6 +39,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..io.bounded import loads
+
 log = logging.getLogger("judgeflow")
 
 #: where the state files go (default: $XDG_CACHE_HOME/judgeflow/limits)
@@ -133,7 +135,7 @@ class SharedState:
         try:
             raw = os.pread(fd, 65536, 0)
             try:
-                data = json.loads(raw) if raw else {}
+                data = loads(raw) if raw else {}  # bounded: another process's file, nested any depth
             except ValueError:
                 data = {}
             if not isinstance(data, dict):

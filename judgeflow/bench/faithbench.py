@@ -16,13 +16,13 @@ convention, 1 = consistent (checked: the items GPT-4o calls 1 have the higher HH
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..calibration.span_metrics import spans_of_results
 from ..results import Judgment
+from ..io.bounded import loads
 from .base import Benchmark, Figure, Published, SourceFile
 from .fetch import local_path
 from .metrics import balanced_accuracy, f1_macro, figure, label_figures, span_figure
@@ -74,7 +74,7 @@ def convert(data: Path) -> Iterator[dict[str, Any]]:
     for f, batch in zip(FILES, BATCHES):
         path = local_path(data, f)
         try:
-            samples = json.loads(path.read_text(encoding="utf-8"))["samples"]
+            samples = loads(path.read_text(encoding="utf-8"))["samples"]
         except (ValueError, KeyError, TypeError) as e:
             raise ValueError(f"{path}: not a FaithBench batch file ({{'samples': [...]}}): {e}") from None
         for s in samples:

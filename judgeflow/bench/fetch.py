@@ -14,17 +14,22 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..io.bounded import read_capped
 from .base import Benchmark, SourceFile
 
 #: where files are downloaded from (raw.githubusercontent.com's layout: BASE/owner/name/commit/path)
 DEFAULT_BASE = "https://raw.githubusercontent.com"
 TIMEOUT = 60.0
+#: a download's bounds: its bytes (the largest pinned file is a few tens of MB) and its total seconds
+#: (a server that drips a byte at a time is cut there, not only when it goes quiet for TIMEOUT)
+MAX_DOWNLOAD, DOWNLOAD_SECONDS = 512 * 1024 * 1024, 900.0
 
 
 class BenchDataError(ConfigError):
@@ -115,8 +120,16 @@ def _download(bench: Benchmark, f: SourceFile, root: Path, base: str, say: Calla
     url = bench.url(base, f.path)
     say(f"downloading {url}")
     try:
+        deadline = time.monotonic() + DOWNLOAD_SECONDS
         with urllib.request.urlopen(url, timeout=TIMEOUT) as reply:  # noqa: S310 (an http(s) URL we built)
-            data = reply.read()
+            size = reply.headers.get("Content-Length")
+            if size is not None and size.strip().isdigit() and int(size) > MAX_DOWNLOAD:
+                raise ValueError(f"{url} is {int(size):,} bytes, over the {MAX_DOWNLOAD:,} a benchmark file may be")
+            data = read_capped(iter(lambda: reply.read1(1 << 16), b""), limit=MAX_DOWNLOAD, deadline=deadline,
+                               what=f"{url}")
+    except ValueError as e:
+        raise BenchDataError(f"{e} ({DOWNLOAD_SECONDS:g} s and {MAX_DOWNLOAD:,} bytes at most); nothing was kept: "
+                             "give a copy with --data DIR") from None
     except (urllib.error.URLError, OSError) as e:
         raise BenchDataError(f"{url}: cannot be downloaded ({getattr(e, 'reason', e)}); check the connection, "
                              "or give a copy with --data DIR") from None

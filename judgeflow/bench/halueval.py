@@ -14,11 +14,11 @@ of one answer per question (balanced in expectation), printed beside balanced ac
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..io.bounded import loads
 from .base import Benchmark, Published, SourceFile
 from .fetch import local_path
 from .metrics import kappa_figures
@@ -35,7 +35,7 @@ def convert(data: Path) -> Iterator[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                r = json.loads(line)
+                r = loads(line)
                 question, right, wrong = r["question"], r["right_answer"], r["hallucinated_answer"]
             except (ValueError, KeyError, TypeError) as e:
                 raise ValueError(f"{path}:{n}: not a HaluEval QA row ({{'question', 'right_answer', "

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..calibration.span_metrics import spans_of_results
 from ..results import Judgment
+from ..io.bounded import loads
 from .base import Benchmark, Figure, Published, SourceFile
 from .fetch import local_path
 from .metrics import f1_positive, label_figures, span_figure
@@ -39,7 +40,7 @@ def _lines(path: Path) -> Iterator[dict[str, Any]]:
         for n, line in enumerate(f, 1):
             if line.strip():
                 try:
-                    yield json.loads(line)
+                    yield loads(line)
                 except ValueError as e:
                     raise ValueError(f"{path}:{n}: not a JSON line ({e})") from None
 

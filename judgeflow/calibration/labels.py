@@ -166,7 +166,7 @@ def read_run(source: Iterable[Judgment] | str | Path, *, store: str | Path | Non
     if not where.exists():
         raise ConfigError(f"{source}: no such results file, and no run store at {where} to look it up as a run id "
                           "(give the file written by `judgeflow run -o`, or --store STORE with the run id)")
-    with RunStore(where) as runs:
+    with RunStore(where, readonly=True) as runs:
         info = runs.get_run(str(source))
         if info.status != "done":
             raise ConfigError(f"run {info.run_id} in {where} is {info.status}, not done: finish it with "

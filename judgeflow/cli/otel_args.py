@@ -6,6 +6,8 @@ import argparse
 import os
 from typing import Any
 
+from ..redact import mask_url
+
 #: the standard variables that name an OTLP endpoint (`--otel` uses them)
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 
@@ -91,4 +93,4 @@ def describe(exporter: Any) -> str:
     """Where the verdicts went, for the summary."""
     where = target(exporter.endpoint)
     failed = f"; {exporter.failed} not taken by the collector" if exporter.failed else ""
-    return f"{exporter.sent} verdict span(s) sent to {where}{failed}"
+    return f"{exporter.sent} verdict span(s) sent to {mask_url(where)}{failed}"

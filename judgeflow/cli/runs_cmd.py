@@ -48,7 +48,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         raise ConfigError(f"`judgeflow runs {args.action}` takes {want} run id(s), got {len(args.run)}: "
                           + {"list": "judgeflow runs", "show": "judgeflow runs show RUN",
                              "diff": "judgeflow runs diff RUN_A RUN_B"}[args.action])
-    with RunStore(where) as store:
+    with RunStore(where, readonly=True) as store:
         ids = _ids(store, args.run)
         report = (run_list(store) if args.action == "list" else run_card(store, ids[0]) if args.action == "show"
                   else run_diff(store, *ids))

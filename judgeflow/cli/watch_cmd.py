@@ -12,12 +12,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
 import signal
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ProviderUnavailable
+from ..items import DEFAULT_MAX_INPUT_CHARS
 from ..judging import DEFAULT_CONCURRENCY
+from ..redact import mask_url
 from ..runs.settings import RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore
 from . import SUMMARIES, otel_args
@@ -61,6 +64,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--store", type=Path, default=DEFAULT_STORE, help=f"the run store (default {DEFAULT_STORE})")
     p.add_argument("--no-cache", action="store_true", help="do not serve results from the response cache")
+    p.add_argument("--max-input-chars", type=positive_int, default=DEFAULT_MAX_INPUT_CHARS,
+                   help=f"a trace whose texts together are longer is an invalid row (default {DEFAULT_MAX_INPUT_CHARS:,})")
     from .run import provider_flags
 
     provider_flags(p)  # --budget among them: run's cap, here per --period
@@ -76,17 +81,22 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     con = console(stderr=True)
     filters = parse_filters(args.filter)
-    key = f"watch:{args.input}" + (f"#{args.project}" if args.project else "")
+    shown = mask_url(args.input) if "://" in args.input else args.input  # the run store never keeps a URL's key
+    key = f"watch:{shown}" + (f"#{args.project}" if args.project else "")
     settings = RunSettings.from_args(args, model=None)
     budget = settings.spend_cap()  # run's --budget (runs.budget.Budget): reserved before each call, per period here
     judge = settings.judging_spec().build(**({"budget": budget} if budget is not None else {}))
-    source = open_source(args.input, project=args.project)
+    spool = None
+    if args.input.startswith("otlp://"):  # the receiver's bodies, fsync'd before each 200 (read again on a restart)
+        spool = Path(settings.store).with_name(Path(settings.store).name + "." + re.sub(r"\W+", "-", args.input)
+                                                 + ".spool.jsonl")
+    source = open_source(args.input, project=args.project, spool=spool)
     loop_back = otel_args.loops_back(args, source.name)
     if loop_back is not None:
         source.close()
         raise ConfigError(loop_back)
-    exporter = otel_args.exporter_of(args, project=source.project)
-    exporter = otel_args.exporters(exporter, _annotator(source) if args.annotations else None)
+    spans = otel_args.exporter_of(args, project=source.project)
+    exporter = otel_args.exporters(spans, _annotator(source) if args.annotations else None)
     with RunStore(settings.store) as store, contextlib.closing(source):
         run = Run.online(store, settings, judging=judge, key=key)
         output = WatchOutput.open(args.output, run) if streams(args.output) else None
@@ -99,7 +109,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         con.print(f"watching {source.name}: sample rate {args.sample_rate:g}"
                   + (f", at most {args.budget} calls per {args.period:g} s" if budget else "")
                   + f"; run {run.run_id} (judged before: {len(watch.done)})"
-                  + (f"; verdict spans to {otel_args.target(exporter.endpoint)}" if exporter is not None else ""),
+                  + (f"; verdict spans to {otel_args.target(spans.endpoint)}" if spans is not None else ""),
                   markup=False, soft_wrap=True)
         code = 0
         try:

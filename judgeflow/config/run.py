@@ -15,12 +15,11 @@ from typing import Any, Literal
 from pydantic import ConfigDict, model_validator
 
 from ..errors import ConfigError
+from ..items import DEFAULT_MAX_INPUT_CHARS  # an item longer than this is an invalid row (items.checked_item)
 from .client import option
 from .client import Spec
 from .judging import JudgingSpec, RepeatsSpec
 
-#: an item whose texts together are longer than this is an invalid row, not a huge request
-DEFAULT_MAX_INPUT_CHARS = 200_000
 #: a run exits 1 when more than this share of its rows is unscored
 DEFAULT_MAX_UNSCORED = 0.1
 #: where runs are recorded unless told otherwise

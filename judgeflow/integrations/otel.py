@@ -126,7 +126,10 @@ class VerdictExporter:
             from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
         except ImportError:
             raise ConfigError(INSTALL) from None
-        self.name, self.sent, self.failed = name, 0, 0
+        self.name, self.sent, self.failed, self.made = name, 0, 0, 0
+        """`sent`: spans the collector took; `failed`: spans it refused, and (counted at `close`) those
+        dropped from a full queue or not taken before the flush's deadline: every span made is one
+        or the other once closed."""
         self.endpoint = traces_endpoint(endpoint) if endpoint else None
         resource = Resource.create({PROJECT_ATTRIBUTE: project} if project else {})
         if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
@@ -164,17 +167,20 @@ class VerdictExporter:
         if "error.type" in attrs:
             span.set_status(Status(StatusCode.ERROR, attrs.get("gen_ai.evaluation.explanation") or j.status))
         span.end()
-        self.sent += 1
+        self.made += 1
 
     def flush(self) -> bool:
         """Send what is waiting; False if the collector did not take all of it (in time)."""
         return bool(self.provider.force_flush()) and not self.failed
 
     def close(self) -> bool:
-        """Flush and shut down; False if some spans could not be sent."""
+        """Flush and shut down; False if some spans could not be sent. A span neither taken nor
+        refused by then (a full queue dropped it, a hung collector never answered) is counted in
+        `failed`, so `sent + failed` is every span made."""
         ok = self.flush()
         self.provider.shutdown()
-        return ok
+        self.failed += max(self.made - self.sent - self.failed, 0)
+        return ok and not self.failed
 
 
 def _counting(inner: Any, owner: VerdictExporter) -> Any:
@@ -183,8 +189,13 @@ def _counting(inner: Any, owner: VerdictExporter) -> Any:
 
     class Counting(SpanExporter):
         def export(self, spans: Any) -> SpanExportResult:
-            result = inner.export(spans)
-            if result is not SpanExportResult.SUCCESS:
+            try:
+                result = inner.export(spans)
+            except Exception:  # noqa: BLE001 - an exporter that raises: these spans were not taken
+                result = SpanExportResult.FAILURE
+            if result is SpanExportResult.SUCCESS:
+                owner.sent += len(spans)
+            else:
                 owner.failed += len(spans)
             return result
 

@@ -29,6 +29,8 @@ from ..errors import InvalidItemError
 from .otlp import Span, is_otlp, spans_of
 
 TOOL_KINDS = ("TOOL", "RETRIEVER")
+#: parts of a dotted attribute key that nest (OpenInference's deepest is about 8); the rest stays one key
+MAX_KEY_PARTS = 32
 
 
 def nest(attrs: Mapping[str, Any]) -> dict[str, Any]:
@@ -36,7 +38,7 @@ def nest(attrs: Mapping[str, Any]) -> dict[str, Any]:
     root: dict[str, Any] = {}
     for key, value in attrs.items():
         node = root
-        *parents, last = str(key).split(".")
+        *parents, last = str(key).split(".", MAX_KEY_PARTS)
         for part in parents:
             nxt = node.get(part)
             if not isinstance(nxt, dict):
@@ -149,7 +151,19 @@ def trace_records(spans: Iterable[Span]) -> list[tuple[int | None, dict[str, Any
             out.append((next((s.line for s in group if s.span_id == record["span_id"]), None), record))
         except InvalidItemError as e:
             out.append((e.line, e))
+        except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as e:  # hostile attribute shapes
+            first = group[0]
+            out.append((first.line, InvalidItemError(
+                f"trace {first.trace_id}: its spans cannot be read as an OpenInference trace "
+                f"({type(e).__name__}: {str(e)[:200]})", path=first.path, line=first.line, field="attributes",
+                item_id=first.trace_id)))
     return out
+
+
+def cyclic(spans: list[Span]) -> bool:
+    """Whether every span's parent is in the trace (so its parents form a cycle and no root can come)."""
+    ids = {s.span_id for s in spans}
+    return bool(spans) and all(s.parent_id is not None and s.parent_id in ids for s in spans)
 
 
 def otlp_rows(rows: Iterator[tuple[int, Any]], *, path: str | None = None) -> Iterator[tuple[int, Any]]:
@@ -178,6 +192,11 @@ def trace_record(spans: list[Span]) -> dict[str, Any]:
     """The record of one trace's spans (see the module docstring)."""
     spans = sorted(spans, key=lambda s: (s.start, s.end))
     ids = {s.span_id for s in spans}
+    if cyclic(spans):
+        first = spans[0]
+        raise InvalidItemError(f"trace {first.trace_id}: its spans' parents form a cycle (every span's parentSpanId "
+                               "is a span of the trace), so it has no root; fix the exporter's parent ids",
+                               path=first.path, line=first.line, field="parentSpanId", item_id=first.trace_id)
     root = next((s for s in spans if s.parent_id is None or s.parent_id not in ids), spans[0])
     llms = [s for s in spans if s.kind == "LLM" and _reply(s)[1] is not None]
     judged = max(llms, key=lambda s: s.end) if llms else root

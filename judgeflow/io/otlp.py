@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidItemError
+from .bounded import loads
 
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _VALUE_KINDS = ("stringValue", "intValue", "doubleValue", "boolValue", "arrayValue", "kvlistValue", "bytesValue")
@@ -51,10 +52,16 @@ class Span:
         return str(self.attributes.get("openinference.span.kind") or "").upper()
 
 
-def value_of(value: Any, where: str, bad: Any) -> Any:
+#: levels an AnyValue may nest (arrays and kvlists in arrays); deeper is an invalid span
+MAX_VALUE_DEPTH = 16
+
+
+def value_of(value: Any, where: str, bad: Any, depth: int = 0) -> Any:
     """An OTLP AnyValue as a plain value (lists and dicts for arrays and kvlists)."""
     if not isinstance(value, Mapping):
         raise bad(f"{where} must be an AnyValue object such as {{\"stringValue\": \"...\"}}", where)
+    if depth > MAX_VALUE_DEPTH:
+        raise bad(f"{where} nests arrays or kvlists more than {MAX_VALUE_DEPTH} deep", where)
     kind = next((k for k in _VALUE_KINDS if k in value), None)
     if kind is None:
         return None  # an empty AnyValue is allowed
@@ -63,21 +70,32 @@ def value_of(value: Any, where: str, bad: Any) -> Any:
         try:
             return int(v)
         except (TypeError, ValueError):
-            raise bad(f"{where}.intValue {v!r} is not an integer (OTLP JSON writes it as a decimal string)",
+            raise bad(f"{where}.intValue {str(v)[:80]!r} is not an integer (OTLP JSON writes it as a decimal string)",
                       f"{where}.intValue") from None
     if kind == "doubleValue":
-        return float(v)
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise bad(f"{where}.doubleValue {str(v)[:80]!r} is not a number", f"{where}.doubleValue")
+        try:
+            return float(v)
+        except ValueError:
+            raise bad(f"{where}.doubleValue {v[:80]!r} is not a number (a JSON number, or \"NaN\", "
+                      "\"Infinity\")", f"{where}.doubleValue") from None
     if kind == "arrayValue":
         items = (v or {}).get("values") or [] if isinstance(v, Mapping) else None
         if not isinstance(items, list):
             raise bad(f"{where}.arrayValue must be {{\"values\": [...]}}", f"{where}.arrayValue")
-        return [value_of(x, f"{where}.arrayValue.values[{i}]", bad) for i, x in enumerate(items)]
+        return [value_of(x, f"{where}.arrayValue.values[{i}]", bad, depth + 1) for i, x in enumerate(items)]
     if kind == "kvlistValue":
-        return attributes_of((v or {}).get("values") if isinstance(v, Mapping) else v, f"{where}.kvlistValue.values", bad)
+        return attributes_of((v or {}).get("values") if isinstance(v, Mapping) else v, f"{where}.kvlistValue.values",
+                             bad, depth + 1)
+    if kind in ("stringValue", "bytesValue") and v is not None and not isinstance(v, str):
+        raise bad(f"{where}.{kind} must be a string", f"{where}.{kind}")
+    if kind == "boolValue" and v is not None and not isinstance(v, bool):
+        raise bad(f"{where}.boolValue must be true or false", f"{where}.boolValue")
     return v
 
 
-def attributes_of(attrs: Any, where: str, bad: Any) -> dict[str, Any]:
+def attributes_of(attrs: Any, where: str, bad: Any, depth: int = 0) -> dict[str, Any]:
     """An OTLP attribute list (`[{"key", "value"}]`) as a dict."""
     if attrs is None:
         return {}
@@ -87,7 +105,7 @@ def attributes_of(attrs: Any, where: str, bad: Any) -> dict[str, Any]:
     for i, kv in enumerate(attrs):
         if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
             raise bad(f"{where}[{i}] must be an object with a string \"key\" and a \"value\"", f"{where}[{i}].key")
-        out[kv["key"]] = value_of(kv.get("value"), f"{where}[{i}].value", bad)
+        out[kv["key"]] = value_of(kv.get("value"), f"{where}[{i}].value", bad, depth)
     return out
 
 
@@ -111,9 +129,17 @@ def spans_of(doc: Any, *, path: str | None = None, line: int | None = None) -> l
         at = f"resourceSpans[{r}]"
         if not isinstance(rs, Mapping):
             raise bad(f"{at} must be an object", at)
-        resource = attributes_of((rs.get("resource") or {}).get("attributes"), f"{at}.resource.attributes", bad)
-        for s, ss in enumerate(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []):
+        res = rs.get("resource") or {}
+        if not isinstance(res, Mapping):
+            raise bad(f"{at}.resource must be an object with \"attributes\"", f"{at}.resource")
+        resource = attributes_of(res.get("attributes"), f"{at}.resource.attributes", bad)
+        scopes = rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []
+        if not isinstance(scopes, list):
+            raise bad(f"{at}.scopeSpans must be a list of {{\"spans\": [...]}} objects", f"{at}.scopeSpans")
+        for s, ss in enumerate(scopes):
             spans = ss.get("spans") if isinstance(ss, Mapping) else None
+            if spans is not None and not isinstance(spans, list):
+                raise bad(f"{at}.scopeSpans[{s}].spans must be a list of span objects", f"{at}.scopeSpans[{s}].spans")
             for k, raw in enumerate(spans or []):
                 out.append(_span(raw, f"{at}.scopeSpans[{s}].spans[{k}]", resource, bad, path, line))
     return out
@@ -156,28 +182,51 @@ def read_otlp(path: str | Path, *, name: str | None = None, start: int = 0, end:
     Raises:
         InvalidItemError: naming the file, line, span id and field, and the fix.
     """
-    shown = name or str(path)
     with open(path, "rb") as f:
         f.seek(start)
-        text = f.read(-1 if end is None else end - start).decode("utf-8", errors="replace")
+        data = f.read(-1 if end is None else end - start)
     first = 1 + (_lines_before(path, start) if start else 0)
-    try:
-        whole = json.loads(text) if text.lstrip().startswith("{") and "\n{" not in text.strip() else None
-    except json.JSONDecodeError:
-        whole = None
+    for got in otlp_text(data.decode("utf-8", errors="replace"), name=name or str(path), first=first):
+        if isinstance(got, InvalidItemError):
+            raise got
+        yield got
+
+
+def otlp_text(text: str, *, name: str, first: int = 1) -> Iterator[Span | InvalidItemError]:
+    """The spans of OTLP JSON text (one document a line, or one for the whole text), a line that
+    cannot be read given as its InvalidItemError (naming file and line) and the reading going on:
+    bounded in depth (`io/bounded.py`), never an exception."""
+    whole: Any = None
+    if text.lstrip().startswith("{") and "\n{" not in text.strip():
+        try:
+            whole = loads(text)
+        except ValueError:
+            whole = None
     if whole is not None:
-        yield from spans_of(whole, path=shown, line=first)
+        yield from _spans_or_error(whole, name, first)
         return
     for n, raw in enumerate(text.splitlines(), start=first):
         if not raw.strip():
             continue
         try:
-            doc = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise InvalidItemError(f"not JSON ({e.msg} at column {e.colno}); an OTLP JSON file holds one "
-                                   "ExportTraceServiceRequest object a line", path=shown, line=n,
-                                   field="resourceSpans") from None
-        yield from spans_of(doc, path=shown, line=n)
+            doc = loads(raw)
+        except ValueError as e:
+            msg = f"{e.msg} at column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
+            yield InvalidItemError(f"not JSON ({msg}); an OTLP JSON file holds one ExportTraceServiceRequest "
+                                   "object a line", path=name, line=n, field="resourceSpans")
+            continue
+        yield from _spans_or_error(doc, name, n)
+
+
+def _spans_or_error(doc: Any, name: str, line: int) -> Iterator[Span | InvalidItemError]:
+    try:
+        spans: list[Span | InvalidItemError] = list(spans_of(doc, path=name, line=line))
+    except InvalidItemError as e:
+        spans = [e]
+    except (TypeError, ValueError, AttributeError, RecursionError) as e:  # a shape no check above foresaw
+        spans = [InvalidItemError(f"not readable as OTLP JSON trace data ({type(e).__name__}: {str(e)[:200]})",
+                                  path=name, line=line, field="resourceSpans")]
+    yield from spans
 
 
 def _lines_before(path: str | Path, offset: int) -> int:

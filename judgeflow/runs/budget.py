@@ -22,8 +22,9 @@ asking for more would wait for itself), or one whose task ended without settling
 counted as spent at its full bound, the conservative reading). That was the hang of the first
 version, which waited whenever anything was held.
 
-`spent` counts replies received (what a provider bills) and their estimated dollars; a request
-that timed out without a reply is in `usage.calls` but not here. One Budget is one cap for one
+`spent` counts replies received (what a provider bills) and their estimated dollars, and a request
+that was sent and got no reply (timed out, cancelled) at its whole reservation: the provider may
+bill it, so it is spent until the provider says otherwise (`Hold.settle(..., unanswered=n)`). One Budget is one cap for one
 run (one invocation: a resume starts a new one); `new_period()` starts a new period of the same cap
 (spent back to 0; calls in flight settle into the new period).
 """
@@ -71,9 +72,14 @@ class Hold:
         self.budget, self.amount, self.owner = budget, amount, owner
         self.open = True
 
-    def settle(self, usage: Usage, model: str) -> Cost:
-        """Replace the reservation by what the call used; returns that cost."""
-        return self.budget._close(self, self.budget.cost(model, usage), usage)
+    def settle(self, usage: Usage, model: str, *, unanswered: int = 0) -> Cost:
+        """Replace the reservation by what the call used; returns that cost. `unanswered`: requests
+        that were sent and got no reply (a timeout, a cancel): the provider may bill them, so the
+        call is charged its whole reservation (and at least one call per such request)."""
+        cost = self.budget.cost(model, usage)
+        if unanswered:
+            cost = Cost(max(self.amount.calls, cost.calls + unanswered), max(self.amount.usd, cost.usd))
+        return self.budget._close(self, cost, usage)
 
     def release(self) -> None:
         """Give the reservation back unspent (the call was not sent)."""
@@ -291,6 +297,12 @@ class Budget:
         in flight keep their holds and settle into the new period."""
         with self._lock:
             self.spent, self.denied = Cost(), 0
+        self._wake()
+
+    def restore(self, spent: Cost) -> None:
+        """Count `spent` as spent this period already (a restarted watch's period, from its run store)."""
+        with self._lock:
+            self.spent = Cost(max(self.spent.calls, spent.calls), max(self.spent.usd, spent.usd))
         self._wake()
 
     def _fmt(self, amount: Cost) -> str:

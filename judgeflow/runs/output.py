@@ -171,7 +171,7 @@ def run_input(results: Path, store: Path | None = None) -> Path | None:
     for path in ([store] if store else [DEFAULT_STORE, results.resolve().parent / DEFAULT_STORE]):
         if not path.is_file():
             continue
-        with RunStore(path) as s:
+        with RunStore(path, readonly=True) as s:
             run = s.latest_run(output_path=out)
         if run is None or not run.input_path or run.input_path == STDIO:
             continue

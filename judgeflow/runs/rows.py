@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InvalidItemError
-from ..items import ColumnMap, Item, read_items
+from ..items import ColumnMap, Item, checked_item, read_items
 from ..traces import Turns
 
 
@@ -34,16 +34,4 @@ def guard_input_size(rows: Iterable[Any], limit: int, path: Path) -> Iterator[An
 
 def _guarded(rows: Iterable[Any], limit: int, path: Path) -> Iterator[Any]:
     for row in rows:
-        if isinstance(row, Item):
-            size = sum(len(t) for t in (row.answer, row.question or "", row.reference or "", row.spec or "",
-                                        *(row.source or [])))
-            if size > limit:
-                err = InvalidItemError(
-                    f"the item's texts are {size:,} characters, more than --max-input-chars {limit:,}; shorten the "
-                    "item (split a long source into the passages that matter, or the answer into several items), "
-                    "or raise --max-input-chars if you mean to send that much (--max-source-chars cuts sources "
-                    "later, so it does not lift this limit)",
-                    path=str(path), field="answer/source", item_id=row.id)
-                err.record = {"id": row.id, "label": row.label, **row.extra}
-                row = err
-        yield row
+        yield checked_item(row, limit, path=str(path)) if isinstance(row, Item) else row

@@ -193,7 +193,8 @@ class Run:
         return len(self.store.finished_ids(self.run_id))
 
     async def judge(self, judging: Judging, rows: Iterable[ItemLike] | None = None, *,
-                    concurrency: int = DEFAULT_CONCURRENCY, cache: bool = True) -> AsyncIterator[Judgment]:
+                    concurrency: int = DEFAULT_CONCURRENCY, cache: bool = True,
+                    done: set[str] | None = None) -> AsyncIterator[Judgment]:
         """Judge every row not finished yet, through the response cache; yield each result once committed.
 
         Args:
@@ -201,10 +202,14 @@ class Run:
             rows: the rows (Items, dicts); default: the run's input file, read again.
             concurrency: items in flight at once.
             cache: serve hits from the store's cache (judged results are stored either way).
+            done: ids to skip, kept by a caller that judges in chunks (`watch`); default: the rows
+                with a final result, read from the store (once per call: a chunked caller passing
+                its own set keeps the whole linear in rows).
         """
         self.check_judging(judging)
         self.store.claim(self.run_id)  # one writer per run (a no-op when this store holds it already)
-        done = self.store.finished_ids(self.run_id)  # unscored rows are judged again
+        if done is None:
+            done = self.store.finished_ids(self.run_id)  # unscored rows are judged again
         # stream position -> input position (the store's seq); entries leave as results come back, so
         # the stream's positions are counted, never taken from the map's size (that reuses keys)
         position: dict[int, int] = {}

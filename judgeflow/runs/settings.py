@@ -25,7 +25,7 @@ from ..errors import ConfigError
 from ..items import parse_column_map
 from .._judge import Judge
 from ..judging import DEFAULT_CONCURRENCY
-from ..redact import redact
+from ..redact import mask_urls, redact
 from .ensemble_spec import ensemble_spec
 from .store import DEFAULT_STORE
 from .summary import DEFAULT_MAX_UNSCORED
@@ -258,7 +258,7 @@ class RunSettings(BaseModel):
         if not self.with_inputs:
             parts.append("--no-with-inputs")
         command = shlex.join([*parts, "--resume"])
-        clean = redact(command)
+        clean = mask_urls(redact(command))
         if clean != command:  # never print or store a credential; say how to put it back
             clean += "   # credentials removed from --base-url: put them back, or set JUDGEFLOW_BASE_URL"
         return clean

@@ -82,19 +82,27 @@ class RunInfo(BaseModel):
 
 
 class RunStore:
-    """A SQLite run store. Opening it creates the file and its tables if needed."""
+    """A SQLite run store. Opening it creates the file and its tables if needed; `readonly=True`
+    (the read commands: `runs list`, `runs show`, a comparison's run id) opens an existing store
+    without writing to it. Either way a SQLite file that is not a run store (tables of its own and
+    no judgeflow schema mark) is refused, never written into."""
 
-    def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
+    def __init__(self, path: str | Path = DEFAULT_STORE, *, readonly: bool = False) -> None:
         self.path = Path(path)
+        self.readonly = readonly
         self._lock = threading.RLock()
         self._claims: dict[str, RunLock] = {}
         self.unreadable: Counter[str] = Counter()
         """Rows that no longer validate, by table ("cache": served as misses, "results": as unscored)."""
+        if readonly:
+            self._open_readonly()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # the sync facade runs the judging on a background loop thread: the connection may be
             # used from there, one statement (or transaction) at a time under self._lock
             self._db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None, check_same_thread=False)
+            self._refuse_foreign()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
@@ -112,6 +120,31 @@ class RunStore:
         except OSError as e:
             raise StoreError(f"{self.path}: cannot create the run store ({e.strerror}); "
                              "pass --store PATH in a writable directory") from None
+
+    def _refuse_foreign(self) -> None:
+        """Refuse (closing it) a SQLite file with tables of its own and no run store schema mark."""
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        marked = "meta" in tables and self._db.execute("SELECT 1 FROM meta WHERE key='schema'").fetchone() is not None
+        if tables and not marked:
+            self._db.close()
+            raise StoreError(f"{self.path}: a SQLite file that is not a judgeflow run store (its tables: "
+                             f"{', '.join(sorted(tables)[:5])}); nothing was written to it: pass --store PATH "
+                             "naming a run store, or a new file")
+
+    def _open_readonly(self) -> None:
+        if not self.path.is_file():
+            raise StoreError(f"no run store at {self.path}: `judgeflow run` makes one (or pass --store FILE)")
+        try:
+            self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30,
+                                       isolation_level=None, check_same_thread=False)
+            self._refuse_foreign()
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if str(row[0]).strip() != str(SCHEMA_VERSION):
+                self._db.close()
+                raise StoreError(f"{self.path}: run store schema {str(row[0])[:40]!r} is not the supported "
+                                 f"{SCHEMA_VERSION}; read it with the judgeflow version that wrote it")
+        except sqlite3.DatabaseError as e:
+            raise self._error(e, "read") from None
 
     def _error(self, e: sqlite3.Error, doing: str) -> StoreError:
         msg = str(e)
@@ -199,6 +232,25 @@ class RunStore:
 
     def set_status(self, run_id: str, status: str) -> None:
         self._write("update", "UPDATE runs SET status=? WHERE run_id=?", (status, run_id))
+
+    def get_state(self, key: str) -> Any:
+        """A small JSON value kept under `key` (a watch's period budget), or None."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", ("state:" + key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return json.loads(row[0])
+        except ValueError:
+            return None
+
+    def set_state(self, key: str, value: Any) -> None:
+        """Keep a small JSON value under `key` (committed at once)."""
+        with self._lock:
+            try:
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", ("state:" + key, json.dumps(value)))
+            except sqlite3.DatabaseError as e:
+                raise self._error(e, "write") from None
 
     def get_run(self, run_id: str) -> RunInfo:
         rows = self._read("SELECT * FROM runs WHERE run_id=?", (run_id,))

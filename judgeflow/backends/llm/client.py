@@ -41,7 +41,7 @@ from pydantic import BaseModel, ValidationError
 
 from ...config.client import DEFAULT_MAX_TOKENS_CAP  # the largest max_tokens a sized request asks for
 from ...errors import LLMError, ProviderUnavailable
-from ...redact import install_log_filter, redact, redact_data
+from ...redact import install_log_filter, mask_url, redact, redact_data
 from ...results import TraceEntry, Usage
 from ...schemas import counting_repairs
 from ...validation import using_validation_context
@@ -411,7 +411,7 @@ class LLMClient:
         kind, fix = systemic
         n = self._streak[1] + 1 if self._streak[0] == kind else 1
         self._streak = (kind, n)
-        where = self.base_url or f"{self.provider}'s API"
+        where = mask_url(self.base_url) if self.base_url else f"{self.provider}'s API"
         line = f"{fix} ({kind} from {where} for {self.model}: {short(local_failure(e) or connect_failure(e) or e, 160)})"
         if n >= SYSTEMIC_LIMIT:
             self.stopped = f"stopped after {n} identical provider failures in a row: {line}"
@@ -446,12 +446,12 @@ class LLMClient:
         try:
             with using_validation_context(context), counting_repairs() as repairs:
                 # never Instructor's context=: it runs Jinja on messages
-                result = await self._create(
+                result = await self._settled(held, spent, retries, self._create(
                     retries, response_model=prepared(response_model), on_response=on_response,
                     messages=messages if send is None else send,  # send: with cache breakpoints
                     max_retries=self.max_retries, model=self.model.partition("/")[2],
                     **{self.profile.token_param: budget}, **self._request_kwargs(response_model),
-                )
+                ))
         except IncompleteOutputException:
             raise
         except InstructorRetryException as e:
@@ -471,13 +471,32 @@ class LLMClient:
         finally:
             if limit is not None:
                 CALL.reset(limit)
-            if held is not None:
-                held.settle(spent, self.model)
         if usage is not None:
             usage.reasks += max(len(replies) - 1, 0)
             usage.repairs += len(repairs)
         _record(trace, step, messages, _dump(result), rejected=[_reply_text(r) or "" for r in replies[:-1]])
         return result
+
+
+    async def _settled(self, held: Any, spent: Usage, retries: int | None, create: Any) -> Any:
+        """Await the request; then settle its spend-cap hold to what it used, or, when it was sent and
+        got no reply (timed out, cancelled), at its whole reservation: the provider may bill it."""
+        from instructor.core.exceptions import InstructorRetryException
+
+        lost = 0
+        try:
+            return await create
+        except asyncio.CancelledError:
+            lost = 1
+            raise
+        except Exception as e:
+            cause = e.__cause__ if isinstance(e, InstructorRetryException) else e
+            if is_provider_error(cause) and _timed_out(cause):
+                lost = 1 + (self.provider_retries if retries is None else retries)  # each attempt was sent
+            raise
+        finally:
+            if held is not None:
+                held.settle(spent, self.model, unanswered=lost)
 
 
 def _timed_out(e: BaseException) -> bool:

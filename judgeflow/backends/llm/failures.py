@@ -9,7 +9,7 @@ import socket
 import sys
 
 
-from ...redact import redact
+from ...redact import mask_urls, redact
 
 _CONTEXT_LENGTH = re.compile(
     r"maximum context length|context[_ ]length|context window|too many tokens|prompt is too long|"
@@ -118,5 +118,5 @@ def is_context_length(e: BaseException) -> bool:
 
 
 def short(e: BaseException | str, n: int = 300) -> str:
-    s = redact(" ".join(str(e).split()))  # a provider may echo the Authorization header back
+    s = mask_urls(redact(" ".join(str(e).split())))  # a provider may echo the Authorization header back
     return s if len(s) <= n else s[: n - 1] + "…"
