@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from .backends import Backend, Offline, make_backend
+from .backends import Backend, Evidence, Offline, make_backend
 from .config.client import ClientConfig, Spec, option
 from .coverage import Coverage, requirement_checker
 from .criteria import Criterion, load_criterion
 from .errors import ConfigError, InvalidItemError, JudgeflowError
+from .knowledge import STRATEGIES
 from .items import FAMILIES, ColumnMap, Item, check_column_map
 from .judging import CACHE_VERSION, DEFAULT_CONCURRENCY, ItemLike, SyncFacade, as_item, invalid_judgment
 from .languages import item_language
@@ -54,13 +55,21 @@ class JudgeSpec(Spec):
     check_dropped: bool = option(True, "Check the answer's numbers, dates and names no claim carries, as added "
                                  "claims (off: named in the row as not checked).", flag="--check-dropped",
                                  results=True)
+    knowledge: Literal["default", "commit-first"] | None = option(
+        None, "Claims the reference does not settle: default (the check decides) or commit-first (the judge "
+        "fills their masked values first; disagreement -> unverifiable). None: the criterion's setting.",
+        flag="--knowledge", results=True)
+    evidence: str | None = option(None, "Documents for claims the reference does not settle: a JSONL file "
+                                  "({\"text\"} a line) or a folder of .txt/.md files.", flag="--evidence",
+                                  results=True)
     client: ClientConfig = Field(default_factory=ClientConfig, description="How the client talks to the model.")
 
     def build(self, **client: Any) -> Judge:
         """The Judge; `client` replaces client options (batch replay: `http_client`, no retries)."""
         return Judge(self.model, mode=self.mode, criterion=self.criterion, strategy=self.strategy,
                      coverage=self.coverage, keep_trace=self.keep_trace, concurrency=self.concurrency,
-                     check_dropped=self.check_dropped, config=ClientConfig.of(self.client, client))
+                     check_dropped=self.check_dropped, knowledge=self.knowledge, evidence=self.evidence,
+                     config=ClientConfig.of(self.client, client))
 
     def judges(self) -> list[JudgeSpec]:
         return [self]
@@ -83,6 +92,7 @@ class Judge(SyncFacade):
         column_map: ColumnMap | None = None,
         config: ClientConfig | None = None,
         check_dropped: bool = True,
+        knowledge: Literal["default", "commit-first"] | None = None, evidence: Any = None,
         **client_kwargs: Any,
     ) -> None:
         """
@@ -105,6 +115,8 @@ class Judge(SyncFacade):
             check_dropped: check the numbers, dates and names of an answer that no claim of the
                 decomposition carries, as added claims (graph strategy; on by default: the answer
                 is judged whole); off, they are named in the row as not checked (`Judgment.dropped`).
+            knowledge, evidence: claims the reference does not settle: "commit-first" or "default"
+                (None: the criterion's), and documents or a retriever for them (`knowledge_args`).
         """
         if mode not in (None, "auto", *FAMILIES):
             raise ConfigError(f"mode {mode!r} is not one of: auto, {', '.join(FAMILIES)}")
@@ -124,6 +136,7 @@ class Judge(SyncFacade):
         self.coverage = Coverage(requirement_checker(self.backend)) if coverage else None
         self.column_map = check_column_map(column_map)
         self.check_dropped = check_dropped
+        self.knowledge, self.evidence, self._evidence_ref = knowledge_args(knowledge, evidence)
         self._compiled: Any = None
 
     @property
@@ -145,13 +158,15 @@ class Judge(SyncFacade):
         `backend` is recorded by its model name and client options)."""
         return JudgeSpec(model=self.model, mode=self.mode, criterion=self._criterion_ref, strategy=self.strategy,
                          coverage=self.coverage is not None, keep_trace=self.keep_trace,
-                         concurrency=self.concurrency, check_dropped=self.check_dropped, client=self.config)
+                         concurrency=self.concurrency, check_dropped=self.check_dropped, knowledge=self.knowledge,
+                         evidence=self._evidence_ref, client=self.config)
 
     def context(self) -> JudgeContext:
         from .workflow import JudgeContext
 
         return JudgeContext(backend=self.backend, strategy=self.strategy, criterion=self.criterion, mode=self.mode,
-                            coverage=self.coverage, check_dropped=self.check_dropped)
+                            coverage=self.coverage, check_dropped=self.check_dropped, knowledge=self.knowledge,
+                            evidence=self.evidence)
 
     async def aclose(self) -> None:
         """Close the provider's HTTP connections before the event loop that judged ends (they
@@ -182,6 +197,11 @@ class Judge(SyncFacade):
             data["roles"] = criterion.verdict_roles()
         if self.check_dropped:
             data["check_dropped"] = True
+        if criterion.knowledge_strategy(self.knowledge) != "default":  # absent otherwise: older keys stay
+            data["knowledge"] = criterion.knowledge_settings.model_dump()
+            data["knowledge"]["strategy"] = criterion.knowledge_strategy(self.knowledge)
+        if self.evidence is not None and "knowledge" in criterion.bases:
+            data["evidence"] = self.evidence.fingerprint
         # surrogatepass: a lone surrogate in an Item built in code must not crash the key
         text = json.dumps(data, sort_keys=True, ensure_ascii=False)
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -233,6 +253,21 @@ class Judge(SyncFacade):
             extra=extra,
             trace=state.trace if self.keep_trace else [],
         ), it.answer)
+
+def knowledge_args(knowledge: Any, evidence: Any) -> tuple[Any, Evidence | None, str | None]:
+    """(knowledge, evidence, evidence as recorded) of a Judge.
+
+    knowledge: "default" (the check call decides from the judge's knowledge), "commit-first" (the
+    judge first fills the claim's masked values; a verdict from knowledge stands only where both
+    reads agree, else `unverifiable`: knowledge.py) or None (the criterion's `[knowledge]` setting).
+    evidence: a JSONL file ({"text", "id", "title"} a line), a folder of .txt/.md files, a list of
+    texts, a LangChain retriever or a function of a query (`backends.Evidence`); claims settled by
+    it get basis "evidence" and a quote verified in code. Only a path is recorded in the spec."""
+    if knowledge not in (None, *STRATEGIES):
+        raise ConfigError(f"knowledge {knowledge!r} is not one of: {', '.join(STRATEGIES)}")
+    ref = str(evidence) if isinstance(evidence, (str, Path)) else None
+    return knowledge, None if evidence is None else Evidence.of(evidence), ref
+
 
 def _language(item: Item) -> str | None:
     given = item.extra.get("language")

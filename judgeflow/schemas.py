@@ -442,6 +442,20 @@ def checks_reply(bases: tuple[str, ...], verdicts: tuple[str, ...], ids: tuple[s
     return model
 
 
+@lru_cache(maxsize=1024)
+def commitments_reply(ids: tuple[str, ...]) -> type[ReplyModel]:
+    """Commit-first reply: {"c1": {"values": "1147; Yuri Dolgorukiy"}, ...}, every claim id required;
+    an empty string where the judge does not know (see knowledge.py)."""
+    entry = create_model("Commitment", __base__=ReplyModel, values=(str, Field(default="")))
+    return _keyed("Commitments", "The blanks' values by claim id.", entry, ids,
+                  "commitments", "claim_id", "claim", "values")
+
+
+def commitments_of(reply: BaseModel) -> dict[str, str]:
+    """claim id -> the values a `commitments_reply` gives for its blanks."""
+    return {i: str(e.values) for i, e in _entries(reply)}
+
+
 @lru_cache(maxsize=256)
 def single_reply(fact_kinds: tuple[str, ...], bases: tuple[str, ...], verdicts: tuple[str, ...],
                  max_items: int | None = None) -> type[ReplyModel]:

@@ -25,8 +25,10 @@ from pydantic.json_schema import SkipJsonSchema
 from .aggregate import aggregate as aggregate_claims
 from .aggregate import cover_label, merge, verify_evidence
 from .arguments import ground_arguments
-from .backends import Backend, make_backend
+from .backends import Backend, Evidence, cite, make_backend
 from .citations import check_item as check_citations
+from .knowledge import candidates, mask, settle
+from .quotes import quote_in
 from .schemas import Claim, ClaimCheck
 from .criteria import Criterion, load_criterion
 from .details import uncarried, with_dropped
@@ -71,6 +73,11 @@ class JudgeContext:
     check_dropped: bool = True
     """Check an answer's numbers, dates and names that no claim carries as added claims (graph
     strategy); off, the row names them as not checked (`details`)."""
+    knowledge: Literal["default", "commit-first"] | None = None
+    """How claims the reference does not settle are checked: None, the criterion's `[knowledge]`
+    setting; "commit-first": the judge fills their masked values first (knowledge.py)."""
+    evidence: SkipJsonSchema[Any] = None
+    """Documents or a retriever for claims the reference does not settle (`backends.Evidence`)."""
 
     def resolved_backend(self) -> Backend:
         """The live backend: the one given, else the per-process one built from the plain fields."""
@@ -136,6 +143,8 @@ class JudgeState(BaseModel):
     """Traces: each tool call's concrete argument values traced to earlier messages (`judgeflow.arguments`)."""
     dropped_checked: bool = False
     """True when those details were added as claims for the check step (graph strategy)."""
+    evidence_text: str | None = None
+    """The passages of given evidence the knowledge step checked claims against (`know`)."""
     usage: Annotated[Usage, add_usage] = Field(default_factory=Usage)
     """Calls and tokens: each node returns what it spent, the reducer adds it up."""
     trace: Annotated[list[TraceEntry], operator.add] = Field(default_factory=list)
@@ -229,7 +238,7 @@ def after_claims(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["
     return "cover" if wanted and state.status != "invalid" else "aggregate"
 
 
-async def check(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["cover", "aggregate"]]:
+async def check(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["know", "cover", "aggregate"]]:
     """Check all claims of the item (one call per chunk of claims)."""
     assert state.criterion is not None
     usage, trace = _fresh()
@@ -238,10 +247,10 @@ async def check(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Li
     except LLMError as e:
         return _then(state, runtime, {"status": "unscored", "error": _why("check", e), "usage": usage, "trace": trace},
                      after_claims)
-    return _then(state, runtime, {"checks": checks, "usage": usage, "trace": trace}, after_claims)
+    return _then(state, runtime, {"checks": checks, "usage": usage, "trace": trace}, after_checks)
 
 
-async def single(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["cover", "aggregate"]]:
+async def single(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["know", "cover", "aggregate"]]:
     """One call: claims and their verdicts together."""
     assert state.criterion is not None
     usage, trace = _fresh()
@@ -252,7 +261,90 @@ async def single(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[L
                      after_claims)
     dropped = uncarried(state.item.answer, claims) if claims else []  # one call: not checked, only named
     return _then(state, runtime, {"claims": claims, "checks": checks, "dropped": dropped or None, "usage": usage,
-                                  "trace": trace}, after_claims)
+                                  "trace": trace}, after_checks)
+
+
+def after_checks(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["know", "cover", "aggregate"]:
+    """The knowledge step next when it has work (commit-first or given evidence, claims the
+    reference did not settle); else as after any claims."""
+    ctx, c = _context(runtime), state.criterion
+    wanted = (c is not None and state.status == "judged" and "knowledge" in c.bases
+              and bool(candidates(state.checks, own_texts(state)))
+              and (ctx.evidence is not None or c.knowledge_strategy(ctx.knowledge) == "commit-first"))
+    return "know" if wanted else after_claims(state, runtime)
+
+
+async def know(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["cover", "aggregate"]]:
+    """Claims the reference did not settle: checked against given evidence (quotes verified in code),
+    then, with commit-first, against what the judge commits to before it sees their values."""
+    ctx, criterion = _context(runtime), state.criterion
+    assert criterion is not None
+    backend = ctx.resolved_backend()
+    usage, trace = _fresh()
+    checks, text = list(state.checks), None
+    try:
+        if ctx.evidence is not None:
+            checks, text = await _with_evidence(state, Evidence.of(ctx.evidence), backend, checks, usage, trace)
+        if criterion.knowledge_strategy(ctx.knowledge) == "commit-first":
+            checks = await _commit_first(state, backend, checks, usage, trace)
+    except LLMError as e:
+        return _then(state, runtime, {"status": "unscored", "error": _why("knowledge", e), "usage": usage,
+                                      "trace": trace}, after_claims)
+    return _then(state, runtime, {"checks": checks, "evidence_text": text, "usage": usage, "trace": trace},
+                 after_claims)
+
+
+async def _with_evidence(state: JudgeState, evidence: Evidence, backend: Backend, checks: list[ClaimCheck],
+                         usage: Usage, trace: list[TraceEntry]) -> tuple[list[ClaimCheck], str | None]:
+    """One check of the open claims against the evidence's passages (as the reference); a verdict
+    counts (basis `evidence`) only with a quote found in those passages, cited by passage."""
+    assert state.criterion is not None
+    open_ids = {c.claim_id for c in candidates(checks, own_texts(state))}
+    claims = [c for c in state.claims if c.id in open_ids]
+    passages = await evidence.passages([c.text for c in claims])
+    if not passages:
+        return checks, None
+    text = "\n\n".join(p.text for p in passages)
+    asked = state.item.model_copy(update={"reference": text, "source": None})
+    found = await backend.check(asked, state.criterion, claims, usage, trace)
+    unsettled = state.criterion.knowledge_settings.unsettled
+    settled = {f.claim_id: f.model_copy(update={"basis": "evidence", "evidence": cite(f.evidence, passages)})
+               for f in found if f.basis == "reference" and f.verdict != unsettled and quote_in_text(f.evidence, text)}
+    return [settled.get(c.claim_id, c) for c in checks], text
+
+
+def own_texts(state: JudgeState) -> dict[str, str | None]:
+    """The item's own evidence by basis name (what a reference/source/spec quote must occur in)."""
+    item = state.item
+    return {"reference": item.reference, "source": "\n\n".join(item.source or []) or None, "spec": item.spec}
+
+
+def quote_in_text(quote: str, text: str) -> bool:
+    """A non-empty quote that occurs in the text (quotes.quote_in's rule)."""
+    return bool(quote.strip(" .\"'")) and quote_in(quote, text)
+
+
+async def _commit_first(state: JudgeState, backend: Backend, checks: list[ClaimCheck], usage: Usage,
+                        trace: list[TraceEntry]) -> list[ClaimCheck]:
+    """The judge fills the open claims' masked values (one call), code compares (`knowledge.settle`)."""
+    criterion = state.criterion
+    assert criterion is not None
+    unsettled = criterion.knowledge_settings.unsettled
+    # a claim the check already left unsettled stays so: no commitment could make it settled alone
+    open_ids = {c.claim_id for c in candidates(checks, own_texts(state)) if c.verdict != unsettled}
+    slots = {c.id: mask(c.id, c.text, state.item.question) for c in state.claims if c.id in open_ids}
+    asked = [s for s in slots.values() if s is not None]
+    said = await backend.commit(state.item, criterion, asked, usage, trace) if asked else {}
+    return [settle(_unquoted(c), slots[c.claim_id], said.get(c.claim_id), errors=criterion.error_verdicts,
+                   unsettled=unsettled) if c.claim_id in open_ids else c for c in checks]
+
+
+def _unquoted(check: ClaimCheck) -> ClaimCheck:
+    """A check that named the reference with a quote the reference lacks: read as knowledge."""
+    if check.basis not in ("reference", "source", "spec"):
+        return check
+    return check.model_copy(update={"basis": "knowledge", "evidence": "", "reason": (
+        f"{check.reason} (its quote {check.evidence[:80]!r} is not in the {check.basis})").strip()})
 
 
 async def cover(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
@@ -274,7 +366,8 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
         update: dict[str, Any] = {"label": None, "results": results}
     else:
         item = state.item
-        evidence = {"reference": item.reference, "source": "\n\n".join(item.source or []) or None, "spec": item.spec}
+        evidence = {"reference": item.reference, "source": "\n\n".join(item.source or []) or None, "spec": item.spec,
+                    "evidence": state.evidence_text}
         results = verify_evidence(merge(state.claims, state.checks, state.criterion), evidence)
         if item.messages is not None and item.source:  # a trace: each quote against its own message
             results = attribute(results, item.source)
@@ -316,7 +409,7 @@ def build_graph(context_schema: type[Any] = JudgeContext) -> Any:
     context_schema: what a JSON context is read as; `served.build_served_graph` passes its
     `ServedContext` (names the operator allows, nothing more)."""
     g = StateGraph(JudgeState, context_schema=context_schema, input_schema=JudgeInput)
-    for node in (route, decompose, check, single, cover, aggregate):
+    for node in (route, decompose, check, single, know, cover, aggregate):
         g.add_node(node)
     g.add_edge(START, "route")  # route, decompose, check and single name their next node (Command)
     g.add_edge("cover", "aggregate")

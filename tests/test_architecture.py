@@ -9,6 +9,7 @@ Imports under `if TYPE_CHECKING:` are annotations only: counted for cycles, not 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import tokenize
 from pathlib import Path
@@ -32,6 +33,18 @@ def modules(root: Path = PACKAGE) -> dict[str, tuple[Path, bool]]:
     return out
 
 
+def parsed(path: Path) -> ast.Module:
+    """`path`'s syntax tree, parsed once per version of the file: the checks below walk the same files
+    (parsing them for each check was most of this file's CPU). The checks only read the trees."""
+    stat = path.stat()
+    return _parse(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _parse(path: Path, mtime_ns: int, size: int) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _type_checking_nodes(tree: ast.AST) -> set[int]:
     skip = set()
     for node in ast.walk(tree):
@@ -40,9 +53,19 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
+def _version(root: Path) -> tuple[tuple[str, int, int], ...]:
+    """What a check of `root`'s files depends on: each file's path, mtime and size."""
+    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(root.rglob("*.py")))
+
+
 def import_graph(root: Path = PACKAGE, *, type_only: bool = False) -> dict[str, set[str]]:
     """{module: judgeflow modules it imports (anywhere in the file, including inside functions; with
     `type_only`, under `if TYPE_CHECKING:` too)}."""
+    return {m: set(to) for m, to in _import_graph(root, type_only, _version(root)).items()}
+
+
+@functools.cache
+def _import_graph(root: Path, type_only: bool, version: tuple[tuple[str, int, int], ...]) -> dict[str, set[str]]:
     mods = modules(root)
 
     def resolve(name: str) -> str | None:
@@ -52,7 +75,7 @@ def import_graph(root: Path = PACKAGE, *, type_only: bool = False) -> dict[str, 
 
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for mod, (path, is_pkg) in mods.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         skip = set() if type_only else _type_checking_nodes(tree)
         base = mod if is_pkg else mod.rpartition(".")[0]
         for node in ast.walk(tree):
@@ -164,15 +187,20 @@ PROBES = {"getattr", "hasattr"}
 
 def _calls(root: Path = PACKAGE) -> list[tuple[str, ast.Call, ast.AST]]:
     """(module, call, enclosing function or module) for every call in the package."""
+    return list(_all_calls(root, _version(root)))
+
+
+@functools.cache
+def _all_calls(root: Path, version: tuple[tuple[str, int, int], ...]) -> tuple[tuple[str, ast.Call, ast.AST], ...]:
     out = []
     for mod, (path, _) in modules(root).items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         scopes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for scope in scopes:
             for node in ast.walk(scope):
                 if isinstance(node, ast.Call):
                     out.append((mod, node, scope))
-    return out
+    return tuple(out)
 
 
 def judge_probes(root: Path = PACKAGE) -> list[str]:
@@ -268,7 +296,7 @@ MAX_FUNCTION_LINES = 60
 def long_functions(root: Path = PACKAGE, limit: int = MAX_FUNCTION_LINES) -> list[str]:
     out = []
     for mod, (path, _) in modules(root).items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
             prefix = mod if scope is tree else f"{mod}.{scope.name}"  # type: ignore[attr-defined]
             for node in scope.body:
@@ -304,7 +332,7 @@ def provider_name_comparisons(root: Path = PACKAGE) -> list[str]:
     for mod, (path, _) in modules(root).items():
         if mod.startswith("judgeflow.backends.providers"):
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, (ast.Compare, ast.Dict)):
                 consts = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
                 hit = consts & names if isinstance(node, ast.Compare) else (
@@ -337,7 +365,7 @@ def wires_outside_providers(root: Path = PACKAGE) -> list[str]:
     for mod, (path, _) in modules(root).items():
         if mod.startswith("judgeflow.backends.providers"):
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ClassDef) and any(ast.unparse(b).split(".")[-1].endswith("Wire") for b in node.bases):
                 found.append(f"{mod}.{node.name}")
     return found
@@ -385,7 +413,7 @@ def private_imports(root: Path = PACKAGE) -> list[str]:
     module, or move the code to where it is used)."""
     found = []
     for mod, (path, _) in modules(root).items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("judgeflow")):
                 found += [f"{mod}: {node.module}.{a.name}" for a in node.names
                           if a.name.startswith("_") and not a.name.startswith("__")]
@@ -460,7 +488,7 @@ _SHARED_TEXT = re.compile(r"(^|[/\\])shared($|[/\\])|fake_llm\.py")
 def shared_uses(path: Path) -> list[str]:
     """What in a test file reaches for ../shared: a `fake_llm` / `shared_data` fixture argument, the
     conftest's FAKE_LLM / SHARED / SHARED_DATA, or a string (not a docstring) naming shared/ or fake_llm.py."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     docs = {id(n.body[0].value) for n in ast.walk(tree)
             if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
             and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}

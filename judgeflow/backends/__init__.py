@@ -5,7 +5,7 @@ implementation inside the function body, so importing judgeflow never loads the 
 and implementations import only the protocol (`backends/base.py`), so no cycle can form. This
 table is the one way from a model name to a backend; the core (`Judge`) reads it here.
 `llm` is the Instructor seam, `llm_judge` the LLM backend, `lexical` / `rouge` the offline judges,
-`passages` cuts long sources to relevant passages.
+`passages` cuts long sources to relevant passages, `retrieval` gives the knowledge step evidence.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from ..errors import ConfigError
 from .base import Backend, Offline, single_from_steps
 from .providers import known
 from .llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, LLMJudge, default_model, prompt_fields
+from .passages import cite
+from .retrieval import Evidence
 
 #: the backend table: "provider" or "provider/model" -> a factory that imports its implementation lazily
 #: (the providers themselves, with their hooks, are `backends.providers.PROVIDERS`)
@@ -127,6 +129,8 @@ def make_backend(model: str | None = None, config: ClientConfig | None = None, *
 
 
 __all__ = [
+    "Evidence",
+    "cite",
     "DEFAULT_MAX_SOURCE_CHARS",
     "DEFAULT_MODEL_ENV",
     "LLM_OPTIONS",

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 from ..criteria import Criterion
 from ..items import Item
 from ..results import TraceEntry, Usage
+from ..knowledge import Slot
 from ..schemas import Claim, ClaimCheck
 
 
@@ -55,6 +56,13 @@ class Backend(Protocol):
         self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]
     ) -> tuple[list[Claim], list[ClaimCheck]]: ...
 
+    async def commit(
+        self, item: Item, criterion: Criterion, slots: list[Slot], usage: Usage, trace: list[TraceEntry]
+    ) -> dict[str, str]:
+        """Commit-first (knowledge.py): claim id -> the values the judge gives for the claim's
+        masked slots without seeing them ("" where it does not know)."""
+        ...
+
 
 async def single_from_steps(
     backend: Backend, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]
@@ -74,6 +82,12 @@ class Offline:
     @property
     def notes(self) -> list[str]:
         return []
+
+    async def commit(
+        self, item: Item, criterion: Criterion, slots: list[Slot], usage: Usage, trace: list[TraceEntry]
+    ) -> dict[str, str]:
+        """No world knowledge: no commitments (commit-first leaves these claims unverifiable)."""
+        return {}
 
     async def aclose(self) -> None:
         """Nothing to close."""

@@ -18,6 +18,8 @@ from ..schemas import (
     ClaimChecks,
     checks_reply,
     claims_reply,
+    commitments_of,
+    commitments_reply,
     coverage_reply,
     criterion_vocab,
     requirements_reply,
@@ -28,7 +30,8 @@ from ..coverage import STATUSES, Requirement, RequirementCheck, RequirementCheck
 from ..criteria import Criterion
 from ..details import checkable, details
 from ..citations import CITED_SOURCES, claim_notes
-from ..prompts import documents, inline, tag
+from ..knowledge import Slot
+from ..prompts import documents, inline, register_tags, tag
 from ..items import Item
 from ..results import TraceEntry, Usage
 
@@ -65,6 +68,9 @@ TOKENS_PER_CLAIM = 24
 TOKENS_PER_REQUIREMENT = 60
 #: output tokens of a reply's frame (braces, the list key)
 TOKENS_BASE = 48
+#: output tokens a commit-first entry needs (the id key, a date, number or name or two)
+TOKENS_PER_COMMITMENT = 32
+register_tags(["<slots>", "<slot>"])
 
 
 def expected_claims(answer: str, n: int) -> int:
@@ -240,6 +246,23 @@ class LLMJudge:
                 break
             usage.reasks += attempt == 0
         return within_bound(claims, n, usage), checks[:n]
+
+    async def commit(
+        self, item: Item, criterion: Criterion, slots: list[Slot], usage: Usage, trace: list[TraceEntry]
+    ) -> dict[str, str]:
+        """One short call for all of the item's slots: the question and each claim with its values
+        masked (never the answer, the reference or the claim's values)."""
+        if not slots:
+            return {}
+        ids = tuple(s.claim_id for s in slots)
+        inner = "\n".join(inline("slot", s.masked, id=s.claim_id) for s in slots)
+        fields = {"question": tag("question", item.question), "slots": f"<slots>\n{inner}\n</slots>"}
+        messages: list[dict[str, Any]] = list(criterion.render_commit(fields))
+        result = await self.client.ask(
+            commitments_reply(ids), messages, context={}, usage=usage, trace=trace, step="commit",
+            max_tokens=TOKENS_BASE + len(ids) * TOKENS_PER_COMMITMENT,
+        )
+        return commitments_of(result)
 
 
 class LLMRequirementChecker:

@@ -29,6 +29,7 @@ from ..citations import CITED_SOURCES, find_markers
 from ..criteria import Criterion
 from ..errors import ConfigError
 from ..items import Item
+from ..knowledge import Slot
 from ..results import TraceEntry, Usage
 from ..schemas import Claim, ClaimCheck
 from ..text import SENTENCE as _SENT
@@ -331,3 +332,9 @@ class PassageJudge:
         narrowed, passages = self._narrow(item, queries)
         claims, checks = await self.inner.single(narrowed, criterion, usage, trace)
         return claims, self._cited(checks, passages)
+
+    async def commit(
+        self, item: Item, criterion: Criterion, slots: list[Slot], usage: Usage, trace: list[TraceEntry]
+    ) -> dict[str, str]:
+        commitments: dict[str, str] = await self.inner.commit(item, criterion, slots, usage, trace)
+        return commitments

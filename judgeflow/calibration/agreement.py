@@ -28,6 +28,7 @@ from . import DEFAULT_BOOT
 from ..ensembles.cascade import wilson
 from ..errors import InvalidItemError
 from ..items import Item, read_records
+from ..knowledge import decided_by, item_decided, shares
 from .answer_rate import AnswerRate, answer_rate
 from .corrected import CorrectedRate, TypeRate, by_criterion, by_type, corrected_of
 from .trust import DEFAULT_THRESHOLD, JudgeVerdict, Verdict, judge_verdict
@@ -218,6 +219,9 @@ class CalibrationReport(Agreement):
     citations: dict[str, Any] | None = None
     """The answers' own citations over the judge's rows: precision, recall and their counts
     (`judgeflow.citations.run_citations`); None when no answer cites its sources."""
+    decided_by: dict[str, float] | None = None
+    """The judged rows' claims by what settled them (reference, knowledge, evidence, unverifiable:
+    `knowledge.shares`); None without claims."""
     humans: list[HumanCeiling] = Field(default_factory=list)
     """Each pair of labellers: kappa on the items both labelled (the human ceiling), beside the judge's."""
     corrected_rate: CorrectedRate | None = None
@@ -422,7 +426,10 @@ def diagnose(a: Agreement, *, criterion: str | None = None) -> str:
 
 
 def field_value(j: Judgment, field: str) -> str:
-    """A result's value for `field` (a Judgment field, an input field, or a dotted path into one)."""
+    """A result's value for `field` (a Judgment field, an input field, or a dotted path into one);
+    `decided_by`: what decided the item (`knowledge.item_decided`: reference, knowledge, evidence, unverifiable)."""
+    if field == "decided_by" and "decided_by" not in j.extra:
+        return item_decided(j.claims, j.label)
     head, _, rest = field.partition(".")
     value: Any = getattr(j, head) if head in Judgment.model_fields else j.extra.get(head)
     for key in rest.split(".") if rest else []:
@@ -525,7 +532,7 @@ def calibrate(
         invalid=sum(1 for j, _ in joined.pairs if j.status == "invalid"),
         unlabelled=len(joined.unlabelled), only_in_labels=joined.only_in_labels,
         criteria=dict(criteria), models=dict(Counter(j.model or "(none)" for j, _ in scored)),
-        by=by, seed=seed, n_boot=n_boot, answers=answer_rate(rows),
+        by=by, seed=seed, n_boot=n_boot, answers=answer_rate(rows), decided_by=_decided(rows),
         citations=run_citations(j.citations for j in rows if j.status == "judged"),
     )
     _warn(report, joined.only_in_labels, criteria)
@@ -566,6 +573,12 @@ def focused(path: str | Path) -> bool:
         return any(isinstance(rec, Mapping) and "sample_focus" in rec for _, rec in read_records(path))
     except (InvalidItemError, OSError):
         return False
+
+
+def _decided(rows: Sequence[Judgment]) -> dict[str, float] | None:
+    """What settled the judged rows' claims, as shares (None without claims)."""
+    counts = decided_by(c for j in rows if j.status == "judged" for c in j.claims)
+    return shares(counts) if counts else None
 
 
 def _read_label_sets(labels: Any) -> tuple[Any, Annotations | None, Any]:

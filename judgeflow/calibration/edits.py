@@ -255,7 +255,7 @@ def _value(v: Any) -> str:
 def dump_criterion(c: Criterion) -> str:
     """The criterion as a TOML file (without comments) that loads back to the same Criterion."""
     data = c.model_dump(exclude={"path"}, exclude_none=True, by_alias=True)
-    tables = {k: data.pop(k) for k in ("roles", "route", "verdicts", "prompts", "coverage") if k in data}
+    tables = {k: data.pop(k) for k in ("roles", "route", "verdicts", "prompts", "coverage", "knowledge") if k in data}
     lines = [f"{k} = {_value(v)}" for k, v in data.items()]
     for name, table in tables.items():
         if not table:

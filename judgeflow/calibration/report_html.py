@@ -393,6 +393,9 @@ def calibration_html(r: CalibrationReport, *, title: str = "Calibration") -> str
             f'<div class="diag"><b>Diagnosis.</b> {e(r.diagnosis)}</div>', _warnings(r.warnings),
             f"<p>{r.total} result rows: {r.n} used; {r.unscored} unscored and {r.invalid} invalid (labelled but "
             f"excluded, never counted as 0); {r.unlabelled} without a human label.</p>",
+            *([f"<p>Claims decided by: {e(', '.join(f'{k} {v:.0%}' for k, v in r.decided_by.items()))} "
+               "(reference: the item's own evidence; knowledge: the judge's; evidence: given documents; "
+               "unverifiable: nothing settled them).</p>"] if r.decided_by else []),
             "<h2>Agreement</h2>", _pictures(r), _metrics_table(r), _publishable(r),
             _citations_block(r.citations)]
     if r.groups:

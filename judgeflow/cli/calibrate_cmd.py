@@ -187,7 +187,8 @@ def render_publishable(report: CalibrationReport, con: Console) -> None:
     con.print(f"  ({escape(report.verdict.rule)})", soft_wrap=True)
 
 
-def render(report: CalibrationReport, con: Console) -> None:
+def render_header(report: CalibrationReport, con: Console) -> None:
+    """What was compared: the rows, criteria, judge, labels; the answer rate and what decided the claims."""
     crit = ", ".join(f"{k} ({v})" for k, v in report.criteria.items())
     models = ", ".join(report.models)
     con.print(f"[bold]calibration[/bold]: {report.total} result rows; criterion {escape(crit)}; judge {escape(models)}; "
@@ -198,6 +199,13 @@ def render(report: CalibrationReport, con: Console) -> None:
         from ..calibration.answer_rate import answer_text
 
         con.print(f"{escape(answer_text(report.answers))}: a refusal is a 0 that says nothing", soft_wrap=True)
+    if report.decided_by is not None:
+        con.print("claims decided by: " + ", ".join(f"{k} {v:.0%}" for k, v in report.decided_by.items())
+                  + " (`--by decided_by` groups the items)", soft_wrap=True, markup=False)
+
+
+def render(report: CalibrationReport, con: Console) -> None:
+    render_header(report, con)
     table = metrics_table(report)
     for h in report.humans:
         table.add_row(f"kappa {escape(h.a)} vs {escape(h.b)}", kappa_text(h),  # type: ignore[arg-type]

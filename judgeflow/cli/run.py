@@ -39,11 +39,13 @@ from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..runs.run import Run
 from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
+from ..knowledge import shares
 from ..runs.summary import (
     DEFAULT_MAX_UNSCORED,
     Tally,
     answer_line,
     citation_line,
+    decided_line,
     rate_line,
     run_failure,
     summarize,
@@ -130,6 +132,14 @@ def _checking_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check-dropped", action=argparse.BooleanOptionalAction, default=True,
                    help="judge the answer whole: numbers, dates and names no claim carries are checked as added "
                         "claims (default on; --no-check-dropped names them in the row as not checked)")
+    p.add_argument("--knowledge", choices=("default", "commit-first"), default=None,
+                   help="claims the reference does not settle (factual criteria): default (the check call decides) "
+                        "or commit-first (the judge first fills the claim's masked values; a verdict from knowledge "
+                        "stands only where both agree, else unverifiable); default: the criterion's [knowledge]")
+    p.add_argument("--evidence", default=None, metavar="FILE",
+                   help="documents for claims the reference does not settle: a JSONL file ({\"text\", \"id\", "
+                        "\"title\"} a line) or a folder of .txt/.md files; claims settled by a quote found in them "
+                        "get basis evidence")
 
 
 def add_budget(p: argparse.ArgumentParser) -> None:
@@ -368,7 +378,7 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
     unreadable = run.store.unreadable_note()
     for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
         con.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
-    tail = answer_line(tally) + rate_line(tally) + citation_line(tally)
+    tail = answer_line(tally) + rate_line(tally) + citation_line(tally) + decided_line(tally)
     for line in lines + tail + limit_report(session.elapsed, session.items):
         con.print("  " + line, markup=False, soft_wrap=True)
     if failed:
@@ -412,6 +422,7 @@ def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str
         "seconds": round(elapsed, 3), "items_this_session": session_items,
         "rate_limited": t.rate_limited, "rate_limits": limit_stats(),
         "citations": t.citations.summary(),
+        "decided_by": shares(t.decided), "claims": sum(t.decided.values()),
     }
 
 

@@ -43,6 +43,8 @@ class RunSpec(Spec):
                                   results=True)
     column_map: dict[str, str] | None = option(None, "Item field -> the input column holding it.", flag="--map",
                                                results=True)
+    delimiter: str | None = option(None, "A CSV input's delimiter (None: a comma, or ; tab | sniffed from the header).",
+                                   flag="--delimiter", results=True)
     turns: Literal["last", "all"] = option("last", "Conversations: judge the last assistant turn or every one.",
                                            flag="--turns", results=True)
     system_prompt: bool = option(False, "Conversations: the system prompt counts as evidence.",

@@ -108,6 +108,10 @@ class RunSettings(BaseModel):
     """Requirement coverage (spec criteria): on with --mode spec unless --no-coverage."""
     check_dropped: bool = True
     """Numbers, dates and names no claim carries are checked as added claims (off: --no-check-dropped)."""
+    knowledge: str | None = setting(None, "--knowledge")
+    """Claims the reference does not settle: default or commit-first (None: the criterion's setting)."""
+    evidence: str | None = setting(None, "--evidence")
+    """Documents for claims the reference does not settle: a JSONL file or a folder (`--evidence`)."""
     ensemble: dict[str, Any] | None = None
     column_map: dict[str, str] | None = None
     """Item field -> the input column holding it (`--map FIELD=COLUMN`)."""
@@ -162,7 +166,8 @@ class RunSettings(BaseModel):
         model, _, url = ref.partition("@")
         return JudgeSpec(model=model, mode=self.mode, criterion=self.criterion_arg, strategy=self.strategy,
                          coverage=self.coverage, keep_trace=keep_trace, concurrency=self.concurrency,
-                         check_dropped=self.check_dropped, client=self.client_config(model, url or None))
+                         check_dropped=self.check_dropped, knowledge=self.knowledge, evidence=self.evidence,
+                         client=self.client_config(model, url or None))
 
     def judging_spec(self) -> JudgingSpec:
         """What judges this run: the recorded spec, else the one the flat settings describe."""
@@ -188,7 +193,7 @@ class RunSettings(BaseModel):
             mode = one.mode or (self.mode if self.mode in (None, "auto") else None)  # "auto" as the CLI says it
             update.update({name: getattr(one.client, client) for name, (_, _, client, _) in FLAGS.items() if client})
             update.update(model=one.model, mode=mode, strategy=one.strategy, coverage=one.coverage,
-                          check_dropped=one.check_dropped,
+                          check_dropped=one.check_dropped, knowledge=one.knowledge, evidence=one.evidence,
                           criterion_arg=one.criterion, criterion=f"{crit.name}@{crit.fingerprint}" if crit else None,
                           repeats=spec.k if isinstance(spec, RepeatsSpec) else 1)
         elif not self.ensemble:  # a panel or cascade built in Python: the spec names it
@@ -286,7 +291,8 @@ FLAGS = _flags()
 
 #: what judges (the flat names of the judging spec), then the client options and the run's own fields
 #: that change results (`affects_results` in config/): the settings a resume must match
-RESULT_SETTINGS = ("model", "mode", "criterion", "strategy", "coverage", "check_dropped", "ensemble", "repeats",
+RESULT_SETTINGS = ("model", "mode", "criterion", "strategy", "coverage", "check_dropped", "knowledge", "evidence",
+                   "ensemble", "repeats",
                    *(name for name, (_, _, client, _) in FLAGS.items() if client and affects_results(ClientConfig, client)),
                    *(name for name in RunSpec.model_fields if name != "judging" and affects_results(RunSpec, name)))
 RECORDED = (*RESULT_SETTINGS, "base_url", "criterion_arg", "batch", "no_cache", "format", "with_inputs", "judging")

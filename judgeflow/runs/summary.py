@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..citations import Citations
+from ..knowledge import decided_by, shares_line
 from ..results import Judgment, Usage
 from ..errors import OVER_BUDGET
 from .pricing import estimate_cost, price_for
@@ -92,6 +93,8 @@ class Tally:
     """Rows made by `judgeflow inject` (known positives and their controls)."""
     citations: Citations = field(default_factory=lambda: Citations())
     """The answers' own citations, summed (`judgeflow.citations`): precision and recall per run."""
+    decided: Counter[str] = field(default_factory=Counter)
+    """Claims of judged rows by what settled them (`knowledge.decided`): reference, knowledge, evidence, unverifiable."""
 
     def add(self, j: Judgment) -> None:
         self.rows += 1
@@ -102,6 +105,7 @@ class Tally:
             self.answered += bool(j.claims or j.requirements)
             if j.human_label is not None and j.label is not None:
                 self.labelled[(j.human_label, j.label)] += 1
+            self.decided.update(decided_by(j.claims))
         self.injected += "injected" in j.extra
         self.unscored += j.status == "unscored"
         if j.status == "unscored":
@@ -223,6 +227,8 @@ def rate_line(t: Tally) -> list[str]:
     c = t.labelled
     rate = corrected_rate(t.label_1, t.label_1 + t.label_0, tp=c[(1, 1)], fp=c[(0, 1)], fn=c[(1, 0)], tn=c[(0, 0)])
     return [f"hallucination rate: {rate.note} (the rows' own labels; `judgeflow calibrate` has the judge's verdict)"]
+
+
 def citation_line(t: Tally) -> list[str]:
     """Citation precision and recall over the answers that cite their sources (none: no line)."""
     c = t.citations.summary()
@@ -234,6 +240,14 @@ def citation_line(t: Tally) -> list[str]:
             f"the claim), recall {pct(c['recall'])} ({c['supported_claims']} of {c['claims']} claims supported by "
             f"their citation) in {c['answers']} answers that cite; fabricated {c['fabricated']}, misattributed "
             f"{c['misattributed']}"]
+
+
+def decided_line(t: Tally) -> list[str]:
+    """What settled the claims (reference, knowledge, evidence, unverifiable), when anything but the
+    reference did: the share of verdicts that rest on no quote."""
+    if not t.decided or set(+t.decided) <= {"reference"}:
+        return []
+    return [shares_line(t.decided)]
 
 
 def answer_line(t: Tally) -> list[str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from fakes import SchemaProvider
+from fakes.process import pytest_env
 
 pytestmark = pytest.mark.acceptance
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +42,7 @@ def test_the_ci_workflow_twice_the_second_run_makes_no_model_calls(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     with SchemaProvider(seed=5) as fake:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))}
+        env = pytest_env({k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))})
         env.update(JUDGEFLOW_MODEL="openai/gpt-4o-mini", OPENAI_API_KEY="sk-fake-acceptance",
                    OPENAI_BASE_URL=fake.base_url + "/v1", PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}")
         calls = []

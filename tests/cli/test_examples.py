@@ -11,6 +11,7 @@ from types import ModuleType
 
 import pytest
 from fakes import FakeLLM
+from fakes.process import pytest_env
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
 from judgeflow.languages import by_language
@@ -19,7 +20,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def run_example(*args: str, cwd: Path | None = None) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))}
+    env = pytest_env({k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))})
     env["COLUMNS"] = "200"
     out = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, env=env,
                          cwd=cwd or EXAMPLES.parent)

@@ -5,32 +5,17 @@ missing -o has a default, and the hints say what is true for the user in front o
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from judgeflow.cli import main, nearest
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def items(path: Path, n: int = 2) -> Path:
     path.write_text("".join(json.dumps({"id": f"q{i}", "answer": f"Paris is the capital, item {i}.",
                                         "reference": "Paris"}) + "\n" for i in range(n)))
     return path
-
-
-def cli(*args: str, cwd: Path, columns: int | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -m judgeflow ...` with stdout and stderr piped (not a terminal)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("COLUMNS", None)
-    if columns:
-        env["COLUMNS"] = str(columns)
-    return subprocess.run([sys.executable, "-m", "judgeflow", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
 
 
 def test_brackets_in_messages_and_file_names_survive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -58,21 +43,26 @@ def test_brackets_in_messages_and_file_names_survive(tmp_path: Path, capsys: pyt
     assert "pip install 'judgeflow[review]'" in capsys.readouterr().err
 
 
-@pytest.mark.slow
-def test_a_misspelt_option_gets_one_line_with_the_nearest_option(tmp_path: Path) -> None:
-    r = cli("run", "x.jsonl", "--modle", "openai/gpt-4o-mini", cwd=tmp_path)
-    assert r.returncode == 2
-    assert r.stderr.strip().splitlines() == [r.stderr.strip()]  # one line, no usage dump
-    assert "--modle (did you mean --model?)" in r.stderr and "see judgeflow run --help" in r.stderr
+def test_a_misspelt_option_gets_one_line_with_the_nearest_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:  # argparse exits: `python -m judgeflow` exits 2 the same way
+        main(["run", "x.jsonl", "--modle", "openai/gpt-4o-mini"])
+    assert exit_.value.code == 2
+    out, err = capfd.readouterr()
+    assert err.strip().splitlines() == [err.strip()] and not out  # one line, no usage dump
+    assert "--modle (did you mean --model?)" in err and "see judgeflow run --help" in err
     assert nearest("--concurency", ["--concurrency", "--criterion"]) == "--concurrency"
     assert nearest("--zzzzzz", ["--model", "--mode"]) is None
 
 
-@pytest.mark.slow
-def test_a_misspelt_command_gets_the_nearest_command(tmp_path: Path) -> None:
-    r = cli("calibrat", "results.jsonl", cwd=tmp_path)
-    assert r.returncode == 2
-    assert r.stderr.strip() == "judgeflow: error: unknown command 'calibrat'; did you mean calibrate? see judgeflow --help"
+def test_a_misspelt_command_gets_the_nearest_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["calibrat", "results.jsonl"]) == 2
+    out, err = capfd.readouterr()
+    assert not out
+    assert err.strip() == "judgeflow: error: unknown command 'calibrat'; did you mean calibrate? see judgeflow --help"
 
 
 def test_without_o_the_results_go_beside_the_input_and_it_says_so(tmp_path: Path,
@@ -83,14 +73,16 @@ def test_without_o_the_results_go_beside_the_input_and_it_says_so(tmp_path: Path
     assert f"writing the results to {tmp_path / 'items.results.jsonl'}" in capsys.readouterr().err
 
 
-@pytest.mark.slow
-def test_results_to_stdout_keep_the_json_summary_off_stdout(tmp_path: Path) -> None:
+def test_results_to_stdout_keep_the_json_summary_off_stdout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capfd: pytest.CaptureFixture[str]) -> None:
     items(tmp_path / "in.jsonl")
-    r = cli("run", "in.jsonl", "-o", "-", "--json", "--no-progress", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "in.jsonl", "-o", "-", "--json", "--no-progress"])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
     assert [row["id"] for row in rows] == ["q0", "q1"]  # only results on stdout
-    assert json.loads(r.stderr.strip().splitlines()[-1])["rows"] == 2
+    assert json.loads(err.strip().splitlines()[-1])["rows"] == 2
 
 
 def test_batch_status_to_a_file_or_pipe_is_not_wrapped(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from fakes.process import pytest_env
 
 pytestmark = pytest.mark.slow  # every test starts subprocesses (the schema check, the workflow's commands)
 
@@ -82,7 +83,7 @@ def github_env(repo: Path) -> dict[str, str]:
                GITHUB_STEP_SUMMARY=str(repo / "step_summary.md"), JUDGEFLOW_CACHE_DIR=str(repo / ".judgeflow" / "pytest"),
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
                PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]), COLUMNS="200")
-    return env
+    return pytest_env(env)
 
 
 def run(command: str, repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

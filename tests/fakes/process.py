@@ -20,6 +20,17 @@ from collections.abc import Iterator
 from typing import Literal
 
 
+#: for the pytest runs that tests start (in a directory without this repository's pyproject.toml):
+#: the plugins that pyproject.toml's addopts turns off, as PYTEST_ADDOPTS. langsmith's and phoenix's
+#: pytest plugins are no test's subject and cost about 1 s of CPU per pytest start.
+FOREIGN_PLUGINS_OFF = "-p no:langsmith_plugin -p no:phoenix"
+
+
+def pytest_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` for a child pytest: the foreign plugins off (kept beside any PYTEST_ADDOPTS already there)."""
+    return {**env, "PYTEST_ADDOPTS": f"{env.get('PYTEST_ADDOPTS', '')} {FOREIGN_PLUGINS_OFF}".strip()}
+
+
 def start_cli(args: list[str], cwd: Path, *, sigint: Literal["default", "ignored"] = "default") -> subprocess.Popen[str]:
     disposition = signal.SIG_DFL if sigint == "default" else signal.SIG_IGN
     return subprocess.Popen([sys.executable, "-m", "judgeflow", *args], cwd=cwd, text=True,

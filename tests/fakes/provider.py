@@ -1,7 +1,7 @@
 """A local fake LLM provider: a real HTTP server on 127.0.0.1 with a fixed latency.
 
 It speaks the OpenAI chat-completions wire format (and Anthropic's /v1/messages) with tool calls,
-answering judgeflow's three requests (Claims, ClaimChecks, SingleJudgment) from the prompt alone
+answering judgeflow's requests (Claims, ClaimChecks, SingleJudgment, Commitments) from the prompt alone
 (and `tune`'s CriterionEdits with one fixed edit):
 claims are the answer's sentences (at most 4), and a claim is `contradicted` when it holds a
 digit, else `supported`. Token usage is estimated as characters / 4.
@@ -37,6 +37,7 @@ except ImportError:  # run as a script: python tests/fakes/provider.py
 _ANSWER = re.compile(r"<answer>\n(.*?)\n</answer>", re.S)
 _CLAIM = re.compile(r'<claim id="([^"]+)">(.*?)</claim>', re.S)
 _SENT = re.compile(r"(?<=[.!?])\s+")
+_SLOT = re.compile(r'<slot id="([^"]+)">')
 
 
 def _claims(answer: str) -> list[dict[str, str]]:
@@ -55,6 +56,8 @@ def answer_for(tool: str, prompt: str) -> dict[str, Any]:
     """The tool arguments judgeflow expects for request `tool`, from the user prompt."""
     if tool == "ClaimChecks":
         return {"checks": [{"claim_id": cid, **_verdict(text, prompt)} for cid, text in _CLAIM.findall(prompt)]}
+    if tool == "Commitments":  # commit-first: this fake knows nothing, so every claim ends unverifiable
+        return {cid: {"values": ""} for cid in _SLOT.findall(prompt)}
     if tool == "CriterionEdits":  # `judgeflow tune`'s editor: one edit that always applies
         return {"edits": [{"field": "not_errors", "action": "add", "new": "correct extra details",
                            "addresses": [], "why": "fake provider"}]}

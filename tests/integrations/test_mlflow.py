@@ -1,6 +1,6 @@
 """judgeflow as an MLflow 3 scorer in `mlflow.genai.evaluate`, on rows and on traces (#37).
 
-A local tracking store in tmp_path (sqlite), offline (MLflow's telemetry off); the judge is the
+A local tracking store (sqlite, one per module, an experiment per test), offline (MLflow's telemetry off); the judge is the
 offline baseline judge or the in-repo schema fake behind the real openai SDK and Instructor. An
 unscored verdict is MLflow's error (an AssessmentError), never a value: the mean counts only
 verdicts.
@@ -29,12 +29,19 @@ ROWS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def tracking_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One tracking database for the module: creating one (MLflow's migrations) cost several seconds
+    per test. Each test still has its own experiment, so no test sees another's runs or traces."""
+    return f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
+
+
 @pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def store(tracking_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
     monkeypatch.setenv("DO_NOT_TRACK", "true")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = tracking_db
     mlflow.set_tracking_uri(uri)
     mlflow.set_experiment(f"judgeflow-{tmp_path.name}")
     yield uri

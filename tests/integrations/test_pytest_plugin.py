@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from fakes import MOSCOW_RIGHT, MOSCOW_WRONG, FakeLLM, moscow_checks, moscow_claims
+from fakes.process import pytest_env
 
 from judgeflow import Judge, testing
 from judgeflow.runs.cache import Cached, FileCache
@@ -108,7 +109,7 @@ def test_plugin_fixture_and_failure_message_in_a_real_pytest_run(tmp_path: Path)
         def test_wrong_year():
             assert_no_hallucination("Moscow was founded in 1247.", reference="Moscow was founded in 1147.")
     '''))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))}
+    env = pytest_env({k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))})
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--judgeflow-model", "baseline/lexical",
            "--judgeflow-cache-dir", str(tmp_path / "jc"), str(tmp_path / "test_bot.py")]
     out = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
@@ -152,7 +153,7 @@ def test_plugin_hides_its_frames_uses_pytest_cache_and_names_its_option(tmp_path
         def test_wrong_year():
             assert_no_hallucination("Moscow was founded in 1247.", reference="Moscow was founded in 1147.")
     '''))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))}
+    env = pytest_env({k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))})
     env["CACHED_LOG"] = str(tmp_path / "cached.log")
     base = [sys.executable, "-m", "pytest", "-q", "--judgeflow-model", "baseline/lexical", str(tmp_path / "test_bot.py")]
     first = subprocess.run(base, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

@@ -16,6 +16,7 @@ from typing import Any
 from ..agreement import calibrate, deciding_claim, field_value, two_places
 from ..comparison import check_same_items, compare  # the same-items check, run at launch
 from ...errors import ConfigError, InvalidItemError
+from ...knowledge import DECIDERS, decided_by
 from ..labeller import Labeller, atomic_write
 from ..labels import LABEL_FIELDS, read_results
 from ...results import ClaimResult, Judgment
@@ -267,6 +268,7 @@ class ReviewSession:
         return {"label": j.label, "status": j.status, "criterion": j.criterion, "reason": j.reason, "error": j.error,
                 "model": j.model, "strategy": j.strategy, "claims": view,
                 "citations": marker_view(answer, source, j.claims),  # the answer's own markers, checked
+                "decided_by": dict.fromkeys(DECIDERS, 0) | dict(decided_by(j.claims)),
                 "requirements": [r.model_dump() for r in j.requirements] if j.requirements is not None else None}
 
     @staticmethod

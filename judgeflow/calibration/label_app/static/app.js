@@ -207,6 +207,7 @@
       const flags = [];
       if (c.evidence_found === false) flags.push(el("div", { className: "flag" }, "quote not found in the evidence"));
       if (c.placed === false) flags.push(el("div", { className: "flag" }, "claim not placed in the answer"));
+      else if (c.basis === "evidence") flags.push(el("div", { className: "muted" }, "from the given evidence documents"));
       else if (c.evidence && c.spans.length === 0 && c.basis !== "knowledge") flags.push(el("div", { className: "muted" }, "not located in the shown text"));
       return el("tr", {
         className: `claim ${c.deciding ? "deciding" : ""}`, dataset: { claim: c.id },
@@ -239,6 +240,9 @@
       el("strong", {}, `judge said ${labelWord(j.label)}`), ` (${j.criterion ?? "no criterion"}, ${j.model ?? ""})`,
       word ? ` → ${word}` : "", el("div", { className: "muted" }, j.reason || j.error || ""))];
     parts.push(el("h3", {}, "claims (the deciding claim first)"), claimTable(j));
+    const decided = Object.entries(j.decided_by || {}).filter(([, n]) => n > 0);
+    if (decided.length) parts.push(el("div", { className: "muted", id: "decided" },
+      "decided by: " + decided.map(([k, n]) => `${k} ${n}`).join(", ")));
     if (j.requirements) parts.push(el("h3", {}, "requirement coverage"), requirementsTable(j.requirements));
     if (item.other) {
       const o = item.other;
