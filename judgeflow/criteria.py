@@ -399,7 +399,7 @@ class Criterion(BaseModel):
             tag = " (an error)" if v in self.error_verdicts else " (not an error)"
             lines.append(f"- {v}{tag}: {meaning.strip()}")
         if self.fact_kinds:
-            lines.append(f"Kinds of concrete fact a claim can state: {', '.join(self.fact_kinds)}.")
+            lines.append(f"Concrete fact kinds: {', '.join(self.fact_kinds)}.")
         if self.not_errors:
             lines.append(self.not_errors_text())
         return "\n".join(lines)
@@ -409,7 +409,7 @@ class Criterion(BaseModel):
         if not self.not_errors:
             return ""
         items = "\n".join(f"- {x.strip()}" for x in self.not_errors)
-        return f"Never an error on its own (give such a claim a verdict that is not an error):\n{items}"
+        return f"Never an error on its own:\n{items}"
 
     def system_for(self, key: str) -> str:
         """The system message for prompt `key` (decompose has its own short one when given)."""

@@ -70,17 +70,21 @@ def checkable(answer: str) -> bool:
     return any(not _states_nothing(s) for s in sentences(_normal(answer)))
 
 
-def _carried(detail: str, claims: list[Claim]) -> bool:
+def _carried(detail: str, claims: list[Claim], stems: list[set[str]]) -> bool:
     if NUMBER.fullmatch(detail):
         pattern = re.compile(rf"(?<![\d.,]){re.escape(detail)}(?![\d]|[.,]\d)")
         return any(pattern.search(c.text) for c in claims)
     want = {stem(w) for w in WORD.findall(detail)}
-    return any(want <= {stem(w) for w in WORD.findall(c.text)} for c in claims)
+    return any(want <= have for have in stems)
 
 
 def uncarried(answer: str, claims: list[Claim]) -> list[str]:
     """The answer's numbers, dates and names that no claim's text carries."""
-    return [d for d in details(answer) if not _carried(d, claims)]
+    found = details(answer)
+    if not found:
+        return []
+    stems = [{stem(w) for w in WORD.findall(c.text)} for c in claims]  # once, not once per detail
+    return [d for d in found if not _carried(d, claims, stems)]
 
 
 def _kind(detail: str) -> str:
@@ -97,8 +101,9 @@ def with_dropped(answer: str, claims: list[Claim]) -> tuple[list[Claim], list[st
         return claims, []
     out = list(claims)
     added: set[str] = set()
+    sents = sentences(_normal(answer))  # once, not once per detail
     for d in dropped:
-        sent = next((s for s in sentences(_normal(answer)) if d in s), d)
+        sent = next((s for s in sents if d in s), d)
         if sent in added:
             continue
         added.add(sent)

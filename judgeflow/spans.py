@@ -12,8 +12,11 @@ Spans are half-open `[start, end)` offsets into `Item.answer` (Python string ind
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from .quotes import ELLIPSIS, QUOTES
@@ -30,23 +33,28 @@ def _fold(ch: str) -> str:
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", ch).casefold()).replace(_DOT_ABOVE, "")
 
 
-def _folded(text: str) -> tuple[str, list[int]]:
+_RUN = re.compile(r"\S+")  # \s is str.isspace() for str patterns
+
+
+@lru_cache(maxsize=64)  # an answer is searched once per claim (quote, then text): fold it once
+def _folded(text: str) -> tuple[str, tuple[int, ...]]:
     """`text` folded (`_fold`) with runs of whitespace as one space, and each output char's index in `text`."""
     out: list[str] = []
     where: list[int] = []
-    space = False
-    for i, ch in enumerate(text):
-        if ch.isspace():
-            space = True
-            continue
-        if space and out:
+    for m in _RUN.finditer(text):
+        start, word = m.start(), m.group()
+        if out:
             out.append(" ")
-            where.append(i - 1)
-        space = False
-        for f in (ch.casefold() if ch.isascii() else _fold(ch)):  # "ß" folds to "ss": both map back to the one character
-            out.append(f)
-            where.append(i)
-    return "".join(out), where
+            where.append(start - 1)
+        if word.isascii():  # a word at a time: ASCII folds one character to one
+            out.append(word.casefold())
+            where.extend(range(start, m.end()))
+            continue
+        for i, ch in enumerate(word, start):
+            for f in (ch.casefold() if ch.isascii() else _fold(ch)):  # "ß" folds to "ss": both map back to the one character
+                out.append(f)
+                where.append(i)
+    return "".join(out), tuple(where)
 
 
 def _needle(fragment: str) -> str:
@@ -81,7 +89,7 @@ def locate(passage: str, text: str, start: int = 0) -> tuple[int, int] | None:
     if not fragments or not text:
         return None
     hay, where = _folded(text)
-    pos = next((k for k, i in enumerate(where) if i >= start), len(hay))
+    pos = bisect_left(where, start)  # `where` never decreases
     first = last = None
     for frag in fragments:
         k = hay.find(frag, pos)

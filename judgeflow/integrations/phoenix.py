@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..redact import mask_url, mask_urls
 from ..results import Judgment
 from .otel import EVALUATION_NAME, SCORE_LABELS, judged_span
 
@@ -101,7 +102,7 @@ class PhoenixAnnotator:
             self.sent += len(queued)
         except httpx.HTTPError as e:
             self.failed += len(queued)
-            self.errors.append(f"{self.url}: {len(queued)} annotation(s) not taken: {e}")
+            self.errors.append(mask_urls(f"{self.url}: {len(queued)} annotation(s) not taken: {e}"))
         return not self.failed
 
     def close(self) -> bool:
@@ -112,7 +113,7 @@ class PhoenixAnnotator:
 
     def describe(self) -> str:
         """What was written, for a summary line."""
-        out = f"{self.sent} verdict annotation(s) written to Phoenix at {self.url}"
+        out = f"{self.sent} verdict annotation(s) written to Phoenix at {mask_url(self.url)}"
         if self.failed:
             out += f"; {self.failed} not taken ({self.errors[-1]})"
         if self.skipped:

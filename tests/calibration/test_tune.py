@@ -51,7 +51,7 @@ def test_not_errors_are_shown_where_the_criterion_defines_errors() -> None:
     for prompt in (check, single):
         assert "Never an error on its own" in prompt
         assert "- correct facts that the reference does not mention" in prompt
-        assert "Kinds of concrete fact a claim can state: date, number, name" in prompt
+        assert "Concrete fact kinds: date, number, name" in prompt
     assert "Never an error" not in STRICT.render("check", {"claims": ""})
     assert load_criterion("reference_faithfulness").not_errors == []  # it does not apply there
 

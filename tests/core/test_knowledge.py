@@ -125,7 +125,8 @@ def test_default_stays_todays_knowledge_step_with_the_same_cache_key() -> None:
 
 
 def test_schema_fake_factual_run_with_commit_first_gives_unverifiable_verdicts() -> None:
-    items = [{**ITEM, "id": f"m{n}"} for n in range(8)]
+    # distinct questions: the fake's reply is drawn from the request body, so identical items are one draw
+    items = [{**ITEM, "id": f"m{n}", "question": f"{ITEM['question']} (case {n})"} for n in range(8)]
     with SchemaProvider(seed=5) as fake:
         judge = Judge("openai/x", base_url=fake.base_url + "/v1", api_key="k", criterion="factual_correctness",
                       knowledge="commit-first", concurrency=4)
