@@ -207,7 +207,8 @@ class Criterion(BaseModel):
         if isinstance(data, dict) and "mode" in data and "family" not in data:
             raise _invalid("mode", "the key `mode` is called `family` since judgeflow 0.2: write "
                                    f"family = {data['mode']!r}")
-        return handler(data)._consistent()  # type: ignore[no-any-return]
+        made: Criterion = handler(data)
+        return made._consistent()
 
     def _consistent(self) -> Criterion:
         for key in ("requires", "optional"):
@@ -437,7 +438,7 @@ def _invalid(key: str, message: str) -> PydanticCustomError:
     return PydanticCustomError("criterion", "{message}", {"message": message, "key": key})
 
 
-class _Defaulting(dict):  # type: ignore[type-arg]
+class _Defaulting(dict[str, str]):
     def __missing__(self, key: str) -> str:
         return "(none given)"
 

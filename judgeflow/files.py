@@ -2,7 +2,6 @@
 
     for line, row in read_rows("items.jsonl"):     # .jsonl, .csv, .json (an array), or "-" (stdin)
         ...                                         # row: a dict, or the InvalidItemError for that line
-    write_jsonl_atomic("results.jsonl", rows)       # judgeflow.io.jsonl.write_results; "-" = stdout
 
 Reading never raises for one bad row: a line that is not UTF-8, not JSON, nested too deep, or a
 CSV row with an unclosed quote or extra cells becomes that line's InvalidItemError, and reading
@@ -25,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidItemError
-from .io.atomic import OutputError  # noqa: F401 (moved to judgeflow.io; kept importable here)
-from .io.jsonl import json_line, write_results  # noqa: F401 (json_line: moved to judgeflow.io.jsonl)
 
 STDIO = "-"
 Row = tuple[int, "dict[str, Any] | Any | InvalidItemError"]
@@ -207,11 +204,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) < len(pairs):
         seen: set[str] = set()
-        raise RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+        for k, _ in pairs:
+            if k in seen:
+                raise RepeatedKey(k)
+            seen.add(k)
     return obj
 
 
-class _Repeats(dict):  # type: ignore[type-arg]
+class _Repeats(dict[str, Any]):
     """An object of a .json array that repeated `key` (marked, so that only its row becomes invalid)."""
 
     key: str
@@ -416,16 +416,6 @@ def _csv_rows(text: str, path: str, delimiter: str | None = None) -> Iterator[Ro
                 i = n  # read on from the next line: a broken row never swallows the rows after it
     finally:
         csv.field_size_limit(limit)
-
-
-def write_jsonl_atomic(path: str | Path, rows: Iterable[dict[str, Any] | str]) -> int:
-    """Write rows as JSON lines to `path` atomically ("-": stdout): `judgeflow.io.jsonl.write_results`,
-    through the package's one atomic writer (`judgeflow.io.atomic`). Returns the number of rows.
-
-    Raises:
-        OutputError: the file cannot be written (the message names it and why).
-    """
-    return write_results(path, rows)
 
 
 @contextmanager

@@ -393,8 +393,9 @@ def test_the_wire_check_can_fail(tmp_path):
 
 # ---- #36: names private to a module stay in it; types are fixed, not ignored ------------------
 
-#: `# type: ignore` comments in judgeflow/ (71 before #36's cut, 34 after it; +2 merged from #37): only ever lower
-MAX_TYPE_IGNORES = 36
+#: `# type: ignore` comments in judgeflow/ (71 before #36's cut, 34 after it; +2 merged from #37; 36 -> 17 in #49,
+#: each type fixed and checked with `mypy --strict` adding no error): only ever lower
+MAX_TYPE_IGNORES = 17
 
 
 def type_ignores(root: Path = PACKAGE) -> list[str]:
@@ -530,3 +531,89 @@ def test_the_shared_check_can_fail(tmp_path):
     (tmp_path / "test_c.py").write_text('"""Only ../shared in a docstring."""\nX = "shared_thing"\n')
     assert files_using_shared(tmp_path) == {"test_a.py": ["test_a.py:2: fake_llm"],
                                             "test_b.py": ["test_b.py:2: 'shared'"]}
+
+
+# ---- #49: one atomic writer ------------------------------------------------------------------------------------
+
+_RENAMES = re.compile(r"\bos\.(replace|rename)\(|\bmkstemp\(|\bNamedTemporaryFile\(|\b\w*tmp\w*\.(replace|rename)\(")
+ATOMIC_WRITER = "judgeflow.io.atomic"
+
+
+def rename_writers(root: Path = PACKAGE) -> list[str]:
+    """Modules that write a temporary file and rename it over a target (the atomic-write pattern)."""
+    out = []
+    for mod, (path, _) in sorted(modules(root).items()):
+        text = path.read_text(encoding="utf-8")
+        if _RENAMES.search(text):
+            out.append(mod)
+    return out
+
+
+def test_one_atomic_writer():
+    """Everything that replaces a file goes through `judgeflow.io.atomic.atomic_file` (#49: there were five)."""
+    assert rename_writers() == [ATOMIC_WRITER], "write through judgeflow.io.atomic.atomic_file instead"
+
+
+def test_the_atomic_writer_check_can_fail(tmp_path):
+    pkg = _package(tmp_path, {"io/atomic.py": "import os\nos.replace('a', 'b')\n",
+                              "runs/a.py": "from pathlib import Path\ntmp = Path('x.tmp')\ntmp.replace('x')\n",
+                              "runs/b.py": "import tempfile\nfd, t = tempfile.mkstemp()\n",
+                              "runs/c.py": "s = 'a'.replace('a', 'b')\n"})
+    assert rename_writers(pkg) == ["judgeflow.io.atomic", "judgeflow.runs.a", "judgeflow.runs.b"]
+
+
+# ---- #49: cycles between rooms (a folder, or a module at the top), lazy and type-only imports counted ----------
+
+#: the room cycles still to break (ARCHITECTURE.md step 4: 0); the list may only shrink
+#: (#49 found three: calibration <-> runs ended when the summary's corrected-rate line moved to calibration/,
+#: files <-> io when files stopped re-exporting io's writers)
+KNOWN_ROOM_CYCLES = [["_judge", "backends", "config", "ensembles", "workflow"]]
+
+
+def room_cycles(root: Path = PACKAGE) -> list[list[str]]:
+    """Strongly connected groups of rooms (`judgeflow.X...` -> X), every import counted, entry points left out."""
+    rooms: dict[str, set[str]] = {}
+    for mod, targets in import_graph(root, type_only=True).items():
+        for t in targets:
+            a, b = mod.split(".")[1:2], t.split(".")[1:2]
+            if mod not in EDGE and t not in EDGE and a and b and a != b:
+                rooms.setdefault(a[0], set()).add(b[0])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(rooms.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while (w := stack.pop()) != v:
+                group.append(w)
+            if group:
+                found.append(sorted([*group, v]))
+
+    for v in sorted(rooms):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_room_cycles_only_shrink():
+    found = room_cycles()
+    assert all(any(set(c) <= set(k) for k in KNOWN_ROOM_CYCLES) for c in found), f"a new cycle between rooms: {found}"
+    assert found == KNOWN_ROOM_CYCLES, f"a cycle was broken: write KNOWN_ROOM_CYCLES = {found}"
+
+
+def test_the_room_cycle_check_can_fail(tmp_path):
+    pkg = _package(tmp_path, {"files.py": "def f():\n    from .io import w\n",
+                              "io/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                                "    from ..files import f\nw = 1\n",
+                              "runs/a.py": "from ..files import f\n", "cli/b.py": "from ..runs.a import f\n"})
+    assert room_cycles(pkg) == [["files", "io"]]

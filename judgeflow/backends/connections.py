@@ -108,7 +108,6 @@ class Deadline(WrappedTransport):
         return response
 
 
-
 @lru_cache(maxsize=1)
 def _deadline_stream() -> type:
     """A reply body read chunk by chunk, each read bounded by what is left of the request's time

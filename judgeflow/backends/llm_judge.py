@@ -133,11 +133,13 @@ class LLMJudge:
     @property
     def structured(self) -> str | None:
         """The structured-output mode in use (after any fallback)."""
-        return self.client.structured  # type: ignore[no-any-return]
+        mode: str | None = self.client.structured
+        return mode
 
     @property
     def temperature(self) -> float | None:
-        return self.client.temperature  # type: ignore[no-any-return]
+        temperature: float | None = self.client.temperature
+        return temperature
 
     @property
     def notes(self) -> list[str]:

@@ -134,7 +134,8 @@ class _PreparedPost:
                     continue
                 raise APIConnectionError(request=sent) from e
             if response.is_success:
-                return response.content  # type: ignore[no-any-return]
+                reply: bytes = response.content
+                return reply
             if retries_taken < max_retries and raw._should_retry(response):
                 await response.aclose()
                 await self.sleep(retries_taken, max_retries, response)

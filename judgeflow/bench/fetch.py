@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..io.atomic import atomic_file
 from ..io.bounded import read_capped
 from .base import Benchmark, SourceFile
 
@@ -138,6 +139,5 @@ def _download(bench: Benchmark, f: SourceFile, root: Path, base: str, say: Calla
                              "the download was altered: use --data DIR with a copy you trust")
     path = root / f.path
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    with atomic_file(path, binary=True) as out:
+        out.write(data)

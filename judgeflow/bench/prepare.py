@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..calibration.sampling import allocate
-from ..files import write_jsonl_atomic
+from ..io.jsonl import write_results
 from .base import Benchmark
 from .fetch import BenchDataError
 
@@ -49,5 +49,5 @@ def label_counts(records: Sequence[dict[str, Any]]) -> str:
 def write_items(records: Sequence[dict[str, Any]], path: Path) -> Path:
     """Write the items (JSONL, atomically; the same records give the same bytes)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_jsonl_atomic(path, records)
+    write_results(path, records)
     return path

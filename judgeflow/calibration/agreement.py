@@ -40,7 +40,6 @@ from ..citations import run_citations
 from .span_metrics import SpanMetrics, read_human_spans, spans_beside, spans_of_results
 
 
-
 class Retested(Protocol):
     """What `calibrate(retest=...)` reads of a test-retest report (`stability.StabilityReport`; a
     protocol, so agreement.py needs no import of stability.py, which imports it)."""

@@ -212,7 +212,6 @@ def compare(
     return report
 
 
-
 def _run_summary(name: str, path: str | None, used: list[Judgment], labels: np.ndarray, human: np.ndarray,
                  seed: int, n_boot: int, *, unscored: int) -> RunSummary:
     """One side of a comparison: what judged it, and its agreement with the people on the paired items."""

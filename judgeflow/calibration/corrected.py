@@ -30,12 +30,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel
 
 from ..results import Judgment
 from .rates import pct, wilson_interval
+
+if TYPE_CHECKING:
+    from ..runs.summary import Tally
 
 #: posterior draws for the interval (seeded: the same counts give the same interval)
 DRAWS = 8000
@@ -280,3 +284,16 @@ def by_type(rows: Sequence[Judgment], pairs: Sequence[tuple[Judgment, int]], *, 
             t.low, t.high = float(lo), float(hi)
         out.append(t)
     return out
+
+
+def rate_line(t: Tally) -> list[str]:
+    """With labelled rows: the hallucination rate corrected for the judge's errors measured on them
+    (`corrected_rate`); with injected rows, where their recall is reported."""
+    if t.injected:
+        return [f"{t.injected} row(s) made by `judgeflow inject`: their recall per error type is "
+                "`judgeflow inject --report RESULTS` (they are no real bot's rate)"]
+    if not t.labelled or not t.judged:
+        return []
+    c = t.labelled
+    rate = corrected_rate(t.label_1, t.label_1 + t.label_0, tp=c[(1, 1)], fp=c[(0, 1)], fn=c[(1, 0)], tn=c[(0, 0)])
+    return [f"hallucination rate: {rate.note} (the rows' own labels; `judgeflow calibrate` has the judge's verdict)"]

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidItemError
-from ..files import write_jsonl_atomic
+from ..io.jsonl import write_results
 from ..items import Item, read_records
 from .inject_marks import FIELD, ID_MARK, Injection
 
@@ -266,6 +266,6 @@ def inject_file(path: str | Path, output: str | Path, *, seed: int = 0, types: I
                                "labels, taken as correct answers)", path=str(path), field="label")
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_jsonl_atomic(out, rows)
+    write_results(out, rows)
     summary.output = str(out)
     return summary

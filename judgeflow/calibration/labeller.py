@@ -23,7 +23,8 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from ..errors import ConfigError, InvalidItemError
-from ..files import file_lock, json_line, write_jsonl_atomic
+from ..files import file_lock
+from ..io.jsonl import json_line, write_results
 from ..items import Item, read_records
 from .annotators import LABELLER_FIELD
 from .labels import ID_FIELDS, LABEL_FIELDS
@@ -67,7 +68,7 @@ def truncate(text: str, limit: int) -> str:
 
 def atomic_write(path: Path, rows: list[dict[str, Any]]) -> None:
     """Write JSONL rows to a temporary file beside `path`, then rename it over `path`."""
-    write_jsonl_atomic(path, rows)
+    write_results(path, rows)
 
 
 class Labeller:
@@ -146,7 +147,7 @@ class Labeller:
         with file_lock(self.path):
             self._merge_from_disk(skip=i)
             lines, line = self._lines_now(), json_line(row)
-            write_jsonl_atomic(self.path, [*lines[:i], line, *lines[i + 1:]])
+            write_results(self.path, [*lines[:i], line, *lines[i + 1:]])
             self._stamp = _stamp(self.path)
         self._lines[i] = line
         self.rows[i] = row
@@ -154,10 +155,12 @@ class Labeller:
 
     def _lines_now(self) -> list[str]:
         """Each row as its JSONL line, encoded once and again only when the row changes (5,000 rows stay quick)."""
+        out = []
         for k, line in enumerate(self._lines):
             if line is None:
-                self._lines[k] = json_line(self.rows[k])
-        return self._lines  # type: ignore[return-value]
+                line = self._lines[k] = json_line(self.rows[k])
+            out.append(line)
+        return out
 
     def _merge_from_disk(self, *, skip: int) -> None:
         """Take every row but `skip` from the file on disk; rows only the file has are added at the end."""

@@ -42,5 +42,5 @@ def member_agreement(results: Sequence[Judgment]) -> tuple[float | None, int, in
     """
     rows = [[v.label for v in j.judges or []] for j in results if j.judges and j.cascade is None]
     width = max((len(r) for r in rows), default=0)
-    full = [r for r in rows if len(r) == width and all(x is not None for x in r)]
-    return fleiss_kappa(full) if width >= 2 else None, len(full), width  # type: ignore[arg-type]
+    full = [scored for r in rows if len(scored := [x for x in r if x is not None]) == width]
+    return fleiss_kappa(full) if width >= 2 else None, len(full), width

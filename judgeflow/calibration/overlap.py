@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidItemError
-from ..files import write_jsonl_atomic
+from ..io.jsonl import write_results
 from ..items import read_records
 from .annotators import PERSONAL_FIELDS
 from .labels import LABEL_FIELDS, first_field
@@ -45,6 +45,6 @@ def overlap_file(labelled: str | Path, n: int, output: str | Path, *, seed: int 
                                "(`judgeflow label FILE --as NAME`)", path=str(labelled))
     chosen, strata = stratified_sample(rows, n, keys=["_first_label"], seed=seed)
     drop = {*PERSONAL_FIELDS, "_first_label"}
-    write_jsonl_atomic(Path(output), [{k: v for k, v in rows[i].items() if k not in drop} for i in chosen])
+    write_results(Path(output), [{k: v for k, v in rows[i].items() if k not in drop} for i in chosen])
     return OverlapSummary(output=str(output), n=len(chosen), pool=len(rows),
                           by_label={s.key: s.sampled for s in strata})

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..errors import ConfigError, InvalidItemError
-from ..files import write_jsonl_atomic
+from ..io.jsonl import write_results
 from ..items import Item, read_records
 from .labels import LABEL_FIELDS, read_results
 from ..results import Judgment
@@ -243,7 +243,7 @@ def sample_file(
     chosen, strata = stratified_sample(rows, n, keys=keys, seed=seed, equal=equal)
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_jsonl_atomic(out, ({k: v for k, v in rows[i].items() if k != JUDGE_LABEL and (keep_labels or k not in LABEL_FIELDS)}
+    write_results(out, ({k: v for k, v in rows[i].items() if k != JUDGE_LABEL and (keep_labels or k not in LABEL_FIELDS)}
                              for i in chosen))
     return SampleSummary(output=str(out), n=len(chosen), pool=len(rows), stratify_by=keys, strata=strata, seed=seed,
                          without_results=missing, labels_dropped=not keep_labels, focus=focus)

@@ -83,7 +83,6 @@ class RankResult(BaseModel):
     why: str = ""
 
 
-
 def held_out_gain(rank: RankResult) -> float:
     """A rank's kappa gain on its held-out folds (0 when it was not compared)."""
     return (rank.comparison.kappa_diff or 0.0) if rank.comparison else 0.0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..io.atomic import atomic_file
 from .comparison import ComparisonReport, Decision
 from .edits import dump_criterion, edited_toml, same_criterion, toml_diff
 from .report_html import CSS, e
@@ -79,9 +80,8 @@ def loaded_back(path: Path) -> None:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    with atomic_file(path) as f:
+        f.write(text)
 
 
 def _decision(d: Decision) -> str:

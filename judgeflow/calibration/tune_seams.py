@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..criteria import Criterion
 from ..errors import JudgeflowError
+from ..io.atomic import atomic_file
 from ..items import Item
 from .._judge import Judge
 from ..backends import Backend
@@ -116,7 +115,7 @@ class StoreJudging:
         missing = [items[i].id for i, j in enumerate(out) if j is None]
         if missing:  # pragma: no cover - every item yields one result (judge_stream's contract)
             raise RuntimeError(f"no result for items {missing[:5]}")
-        return out  # type: ignore[return-value]
+        return [j for j in out if j is not None]
 
 
 class Editor:
@@ -159,7 +158,5 @@ class Editor:
 
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
+    with atomic_file(path) as f:
         f.write(text)
-    os.replace(tmp, path)

@@ -81,15 +81,15 @@ def input_files(path: str) -> tuple[list[str], str]:
             infos = fs.get_file_info(pafs.FileSelector(root, recursive=True))
             paths = sorted(i.path for i in infos if i.type == pafs.FileType.File
                            and not i.base_name.startswith((".", "_")))
-    formats = {INPUT_FORMATS.get(Path(p).suffix.lower()) for p in paths}
-    if not paths or None in formats or len(formats) != 1:
+    formats = {INPUT_FORMATS.get(Path(p).suffix.lower(), "") for p in paths}
+    if not paths or "" in formats or len(formats) != 1:
         suffixes = sorted({Path(p).suffix or "(none)" for p in paths}) or ["no files"]
         raise InvalidItemError(f"--ray reads one format at a time: .parquet, .jsonl or .csv files; found "
                                f"{', '.join(suffixes)}", path=path)
     if "://" in path:  # keep the scheme for Ray (s3://bucket/key)
         scheme = path.split("://", 1)[0]
         paths = [p if "://" in p else f"{scheme}://{p}" for p in paths]
-    return paths, formats.pop()  # type: ignore[return-value]
+    return paths, formats.pop()
 
 
 def run_on_ray(args: argparse.Namespace, con: Console, make_judge: Any) -> int:

@@ -46,7 +46,6 @@ from ..runs.summary import (
     answer_line,
     citation_line,
     decided_line,
-    rate_line,
     run_failure,
     summarize,
 )
@@ -378,6 +377,8 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
     unreadable = run.store.unreadable_note()
     for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
         con.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+    from ..calibration.corrected import rate_line  # numpy: loaded once a run has finished
+
     tail = answer_line(tally) + rate_line(tally) + citation_line(tally) + decided_line(tally)
     for line in lines + tail + limit_report(session.elapsed, session.items):
         con.print("  " + line, markup=False, soft_wrap=True)

@@ -16,6 +16,7 @@ from .render import console, fit
 
 if TYPE_CHECKING:
     from ..runs.history import RunCard, RunDiff
+    from ..runs.store import RunStore
 
 
 def register(sub: Subparsers) -> None:
@@ -29,15 +30,15 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(func=cmd_runs)
 
 
-def _ids(store: object, names: list[str]) -> list[str]:
-    newest = [r.run_id for r in sorted(store.runs(), key=lambda r: r.created, reverse=True)]  # type: ignore[attr-defined]
+def _ids(store: RunStore, names: list[str]) -> list[str]:
+    newest = [r.run_id for r in sorted(store.runs(), key=lambda r: r.created, reverse=True)]
     alias = {"latest": newest[0] if newest else None, "previous": newest[1] if len(newest) > 1 else None}
     return [alias.get(n) or n for n in names]
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
-    from ..runs.history import run_card, run_diff, run_list
+    from ..runs.history import RunDiff, run_card, run_diff, run_list
     from ..runs.store import DEFAULT_STORE, RunStore
 
     where = args.store or DEFAULT_STORE
@@ -55,8 +56,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if args.json or (args.action == "show" and not _terminal()):  # a pipe gets the card as data, not a table
         print(json.dumps([c.model_dump() for c in report], indent=2) if isinstance(report, list)
               else report.model_dump_json(indent=2))
+    elif isinstance(report, list):
+        render_list(report)
+    elif isinstance(report, RunDiff):
+        render_diff(report)
     else:
-        {"list": render_list, "show": render_card, "diff": render_diff}[args.action](report)  # type: ignore[operator]
+        render_card(report)
     return 0
 
 

@@ -36,11 +36,11 @@ def register(sub: Subparsers) -> None:
 
 def cmd_stability(args: argparse.Namespace) -> int:
     from ..calibration.stability import merged, stability
-    from ..files import write_jsonl_atomic
+    from ..io.jsonl import write_results
 
     report = stability(args.runs, store=args.store, seed=args.seed, n_boot=args.n_boot)
     if args.output:
-        write_jsonl_atomic(args.output, (j.to_row() for j in merged(args.runs, store=args.store)))
+        write_results(args.output, (j.to_row() for j in merged(args.runs, store=args.store)))
     show(report, render, as_json=args.json)
     if args.output:
         console(stderr=True).print(f"rows with repeats -> {args.output}")

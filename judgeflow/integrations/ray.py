@@ -223,8 +223,6 @@ class Guarded:
         await self.inner.aclose()
 
 
-
-
 def numbered_rows(file: Mapping[str, Any], *, prefix: bool = False) -> list[dict[str, Any]]:
     """One input file (a `read_binary_files(..., include_paths=True)` row: `bytes`, `path`) -> its rows as a
     local run reads them: `text` (the row as JSON), `path`, `line` (what `line-N` ids count), `error` (a row

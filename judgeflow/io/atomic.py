@@ -41,8 +41,11 @@ def _mode(p: Path) -> int | None:
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | Path, *, binary: bool = False, newline: str | None = None) -> Iterator[IO[Any]]:
+def atomic_file(path: str | Path, *, binary: bool = False, newline: str | None = None,
+                durable: bool = True) -> Iterator[IO[Any]]:
     """An open file whose content replaces `path` when the block ends without an exception.
+
+    `durable=False` skips the fsync: for a cache that is rebuilt when lost (the rename stays atomic).
 
     Raises:
         OutputError: `path` is a directory, or cannot be written (the message names it and why).
@@ -65,7 +68,8 @@ def atomic_file(path: str | Path, *, binary: bool = False, newline: str | None =
         with os.fdopen(fd, "wb" if binary else "w", **kwargs) as f:
             yield f
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.chmod(tmp, stat.S_IMODE(mode) if mode is not None else 0o666 & ~_umask())
         os.replace(tmp, p)
     except OSError as e:

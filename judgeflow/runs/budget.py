@@ -97,7 +97,7 @@ class Budget:
     """A cap on model calls and/or estimated US dollars, reserved before each call is sent.
     Thread-safe: one budget may be shared by several event loops (the sync facade's, a run's)."""
 
-    def __init__(self, calls: int | None = None, usd: float | None = None, *,
+    def __init__(self, calls: float | None = None, usd: float | None = None, *,
                  prices: dict[str, Price] | None = None) -> None:
         if calls is None and usd is None:
             raise ConfigError("a Budget needs a cap: Budget(calls=200), Budget(usd=1.5) or both")
@@ -127,7 +127,7 @@ class Budget:
         if text is None or text == "":
             return None
         if isinstance(text, (int, float)) and not isinstance(text, bool):
-            return cls(calls=text, prices=prices)  # type: ignore[arg-type]
+            return cls(calls=text, prices=prices)
         t = str(text).strip().lower()
         money = t.startswith("$") or t.endswith("usd")
         number = t.removeprefix("$").removesuffix("usd").strip()

@@ -12,12 +12,11 @@ result is written as soon as it is in; an unscored one is never cached. The stor
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Protocol
 
 from ..errors import InvalidItemError
+from ..io.atomic import atomic_file
 from ..items import Item
 from ..judging import Ensemble, ItemLike, Judging, SyncFacade, as_item
 from ..results import Judgment, TraceEntry, Usage
@@ -114,7 +113,5 @@ class FileCache:
             return
         self.dir.mkdir(parents=True, exist_ok=True)
         data = judgment.model_copy(update={"trace": [], "cached": False}).model_dump_json()
-        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with atomic_file(self.dir / f"{key}.json", durable=False) as f:
             f.write(data)
-        os.replace(tmp, self.dir / f"{key}.json")

@@ -24,19 +24,26 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import os
 import re
 import socket
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 
 from ..errors import StoreError
 
-try:
-    import fcntl
-except ImportError:  # Windows
-    fcntl = None  # type: ignore[assignment]
+
+def _fcntl() -> ModuleType | None:
+    try:
+        return importlib.import_module("fcntl")
+    except ImportError:  # Windows
+        return None
+
+
+fcntl = _fcntl()
 
 
 class RunBusy(StoreError):

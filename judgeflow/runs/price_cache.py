@@ -10,13 +10,13 @@ starts afresh. A missing, unreadable or unwritable cache is no error: the lookup
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from ..io.atomic import OutputError, atomic_file
 
 MISSING = object()
 
@@ -59,15 +59,9 @@ def recall(key: str, model: str) -> Any:
 def remember(key: str, model: str, value: dict[str, Any] | None) -> None:
     path = cache_file()
     models = {**_read(key), model: value}
-    tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=".prices-",
-                                         delete=False) as f:
-            tmp = f.name
+        with atomic_file(path, durable=False) as f:
             json.dump({"database": key, "models": models}, f)
-        os.replace(tmp, path)
-    except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    except (OSError, OutputError):
+        pass

@@ -57,10 +57,6 @@ HIT_BATCH = 256
 Row = tuple[int, Judgment, None]
 
 
-def _quiet(note: str) -> None:
-    """Notes nobody asked to see."""
-
-
 class Run:
     """One run in a store: its input, its record, its results."""
 
@@ -84,7 +80,7 @@ class Run:
     @classmethod
     def open(cls, store: RunStore, settings: RunSettings | RunSpec, *, judging: Judging | None = None,
              model: str | None = None, source: Path | None = None, sha: str | None = None, resume: bool = False,
-             say: Callable[[str], None] = _quiet) -> Run:
+             say: Callable[[str], None] | None = None) -> Run:
         """A new run of `settings` (input, output, ...), or with `resume` the last run that wrote its output.
 
         Args:
@@ -93,7 +89,7 @@ class Run:
             model: what judges (`judging.model`: a panel's or cascade's description), as recorded.
             source: where the input is read from (default `settings.input`; stdin spooled to a file).
             sha: the input's sha256, if known (`runs.output.spool`).
-            say: where a note goes (an endpoint changed on resume).
+            say: where a note goes (an endpoint changed on resume); None: nowhere.
         Raises:
             InvalidItemError: two rows share an id. ConfigError: nothing to resume, or the input or
             settings changed since the run started.
@@ -124,8 +120,9 @@ class Run:
                 store.update_run(info.run_id, settings={**info.settings, ENDPOINT: record.get(ENDPOINT)},
                                  command=settings.resume_command())
                 then, now = info.settings.get(ENDPOINT) or "the default", record.get(ENDPOINT) or "the default"
-                say(f"note: the endpoint changed since run {info.run_id} stopped ({then} then, {now} now); "
-                    "the run goes on there and records it")
+                if say is not None:
+                    say(f"note: the endpoint changed since run {info.run_id} stopped ({then} then, {now} now); "
+                        "the run goes on there and records it")
                 info = store.get_run(info.run_id)
             elif settings.resume_command() != info.command:  # e.g. another --budget: the command resumes as last run
                 store.update_run(info.run_id, settings=info.settings, command=settings.resume_command())
@@ -286,7 +283,7 @@ class Run:
 
 def _rows(source: Path, name: Path, settings: RunSettings) -> Iterator[Item | InvalidItemError]:
     return input_rows(source, name=str(name), limit=settings.limit, max_input_chars=settings.max_input_chars,
-                      column_map=settings.column_map, turns=settings.turns,  # type: ignore[arg-type]
+                      column_map=settings.column_map, turns=settings.turns,
                       system=settings.system_prompt, delimiter=settings.delimiter)
 
 
@@ -308,7 +305,6 @@ def _criterion(settings: RunSettings) -> Any:
     from ..criteria import load_criterion
 
     return load_criterion(settings.criterion_arg) if settings.criterion_arg else None
-
 
 
 def _resumable(store: RunStore, settings: RunSettings, record: dict[str, object], sha: str, output: str) -> RunInfo:

@@ -93,7 +93,7 @@ class RunSettings(BaseModel):
     """Verdicts per item from the same judge (test-retest, `--repeats K`); 1: none."""
     delimiter: str | None = setting(None, "--delimiter")
     """A CSV input's delimiter (`--delimiter`); None: `,`, or `;`, a tab or `|` sniffed from the header."""
-    turns: str = setting("last", "--turns")
+    turns: Literal["last", "all"] = setting("last", "--turns")
     """Conversations: judge the last assistant turn ("last") or every one ("all")."""
     trace: bool = setting(False, "--trace")
     no_cache: bool = setting(False, "--no-cache")
@@ -101,9 +101,9 @@ class RunSettings(BaseModel):
     """Conversations: the system prompt counts as evidence."""
     batch: bool = setting(False, "--batch", resume=False)
     with_inputs: bool = setting(True, "--with-inputs", resume=False)
+    """Result rows carry the item's question, answer, reference, source and spec (`--with-inputs`)."""
     budget: str | None = setting(None, "--budget")
     """The spend cap as given (`--budget 200` calls, `--budget '$1.50'`): `spend_cap()` builds it."""
-    """Result rows carry the item's question, answer, reference, source and spec (`--with-inputs`)."""
     coverage: bool = False
     """Requirement coverage (spec criteria): on with --mode spec unless --no-coverage."""
     check_dropped: bool = True

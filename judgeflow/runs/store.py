@@ -30,36 +30,11 @@ from ..errors import StoreError
 from ..redact import redact
 from ..results import Judgment
 from .lock import RunBusy, RunLock
+from .migrations import SCHEMA_VERSION, NewerSchema, migrate, schema_of
 
 __all__ = ["DEFAULT_STORE", "RunBusy", "RunInfo", "RunStore", "StoreError"]
 
 DEFAULT_STORE = Path(".judgeflow") / "runs.sqlite"
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY,
-    created REAL NOT NULL,
-    status TEXT NOT NULL,
-    input_path TEXT,
-    input_sha TEXT,
-    output_path TEXT,
-    total INTEGER,
-    settings TEXT NOT NULL,
-    command TEXT
-);
-CREATE TABLE IF NOT EXISTS results (
-    run_id TEXT NOT NULL,
-    item_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    judgment TEXT NOT NULL,
-    PRIMARY KEY (run_id, item_id)
-);
-CREATE INDEX IF NOT EXISTS results_seq ON results (run_id, seq);
-CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, judgment TEXT NOT NULL, created REAL NOT NULL);
-"""
 
 
 class RunInfo(BaseModel):
@@ -105,16 +80,15 @@ class RunStore:
             self._refuse_foreign()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if row is None:
-                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif str(row[0]).strip() != str(SCHEMA_VERSION):
+            try:
+                migrate(self._db)  # an older store is brought up to date (runs/migrations.py)
+            except NewerSchema as e:
+                self._db.close()
                 raise StoreError(
-                    f"{self.path}: run store schema {str(row[0])[:40]!r} is not the supported {SCHEMA_VERSION} "
-                    "(written by another judgeflow version, or damaged); move the file aside or pass a new "
-                    "--store PATH"
-                )
+                    f"{self.path}: run store schema {str(e)!r} is newer than this judgeflow's {SCHEMA_VERSION} "
+                    "(written by a newer judgeflow version, or damaged); upgrade judgeflow, move the file "
+                    "aside or pass a new --store PATH"
+                ) from None
         except sqlite3.DatabaseError as e:
             raise self._error(e, "open") from None
         except OSError as e:
@@ -138,11 +112,12 @@ class RunStore:
             self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30,
                                        isolation_level=None, check_same_thread=False)
             self._refuse_foreign()
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if str(row[0]).strip() != str(SCHEMA_VERSION):
+            try:
+                schema_of(self._db)  # an older one reads as it is (steps only add); a newer one is refused
+            except NewerSchema as e:
                 self._db.close()
-                raise StoreError(f"{self.path}: run store schema {str(row[0])[:40]!r} is not the supported "
-                                 f"{SCHEMA_VERSION}; read it with the judgeflow version that wrote it")
+                raise StoreError(f"{self.path}: run store schema {str(e)!r} is newer than this judgeflow's "
+                                 f"{SCHEMA_VERSION}; read it with the judgeflow version that wrote it") from None
         except sqlite3.DatabaseError as e:
             raise self._error(e, "read") from None
 
@@ -297,9 +272,10 @@ class RunStore:
 
     def finished_ids(self, run_id: str) -> set[str]:
         """Ids with a final result (judged or invalid): what a resume skips. Unscored items (the
-        judge failed, e.g. during a provider outage) are judged again."""
-        return {r[0] for r in self._read("SELECT item_id FROM results WHERE run_id=? AND status != 'unscored'",
-                                         (run_id,))}
+        judge failed, e.g. during a provider outage) are judged again, and so are rows that no longer
+        validate (another judgeflow version wrote them, or they were damaged): one pass, reading only."""
+        rows = self._read("SELECT item_id, judgment FROM results WHERE run_id=? AND status != 'unscored'", (run_id,))
+        return {item_id for item_id, data in rows if _readable(data)}
 
     def count(self, run_id: str) -> int:
         return int(self._read("SELECT COUNT(*) FROM results WHERE run_id=?", (run_id,))[0][0])
@@ -312,19 +288,19 @@ class RunStore:
                               "(seq > ? OR (seq = ? AND item_id > ?)) ORDER BY seq, item_id LIMIT ?",
                               (run_id, seq, seq, item_id, page))
             for _, item_id, data in rows:
-                yield self._result(run_id, item_id, data)
+                yield self._result(item_id, data)
             if len(rows) < page:
                 return
             seq, item_id = rows[-1][0], rows[-1][1]
 
-    def _result(self, run_id: str, item_id: str, data: str) -> Judgment:
+    def _result(self, item_id: str, data: str) -> Judgment:
         """A stored result; one that no longer validates (another judgeflow version wrote it, or it was
-        damaged) is unscored, with the reason, and marked so: a resume judges it again. Its text is kept."""
+        damaged) is unscored, with the reason (a resume judges it again, see `finished_ids`). Reading
+        never writes: the stored row is left as it is."""
         try:
             return Judgment.model_validate_json(data)
         except ValueError as e:
             self.unreadable["results"] += 1
-            self._write("update", "UPDATE results SET status='unscored' WHERE run_id=? AND item_id=?", (run_id, item_id))
             return Judgment.unscored(item_id, f"the stored result could not be read ({_first_line(e)}); it is judged "
                                               "again when the run is resumed (--resume)")
 
@@ -366,6 +342,14 @@ def _first_line(e: Exception) -> str:
         first = errors()[0]
         return f"{'.'.join(map(str, first['loc'])) or 'the row'}: {first['msg']}"[:200]
     return str(e)[:200]
+
+
+def _readable(data: str) -> bool:
+    try:
+        Judgment.model_validate_json(data)
+    except ValueError:
+        return False
+    return True
 
 
 def _redacted(judgment: Judgment) -> str:

@@ -214,21 +214,6 @@ def top_unscored(t: Tally) -> list[str]:
     return [f"most common unscored reason ({n} of {t.unscored} unscored rows): {reason}"]
 
 
-def rate_line(t: Tally) -> list[str]:
-    """With labelled rows: the hallucination rate corrected for the judge's errors measured on them
-    (`calibration/corrected.py`); with injected rows, where their recall is reported."""
-    if t.injected:
-        return [f"{t.injected} row(s) made by `judgeflow inject`: their recall per error type is "
-                "`judgeflow inject --report RESULTS` (they are no real bot's rate)"]
-    if not t.labelled or not t.judged:
-        return []
-    from ..calibration.corrected import corrected_rate
-
-    c = t.labelled
-    rate = corrected_rate(t.label_1, t.label_1 + t.label_0, tp=c[(1, 1)], fp=c[(0, 1)], fn=c[(1, 0)], tn=c[(0, 0)])
-    return [f"hallucination rate: {rate.note} (the rows' own labels; `judgeflow calibrate` has the judge's verdict)"]
-
-
 def citation_line(t: Tally) -> list[str]:
     """Citation precision and recall over the answers that cite their sources (none: no line)."""
     c = t.citations.summary()

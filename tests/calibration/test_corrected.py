@@ -139,7 +139,8 @@ def test_calibrate_json_has_the_corrected_rate_the_verdict_and_per_type_rates(tm
 
 
 def test_the_run_summary_gives_the_corrected_rate_when_rows_carry_labels():
-    from judgeflow.runs.summary import Tally, rate_line
+    from judgeflow.calibration.corrected import rate_line
+    from judgeflow.runs.summary import Tally
 
     rng = np.random.default_rng(8)
     h, j = simulate(rng, 0.1, 0.9, 0.7, 300)

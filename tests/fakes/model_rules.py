@@ -287,7 +287,6 @@ class ModelRules:
         self.log.append((model, level or (str(budget) if budget is not None else None), spent, limit, emptied))
         return reply
 
-
     # -- OpenAI Responses API ---------------------------------------------------------------------------
     def responses_family(self, model: str) -> tuple[tuple[str, ...], str] | None:
         own = next(((e, d) for p, e, d in _RESPONSES_EFFORTS if p.match(model)), None)

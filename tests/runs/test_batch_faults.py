@@ -7,6 +7,7 @@ sent again, and rows, not labels."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import urllib.request
 from collections import Counter
 from pathlib import Path
@@ -417,12 +418,19 @@ def test_split_keeps_each_batch_under_the_byte_limit() -> None:
 def test_a_store_from_before_the_ledger_is_carried_over(tmp_path: Path) -> None:
     ok = json.dumps({"status": 200, "body": {"usage": {"prompt_tokens": 7, "completion_tokens": 1}}})
     bad = json.dumps({"status": 500, "body": {"error": {"message": "batch request failed"}}})
-    with RunStore(tmp_path / "s.sqlite") as store:
-        store._db.executescript(
-            "CREATE TABLE batches (run_id TEXT, stage INTEGER, provider TEXT, batch_id TEXT, status TEXT, created REAL);"
-            "CREATE TABLE replies (key TEXT PRIMARY KEY, run_id TEXT, reply TEXT);")
-        store._db.execute("INSERT INTO batches VALUES ('r', 1, 'openai', 'batch_1', 'submitted', 0)")
-        store._db.executemany("INSERT INTO replies VALUES (?, 'r', ?)", [("k1", ok), ("k2", bad)])
+    path = tmp_path / "s.sqlite"
+    RunStore(path).close()
+    db = sqlite3.connect(path)  # back to schema 1 with the tables of a store from before the ledger
+    db.executescript(
+        "DROP TABLE batch_jobs; DROP TABLE batch_replies; DROP TABLE batch_items;"
+        "UPDATE meta SET value='1' WHERE key='schema';"
+        "CREATE TABLE batches (run_id TEXT, stage INTEGER, provider TEXT, batch_id TEXT, status TEXT, created REAL);"
+        "CREATE TABLE replies (key TEXT PRIMARY KEY, run_id TEXT, reply TEXT);")
+    db.execute("INSERT INTO batches VALUES ('r', 1, 'openai', 'batch_1', 'submitted', 0)")
+    db.executemany("INSERT INTO replies VALUES (?, 'r', ?)", [("k1", ok), ("k2", bad)])
+    db.commit()
+    db.close()
+    with RunStore(path) as store:  # migrated on open (runs/migrations.py, step 2)
         ledger = BatchLedger(store)
         assert [(j.batch_id, j.status, j.open) for j in ledger.jobs("r")] == [("batch_1", "submitted", True)]
         assert ledger.reply("r", "k1").ok and not ledger.reply("r", "k2").ok  # the failure will be sent again

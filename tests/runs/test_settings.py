@@ -34,6 +34,16 @@ def test_diff_names_what_changed() -> None:
     assert new.diff(old) == ["strategy: 'graph' then, 'single' now", "threshold: None then, 0.3 now"]
 
 
+def test_the_delimiter_is_recorded_compared_and_resumed() -> None:
+    """#49: `--delimiter` (#48) was a flag with no spec field, so the record lost it and a resume read
+    the CSV with the sniffed delimiter instead."""
+    s = settings("--model", "baseline/lexical", "--delimiter", ";")
+    assert s.record()["delimiter"] == ";" and s.spec().delimiter == ";"
+    assert RunSettings.from_record(s.record()).delimiter == ";"
+    assert settings("--model", "baseline/lexical").diff(s) == ["delimiter: ';' then, None now"]
+    assert "--delimiter ';'" in s.resume_command()
+
+
 def test_resume_command_and_record_never_hold_a_credential() -> None:
     s = settings("--model", "openai/gpt-4o-mini", "--base-url", "https://user:s3cret@example.com/v1")
     assert "s3cret" not in s.resume_command() and "credentials removed" in s.resume_command()

@@ -130,9 +130,9 @@ class LLMClient:
     wire: Wire | None = None
     """How this provider's requests differ from the OpenAI wire (wire.py); by default its provider's."""
     limiter: Limiter | None = None
+    """The endpoint's rate limiter (shared with every client of the same endpoint, key and model)."""
     pace: Any = None
     """A local endpoint's `local_pace.LocalPace` (requests in flight, each one's deadline); None elsewhere."""
-    """The endpoint's rate limiter (shared with every client of the same endpoint, key and model)."""
     max_wait: float = DEFAULT_MAX_WAIT
     """Seconds an item may wait on the rate limit in all before it is given up (--max-wait)."""
     budgets: ReplyBudgets = field(default_factory=ReplyBudgets, repr=False)
@@ -162,7 +162,7 @@ class LLMClient:
     @property
     def prompt_caching(self) -> bool:
         """True when this client's requests can carry a hint where the shared prefix ends (the wire's)."""
-        return self.wire.prompt_caching  # type: ignore[union-attr]
+        return self.wire is not None and self.wire.prompt_caching
 
     def _instructor(self, raw: Any, retries: int | None) -> Any:
         """The Instructor client over `raw` for the current mode; `retries` overrides the SDK's retries."""
@@ -191,14 +191,14 @@ class LLMClient:
 
             hooks = Hooks()
             hooks.on("completion:response", on_response)
-            return await self.client.create(response_model=response_model, hooks=hooks, **kwargs)  # type: ignore[no-any-return]
+            made: T = await self.client.create(response_model=response_model, hooks=hooks, **kwargs)
+            return made
         from ..typed_request import typed_request
 
         raw = await self.sdk.get()
-        return await typed_request(self._instructor(raw, retries), response_model,  # type: ignore[no-any-return]
-                                   on_response=on_response, **kwargs)
-
-
+        typed: T = await typed_request(self._instructor(raw, retries), response_model, on_response=on_response,
+                                       **kwargs)
+        return typed
 
     def _gate(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -476,7 +476,6 @@ class LLMClient:
             usage.repairs += len(repairs)
         _record(trace, step, messages, _dump(result), rejected=[_reply_text(r) or "" for r in replies[:-1]])
         return result
-
 
     async def _settled(self, held: Any, spent: Usage, retries: int | None, create: Any) -> Any:
         """Await the request; then settle its spend-cap hold to what it used, or, when it was sent and

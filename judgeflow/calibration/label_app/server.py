@@ -26,7 +26,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ...files import OutputError
+from ...io.atomic import OutputError
 from .session import ReviewSession, SaveConflict
 
 TOKEN_HEADER = "X-Judgeflow-Token"

@@ -27,30 +27,6 @@ from ..store import RunStore
 MAX_ATTEMPTS = 3
 """Times a request is sent in a batch before its failure is final (the item is then unscored)."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS batch_jobs (
-    run_id TEXT NOT NULL, tag TEXT NOT NULL, round INTEGER NOT NULL, part INTEGER NOT NULL,
-    provider TEXT NOT NULL, batch_id TEXT, status TEXT NOT NULL, created REAL NOT NULL, keys TEXT NOT NULL,
-    PRIMARY KEY (run_id, tag)
-);
-CREATE TABLE IF NOT EXISTS batch_replies (
-    run_id TEXT NOT NULL, key TEXT NOT NULL, reply TEXT NOT NULL, ok INTEGER NOT NULL,
-    attempts INTEGER NOT NULL, final INTEGER NOT NULL, PRIMARY KEY (run_id, key)
-);
-CREATE TABLE IF NOT EXISTS batch_items (run_id TEXT NOT NULL, item_id TEXT NOT NULL, PRIMARY KEY (run_id, item_id));
-"""
-# Stores written before the ledger kept jobs in `batches` (one per stage) and every reply, failed
-# or not, in `replies` keyed by request alone (served to any run): carry them over once.
-_MIGRATE = """
-INSERT OR IGNORE INTO batch_jobs
-    SELECT run_id, 'stage-' || stage, stage, 1, provider, batch_id, status, created, '[]' FROM batches;
-DELETE FROM batches;
-INSERT OR IGNORE INTO batch_replies
-    SELECT run_id, key, reply, CAST(json_extract(reply, '$.status') BETWEEN 200 AND 299 AS INTEGER), 1, 0 FROM replies;
-DELETE FROM replies;
-"""
-
-
 @dataclass
 class Job:
     """One provider batch of a run (or the intent to submit one)."""
@@ -83,17 +59,7 @@ class BatchLedger:
     """The batch tables of a RunStore."""
 
     def __init__(self, store: RunStore) -> None:
-        self.store = store
-        try:
-            with store._lock, store._db:
-                store._db.executescript(_SCHEMA)
-                old = {r[0] for r in store._db.execute(
-                    "SELECT name FROM sqlite_master WHERE type='table' AND name IN ('batches', 'replies')")}
-                if len(old) == 2 and (store._db.execute("SELECT 1 FROM replies LIMIT 1").fetchone()
-                                      or store._db.execute("SELECT 1 FROM batches LIMIT 1").fetchone()):
-                    store._db.executescript(_MIGRATE)
-        except sqlite3.Error as e:
-            raise store._error(e, "open the batch tables of") from None
+        self.store = store  # its tables: the store's schema (runs/migrations.py, step 2)
 
     # jobs -----------------------------------------------------------------------------------
 
