@@ -37,16 +37,11 @@ from judgeflow import Judge, Judgment, compare, load_items
 from judgeflow.calibration.agreement import agreement
 from judgeflow.calibration.sampling import sample_file
 from judgeflow.knowledge import decided_by, shares
+from local_model_ab import done_rows, judge_arms
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "examples" / "data" / "factual_qa_sample.jsonl"
 ARMS = ("default", "commit-first")
-
-
-def done_rows(path: Path) -> dict[str, dict[str, Any]]:
-    if not path.is_file():
-        return {}
-    return {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
 
 
 @contextlib.contextmanager
@@ -68,23 +63,7 @@ def judge_all(args: argparse.Namespace, items: list[Any], out: Path, base_url: s
         options["api_key"] = "fake"
     judges = {a: Judge(model, criterion="factual_correctness", knowledge=a, strategy=args.strategy, concurrency=1,
                        base_url=base_url, **options) for a in ARMS}
-    done = {a: done_rows(out / f"{a}.jsonl") for a in ARMS}
-    stop_at = time.time() + args.max_minutes * 60 if args.max_minutes else None
-    for n, item in enumerate(items, 1):
-        for a in ARMS:
-            if item.id in done[a]:
-                continue
-            if stop_at is not None and time.time() > stop_at:
-                print(f"stopped at --max-minutes {args.max_minutes}: run the same command again to continue", flush=True)
-                return
-            t0 = time.perf_counter()
-            j = judges[a].judge(item)
-            row = {**j.to_row(), "seconds": round(time.perf_counter() - t0, 2)}
-            row.pop("trace", None)
-            with (out / f"{a}.jsonl").open("a", encoding="utf-8") as f:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            print(f"[{n}/{len(items)}] {a:<13} {item.id:<28} human {item.label} judge {j.label} ({j.status}, "
-                  f"{row['seconds']:.0f} s, {j.usage.calls} call(s)){' ' + j.error[:120] if j.error else ''}", flush=True)
+    judge_arms(judges, items, out, args.max_minutes, width=13)
 
 
 def arm_line(arm: str, rows: list[dict[str, Any]], labels: dict[str, int]) -> str:

@@ -47,22 +47,28 @@ def done_rows(path: Path) -> dict[str, dict]:
 def judge_all(args: argparse.Namespace, items: list, out: Path) -> None:
     judges = {c: Judge(args.model, criterion=c, strategy="single", concurrency=1, base_url=args.base_url,
                        **({"timeout": args.timeout} if args.timeout else {})) for c in CRITERIA}
-    done = {c: done_rows(out / f"{c}.jsonl") for c in CRITERIA}
-    stop_at = time.time() + args.max_minutes * 60 if args.max_minutes else None
+    judge_arms(judges, items, out, args.max_minutes, width=22)
+
+
+def judge_arms(judges: dict, items: list, out: Path, max_minutes: float | None, *, width: int) -> None:
+    """Each item by each arm's judge in turn, one row a line in OUT/ARM.jsonl; resumable (rows already
+    there are skipped) and stopped between items after `max_minutes`. Shared with knowledge_ab.py."""
+    done = {a: done_rows(out / f"{a}.jsonl") for a in judges}
+    stop_at = time.time() + max_minutes * 60 if max_minutes else None
     for n, item in enumerate(items, 1):
-        for c in CRITERIA:
-            if item.id in done[c]:
+        for a, judge in judges.items():
+            if item.id in done[a]:
                 continue
             if stop_at is not None and time.time() > stop_at:
-                print(f"stopped at --max-minutes {args.max_minutes}: run the same command again to continue", flush=True)
+                print(f"stopped at --max-minutes {max_minutes}: run the same command again to continue", flush=True)
                 return
             t0 = time.perf_counter()
-            j = judges[c].judge(item)
+            j = judge.judge(item)
             row = {**j.to_row(), "seconds": round(time.perf_counter() - t0, 2)}
             row.pop("trace", None)
-            with (out / f"{c}.jsonl").open("a", encoding="utf-8") as f:
+            with (out / f"{a}.jsonl").open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            print(f"[{n}/{len(items)}] {c:<22} {item.id:<28} human {item.label} judge {j.label} "
+            print(f"[{n}/{len(items)}] {a:<{width}} {item.id:<28} human {item.label} judge {j.label} "
                   f"({j.status}, {row['seconds']:.0f} s, {j.usage.calls} call(s)){' ' + j.error[:120] if j.error else ''}",
                   flush=True)
 
