@@ -58,7 +58,9 @@ def _folded(text: str) -> tuple[str, tuple[int, ...]]:
 
 
 def _needle(fragment: str) -> str:
-    return " ".join("".join(_fold(c) if not c.isascii() else c.casefold() for c in fragment).split()).strip(QUOTES + " ")
+    folded = fragment.casefold() if fragment.isascii() else "".join(  # ASCII folds one character to one
+        _fold(c) if not c.isascii() else c.casefold() for c in fragment)
+    return " ".join(folded.split()).strip(QUOTES + " ")
 
 
 def _extends(ch: str) -> bool:
