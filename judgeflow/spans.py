@@ -81,6 +81,7 @@ def graphemes(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+@lru_cache(maxsize=256)  # a judged item's claims are placed twice (citations, then the row's spans)
 def locate(passage: str, text: str, start: int = 0) -> tuple[int, int] | None:
     """The `[start, end)` offsets of `passage` in `text` (case and spacing ignored), or None.
 
