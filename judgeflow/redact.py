@@ -33,15 +33,14 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-#: per pattern, substrings (lower case) without which it cannot match: a long text with none of
-#: them skips that pattern's scan (a cached judgment's JSON is redacted on every write)
-_HINTS: tuple[tuple[str, ...], ...] = (
-    ("://",), ("bearer", "basic"),
-    ("api-key", "api_key", "apikey", "access-token", "access_token", "accesstoken", "authorization"),
-    ("sk-", "sk_", "xai-", "xai_", "pk-", "pk_"),
+#: per pattern, what the lower-cased text must hold for it to match: a long text without it skips
+#: that pattern's scan (a judgment's JSON is redacted on every write); one search each, and a key
+#: shape's and an auth scheme's word boundary too ("task_" in prompts set off the key-shape scan)
+_HINTED: tuple[re.Pattern[str], ...] = (
+    re.compile("://"), re.compile(r"\b(?:bearer|basic)\s"),
+    re.compile("api-key|api_key|apikey|access-token|access_token|accesstoken|authorization"),
+    re.compile(r"\b(?:g?sk|xai|pk)[-_]"),
 )
-#: each pattern's hints as one search (one scan of the text, not one per hint)
-_HINTED = tuple(re.compile("|".join(map(re.escape, hints))) for hints in _HINTS)
 
 
 #: the keys judgeflow has sent, masked by value wherever they appear (see `remember_secret`); a
