@@ -86,17 +86,29 @@ def _common(text: str, start: int, secret: str) -> int:
     return n
 
 
+#: the last long texts redacted, with the known keys they were redacted with: a judged row's JSON is
+#: redacted twice (the response cache's copy as it comes in, then the run's row)
+_LAST: dict[str, tuple[tuple[str, ...], str]] = {}
+_LONG = 2000
+
+
 def redact(text: str) -> str:
     """`text` with credentials replaced by ***."""
     if not text:
         return text
-    if _SECRETS:
-        text = _mask_secrets(text)
-    low = text.lower()
+    known = _SECRETS
+    if len(text) >= _LONG and (hit := _LAST.get(text)) is not None and hit[0] is known:
+        return hit[1]
+    clean = _mask_secrets(text) if known else text
+    low = clean.lower()
     for (pattern, repl), hinted in zip(_PATTERNS, _HINTED):
         if hinted.search(low):
-            text = pattern.sub(repl, text)
-    return text
+            clean = pattern.sub(repl, clean)
+    if len(text) >= _LONG:
+        if len(_LAST) >= 64:  # the oldest out
+            _LAST.pop(next(iter(_LAST), ""), None)
+        _LAST[text] = (known, clean)
+    return clean
 
 
 #: query parameters whose value is a credential, whatever the service calls it
