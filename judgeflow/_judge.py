@@ -224,8 +224,9 @@ class Judge(SyncFacade):
             return invalid_judgment(it, model=self.model)
         from .workflow import JudgeState, graph_runs_listened, run_steps
 
-        if graph_runs_listened():  # a tracer or callback sees the graph's run, as with any LangGraph run
-            state = JudgeState.model_validate(await self._graph.ainvoke(JudgeState(item=it), context=self.context()))
+        if graph_runs_listened():  # a tracer or callback sees the graph's run, as any LangGraph run
+            out = await self._graph.ainvoke(JudgeState(item=it), context=self.context())
+            state = JudgeState.model_validate(out)
         else:
             state = await run_steps(JudgeState(item=it), self.context())
         extra = it.extra

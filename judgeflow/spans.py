@@ -58,8 +58,10 @@ def _folded(text: str) -> tuple[str, tuple[int, ...]]:
 
 
 def _needle(fragment: str) -> str:
-    folded = fragment.casefold() if fragment.isascii() else "".join(  # ASCII folds one character to one
-        _fold(c) if not c.isascii() else c.casefold() for c in fragment)
+    if fragment.isascii():  # ASCII folds one character to one: the whole string at once
+        folded = fragment.casefold()
+    else:
+        folded = "".join(_fold(c) if not c.isascii() else c.casefold() for c in fragment)
     return " ".join(folded.split()).strip(QUOTES + " ")
 
 

@@ -404,8 +404,8 @@ def dropped_note(state: JudgeState) -> str:
 
 
 #: the nodes, by name; those returning a plain update go on by the graph's fixed edges (`_NEXT`)
-_NODES: dict[str, Any] = {"route": route, "decompose": decompose, "check": check, "single": single, "know": know,
-                          "cover": cover}
+_NODES: dict[str, Any] = {"route": route, "decompose": decompose, "check": check, "single": single,
+                          "know": know, "cover": cover}
 _NEXT = {"cover": "aggregate", "aggregate": END}
 
 
@@ -414,8 +414,8 @@ async def run_steps(state: JudgeState, context: JudgeContext) -> JudgeState:
     order, each update applied as the graph applies it (`usage` and `trace` by their reducers, the
     rest replaced). `Judge.ajudge` runs an item this way when nothing listens to graph runs
     (`graph_runs_listened`): LangGraph's per-step channels, checkpoints and task bookkeeping cost
-    more client CPU than the nodes themselves; the compiled graph (`build_graph`) stays what a served
-    or traced run executes."""
+    more client CPU than the nodes themselves; the compiled graph (`build_graph`) stays what a
+    served or traced run executes."""
     runtime: Runtime[JudgeContext] = Runtime(context=context)
     node = "route"
     while node != END:
@@ -442,7 +442,8 @@ def graph_runs_listened() -> bool:
         return True
     if tracers._tracing_v2_is_enabled():
         return True
-    return any(var.get() is not None or (env and _env_on(env)) for var, _, _, env in tracers._configure_hooks)
+    hooks = tracers._configure_hooks
+    return any(var.get() is not None or (env and _env_on(env)) for var, _, _, env in hooks)
 
 
 def _env_on(name: str) -> bool:

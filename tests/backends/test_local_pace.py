@@ -37,7 +37,7 @@ def test_a_one_slot_server_is_held_at_one_by_its_queued_second_reply() -> None:
     pace = paced()
     round_trip(pace)  # alone: 0.5 s
     assert pace.limit == 3
-    round_trip(pace, {1: 0.5, 2: 1.0, 3: 1.5})  # the second waited for the first, the third for both
+    round_trip(pace, {1: 0.5, 2: 1.0, 3: 1.5})  # the second waited for the first, the third too
     assert pace.limit == pace.ceiling == 1
 
 
@@ -86,7 +86,7 @@ def test_the_first_reply_opens_the_limit_before_the_runs_other_requests_reach_th
     pace = paced(waiting=0)
     pace._learn(0.5, 1)
     assert pace.limit == 3
-    pace._learn(1.0, 2)  # the second of them queued behind the first: held, and not probed with none waiting
+    pace._learn(1.0, 2)  # the second queued behind the first: held, not probed with none waiting
     assert pace.limit == pace.ceiling == 1
     for _ in range(10):
         pace._learn(0.5, 1)

@@ -1,6 +1,6 @@
-"""`redact` remembers its last long texts (a judged row's JSON is redacted for the response cache and
-again for the run's row, #50): the same text gives the same output, and a key remembered since is
-masked all the same."""
+"""`redact` remembers its last long texts (a judged row's JSON is redacted for the response cache
+and again for the run's row, #50): the same text gives the same output, and a key remembered since
+is masked all the same."""
 
 from __future__ import annotations
 

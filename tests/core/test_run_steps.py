@@ -13,24 +13,36 @@ import pytest
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.runnables.config import var_child_runnable_config
 
-from judgeflow import Claim, ClaimCheck, Judge, JudgeContext, JudgeState, LexicalJudge, LLMError, build_graph
+from judgeflow import (
+    Claim,
+    ClaimCheck,
+    Judge,
+    JudgeContext,
+    JudgeState,
+    LexicalJudge,
+    LLMError,
+    build_graph,
+)
 from judgeflow import workflow
 from judgeflow.coverage import Coverage, requirement_checker
 from judgeflow.results import TraceEntry
 
 ROOT = Path(__file__).resolve().parents[2]
-ITEMS = [json.loads(line) for line in (ROOT / "examples" / "data" / "factual_qa_sample.jsonl").read_text().splitlines()]
+SAMPLE = ROOT / "examples" / "data" / "factual_qa_sample.jsonl"
+ITEMS = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
 MORE = [
-    {"id": "f1", "answer": "The report says sales rose 4% in 2021 to $3.2 million.", "source": ["Sales rose 4% in 2021."]},
-    {"id": "s1", "answer": "def add(a, b): return a - b", "spec": "Return the sum of a and b. Never raise."},
+    {"id": "f1", "answer": "The report says sales rose 4% in 2021 to $3.2 million.",
+     "source": ["Sales rose 4% in 2021."]},
+    {"id": "s1", "answer": "def add(a, b): return a - b",
+     "spec": "Return the sum of a and b. Never raise."},
     {"id": "bad", "answer": "no evidence at all"},
     {"id": "e", "question": "Who?", "answer": "I do not know.", "reference": "x"},
 ]
 
 
 class Steps(LexicalJudge):
-    """The offline judge, each step counted and traced as a model's (the reducers' work), and made to
-    fail where asked (an unscored path)."""
+    """The offline judge, each step counted and traced as a model's (the reducers' work), and made
+    to fail where asked (an unscored path)."""
 
     def __init__(self, fail: str | None = None) -> None:
         super().__init__()
@@ -43,7 +55,8 @@ class Steps(LexicalJudge):
             raise LLMError("boom in decompose")
         return await super().decompose(item, criterion, usage, trace)
 
-    async def check(self, item: Any, criterion: Any, claims: Any, usage: Any, trace: Any) -> list[ClaimCheck]:
+    async def check(self, item: Any, criterion: Any, claims: Any, usage: Any,
+                    trace: Any) -> list[ClaimCheck]:
         usage.calls += 1
         trace.append(TraceEntry(step="check", reply=str(len(claims))))
         if self.fail == "check":
@@ -55,7 +68,8 @@ def both(item: dict[str, Any], context: Any) -> tuple[dict[str, Any], dict[str, 
     """The state from the compiled graph and from `run_steps`, each with its own `context()` (a
     coverage splits each spec once: a shared one would give the second run no split to pay for)."""
     async def go() -> tuple[JudgeState, JudgeState]:
-        graph = JudgeState.model_validate(await build_graph().ainvoke(JudgeState(item=item), context=context()))
+        out = await build_graph().ainvoke(JudgeState(item=item), context=context())
+        graph = JudgeState.model_validate(out)
         return graph, await workflow.run_steps(JudgeState(item=item), context())
 
     graph, steps = asyncio.run(go())
@@ -73,12 +87,15 @@ def test_run_steps_gives_the_compiled_graphs_state(strategy: str, fail: str | No
 
         graph, steps = both(item, context)
         assert steps == graph, item["id"]
-    statuses = {s["status"] for s in (both(it, lambda: JudgeContext(backend=backend))[1] for it in MORE)}
+    plain = [both(it, lambda: JudgeContext(backend=backend))[1] for it in MORE]
+    statuses = {s["status"] for s in plain}
     assert "invalid" in statuses and ("unscored" in statuses) == (fail is not None)
 
 
-def test_a_judge_runs_its_items_through_the_steps_when_nothing_listens(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING"):
+def test_a_judge_runs_its_items_through_the_steps_when_nothing_listens(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING_V2",
+                 "LANGCHAIN_TRACING"):
         monkeypatch.delenv(name, raising=False)
     assert not workflow.graph_runs_listened()
     judge = Judge(backend=LexicalJudge())
@@ -98,7 +115,8 @@ class Seen(AsyncCallbackHandler):
         self.names.append(kwargs.get("name") or "")
 
 
-def test_a_callback_or_langsmith_tracing_still_sees_the_graphs_run(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_callback_or_langsmith_tracing_still_sees_the_graphs_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2"):
         monkeypatch.delenv(name, raising=False)
     seen = Seen()
