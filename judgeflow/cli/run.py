@@ -231,8 +231,10 @@ def note_offline(args: argparse.Namespace, con: Console) -> None:
     asked = [flag for flag, on in (("--knowledge commit-first", getattr(args, "knowledge", None) == "commit-first"),
                                    ("--evidence", getattr(args, "evidence", None))) if on]
     if asked and model.startswith("baseline/") and not ensemble.active(args):  # #48: they changed nothing, unsaid
-        con.print(f"note: {' and '.join(asked)}: steps of an LLM judge; the offline {model} ignores them "
-                  f"(the labels are those of a plain run); give --model to use them", markup=False, soft_wrap=True)
+        one = len(asked) == 1
+        con.print(f"note: {' and '.join(asked)} {'is a step' if one else 'are steps'} of an LLM judge: the offline "
+                  f"{model} ignores {'it' if one else 'them'} (the labels are those of a plain run); give --model",
+                  markup=False, soft_wrap=True)
 
 
 def default_output(args: argparse.Namespace, con: Console) -> None:
