@@ -35,9 +35,16 @@ except ImportError:  # run as a script: python tests/fakes/provider.py
     from wire import anthropic_body, openai_body  # type: ignore[no-redef]
 
 _ANSWER = re.compile(r"<answer>\n(.*?)\n</answer>", re.S)
-_CLAIM = re.compile(r'<claim id="([^"]+)">(.*?)</claim>', re.S)
+_CLAIMS = re.compile(r"<claims>\n(.*?)\n</claims>", re.S)
+_CLAIM = re.compile(r"^([A-Za-z0-9_.:-]+): (.*)$", re.M)  # one `id: text` line a claim
 _SENT = re.compile(r"(?<=[.!?])\s+")
 _SLOT = re.compile(r'<slot id="([^"]+)">')
+
+
+def claim_lines(prompt: str) -> list[tuple[str, str]]:
+    """The (id, text) of every claim in a check prompt's <claims> block."""
+    block = _CLAIMS.findall(prompt)
+    return _CLAIM.findall(block[-1]) if block else []
 
 
 def _claims(answer: str) -> list[dict[str, str]]:
@@ -55,7 +62,8 @@ def _verdict(text: str, prompt: str) -> dict[str, str]:
 def answer_for(tool: str, prompt: str) -> dict[str, Any]:
     """The tool arguments judgeflow expects for request `tool`, from the user prompt."""
     if tool == "ClaimChecks":
-        return {"checks": [{"claim_id": cid, **_verdict(text, prompt)} for cid, text in _CLAIM.findall(prompt)]}
+        return {"checks": [{"claim_id": cid, **_verdict(text, prompt)}
+                           for cid, text in claim_lines(prompt)]}
     if tool == "Commitments":  # commit-first: this fake knows nothing, so every claim ends unverifiable
         return {cid: {"values": ""} for cid in _SLOT.findall(prompt)}
     if tool == "CriterionEdits":  # `judgeflow tune`'s editor: one edit that always applies
