@@ -12,6 +12,7 @@ import difflib
 
 import hashlib
 import os
+import re
 import string
 import sys
 
@@ -399,7 +400,7 @@ class Criterion(BaseModel):
         for v, meaning in shown.items():
             tag = " (an error)" if v in self.error_verdicts else " (not an error)"
             lines.append(f"- {v}{tag}: {meaning}")
-        if self.fact_kinds and any("kind" in meaning.lower() for meaning in shown.values()):
+        if self.fact_kinds and any(_KIND.search(meaning) for meaning in shown.values()):
             lines.append(f"Concrete fact kinds: {', '.join(self.fact_kinds)}.")
         if self.not_errors:
             lines.append(self.not_errors_text())
@@ -432,6 +433,10 @@ class Criterion(BaseModel):
     def render_coverage(self, key: str, fields: dict[str, str]) -> str:
         """Fill coverage prompt `key` ("system", "requirements", "check") with delimited texts."""
         return string.Formatter().vformat(getattr(self.coverage_prompts, key), (), _Defaulting(fields))
+
+
+#: a verdict meaning that refers to the fact kinds ("of a kind listed below"): the guide then lists them
+_KIND = re.compile(r"\bkinds?\b", re.IGNORECASE)
 
 
 def _invalid(key: str, message: str) -> PydanticCustomError:
