@@ -31,7 +31,7 @@ from ..criteria import Criterion
 from ..details import checkable, details
 from ..citations import CITED_SOURCES, claim_notes
 from ..knowledge import Slot
-from ..prompts import documents, inline, listed, register_tags, tag
+from ..prompts import documents, listed, register_tags, tag
 from ..items import Item
 from ..results import TraceEntry, Usage
 
@@ -271,8 +271,8 @@ class LLMJudge:
         if not slots:
             return {}
         ids = tuple(s.claim_id for s in slots)
-        inner = "\n".join(inline("slot", s.masked, id=s.claim_id) for s in slots)
-        fields = {"question": tag("question", item.question), "slots": f"<slots>\n{inner}\n</slots>"}
+        fields = {"question": tag("question", item.question),
+                  "slots": listed("slots", ((s.claim_id, s.masked) for s in slots))}
         messages: list[dict[str, Any]] = list(criterion.render_commit(fields))
         result = await self.client.ask(
             commitments_reply(ids), messages, context={}, usage=usage, trace=trace, step="commit",
