@@ -39,8 +39,10 @@ DEFAULT_MODEL_ENV = "JUDGEFLOW_MODEL"
 OFFLINE_MODEL = "baseline/lexical"
 
 
-def prompt_fields(item: Item, claims: list[Claim] | None = None) -> dict[str, str]:
-    """The item's texts, each delimited and neutralised, ready for a criterion prompt."""
+def prompt_fields(item: Item, claims: list[Claim] | None = None,
+                  notes: dict[str, str] | None = None) -> dict[str, str]:
+    """The item's texts, each delimited and neutralised, ready for a criterion prompt (`notes`: the
+    claims' citation notes, when already computed: `citation_notes`)."""
     fields = {
         "question": tag("question", item.question),
         "answer": tag("answer", item.answer),
@@ -49,7 +51,7 @@ def prompt_fields(item: Item, claims: list[Claim] | None = None) -> dict[str, st
         "spec": tag("spec", item.spec),
     }
     if claims is not None:
-        notes = citation_notes(item, claims)
+        notes = citation_notes(item, claims) if notes is None else notes
         fields["claims"] = listed("claims", ((c.id, c.text + notes.get(c.id, "")) for c in claims))
     return fields
 
@@ -60,11 +62,12 @@ def citation_notes(item: Item, claims: list[Claim]) -> dict[str, str]:
     return claim_notes(item.answer, sources if item.messages is None else None, claims)
 
 
-def not_offered(criterion: Criterion, item: Item, claims: list[Claim]) -> tuple[str, ...]:
+def not_offered(criterion: Criterion, notes: dict[str, str]) -> tuple[str, ...]:
     """The verdicts a check prompt leaves out: the misattributed-citation verdict where no claim of
-    the chunk carries a citation (its meaning cannot apply; its lines would be paid for nothing)."""
+    the chunk carries a citation (`notes` empty: its meaning cannot apply, its lines would be paid
+    for nothing)."""
     verdict = criterion.evidence_roles().get("misattributed")
-    return (verdict,) if verdict and not citation_notes(item, claims) else ()
+    return (verdict,) if verdict and not notes else ()
 
 
 # Output budgets (max_tokens) sized close to what replies use: OpenAI charges max_tokens against the
@@ -230,8 +233,9 @@ class LLMJudge:
         for start in range(0, len(claims), n):  # very long claim lists are split
             chunk = claims[start : start + n]
             ids = tuple(c.id for c in chunk)
-            fields = prompt_fields(item, chunk)
-            hidden = not_offered(criterion, item, chunk)
+            notes = citation_notes(item, chunk)
+            fields = prompt_fields(item, chunk, notes)
+            hidden = not_offered(criterion, notes)
             offered = tuple(v for v in verdicts if v not in hidden)
             messages = self._messages(criterion, "check", fields, hidden)
             result = await self.client.ask(
