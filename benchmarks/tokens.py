@@ -179,7 +179,8 @@ def caching(tmp: Path) -> None:
 
 def rows_average(tmp: Path, filename: str, mode: str, *fake: str) -> dict[str, float]:
     """Graph prompt tokens averaged over the first 20 rows of `filename` (the fake started with
-    `fake`), with the rows' re-asks (invalid replies and replies cut off at max_tokens) and unscored rows."""
+    `fake`), with the rows' re-asks (invalid replies, replies cut off at max_tokens) and unscored
+    rows."""
     proc, url = start_fake(tmp / f"rows-{mode}.log", *fake)
     try:
         rows = judge(url, filename, mode, "graph", 20, 4)
@@ -241,9 +242,11 @@ def claims_table(baseline: Path | None) -> None:
         print(f"   {name}: +{(g[28]['prompt'] - g[2]['prompt']) / 26:.0f} prompt tokens a claim from 2 to 28 claims "
               "(RAGAS +10, DeepEval +16)")
     for name, g in got.items():
-        rows28, factual20 = (g[k] if isinstance(g[k], dict) else {"prompt": g[k]} for k in ("rows28", "factual20"))
-        print(f"   {name}: 20 faithfulness rows at 28 claims {rows28['prompt']:,.0f} prompt tokens an item = "
-              f"{rows28['prompt'] / RAGAS_20_ROWS_28:.2f}x RAGAS's {RAGAS_20_ROWS_28:,} (aim {AIM_SHARE}x); "
+        rows28, factual20 = (g[k] if isinstance(g[k], dict) else {"prompt": g[k]}
+                             for k in ("rows28", "factual20"))
+        share = rows28["prompt"] / RAGAS_20_ROWS_28
+        print(f"   {name}: 20 faithfulness rows at 28 claims {rows28['prompt']:,.0f} prompt tokens "
+              f"an item = {share:.2f}x RAGAS's {RAGAS_20_ROWS_28:,} (aim {AIM_SHARE}x); "
               f"20 factual rows {factual20['prompt']:,.0f} (aim {AIM_FACTUAL})")
         if "reasks" in rows28:
             print(f"   {name}: re-asks (cut-offs included) / unscored rows: faithfulness "

@@ -395,7 +395,7 @@ class Criterion(BaseModel):
         not offered in this prompt (the misattributed verdict where no claim carries a citation).
         The fact kinds are listed where a verdict's meaning refers to them ("of a kind listed")."""
         lines = []
-        skip = set(self.verdicts) - set(self.model_verdicts) | set(hidden)  # code decides, or not offered
+        skip = set(self.verdicts) - set(self.model_verdicts) | set(hidden)  # code's, or not offered
         shown = {v: meaning.strip() for v, meaning in self.verdicts.items() if v not in skip}
         for v, meaning in shown.items():
             tag = " (an error)" if v in self.error_verdicts else " (not an error)"
@@ -435,7 +435,7 @@ class Criterion(BaseModel):
         return string.Formatter().vformat(getattr(self.coverage_prompts, key), (), _Defaulting(fields))
 
 
-#: a verdict meaning that refers to the fact kinds ("of a kind listed below"): the guide then lists them
+#: a verdict meaning that refers to the fact kinds ("of a kind listed below"): the guide lists them
 _KIND = re.compile(r"\bkinds?\b", re.IGNORECASE)
 
 
