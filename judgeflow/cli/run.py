@@ -227,6 +227,14 @@ def note_offline(args: argparse.Namespace, con: Console) -> None:
         con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
                   f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
+    model = args.model or default_model()
+    asked = [flag for flag, on in (("--knowledge commit-first", getattr(args, "knowledge", None) == "commit-first"),
+                                   ("--evidence", getattr(args, "evidence", None))) if on]
+    if asked and model.startswith("baseline/") and not ensemble.active(args):  # #48: they changed nothing, unsaid
+        one = len(asked) == 1
+        con.print(f"note: {' and '.join(asked)} {'is a step' if one else 'are steps'} of an LLM judge: the offline "
+                  f"{model} ignores {'it' if one else 'them'} (the labels are those of a plain run); give --model",
+                  markup=False, soft_wrap=True)
 
 
 def default_output(args: argparse.Namespace, con: Console) -> None:

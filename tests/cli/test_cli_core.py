@@ -277,3 +277,16 @@ def test_a_run_that_judged_nothing_is_not_a_success(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert '"failure": "nothing was judged: 2 of 2 rows are invalid, 0 unscored"' in out
     assert len((tmp_path / "b.jsonl").read_text().splitlines()) == 2  # both rows still written, as errors
+
+
+def test_an_offline_run_says_it_ignores_knowledge_and_evidence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#48: docs/criteria.md's `--knowledge commit-first` / `--evidence FILE` ran offline and changed nothing
+    without a word (the same labels, "evidence 0%"): they are steps of an LLM judge, so an offline run says so."""
+    inp = write_lines(tmp_path / "items.jsonl", MIXED[:1])
+    docs = write_lines(tmp_path / "docs.jsonl", [{"id": "d1", "text": "Moscow was founded in 1147."}])
+    assert run_cli(str(inp), "-o", str(tmp_path / "a.jsonl"), "--evidence", str(docs), "--knowledge", "commit-first",
+                   "--no-progress") == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--knowledge commit-first and --evidence" in err and "ignores" in err and "--model" in err
+    assert run_cli(str(inp), "-o", str(tmp_path / "b.jsonl"), "--no-progress") == 0
+    assert "ignores" not in capsys.readouterr().err  # said only when asked for
