@@ -69,7 +69,7 @@ class Judge(SyncFacade):
                 (`{"reference": "gold_text"}`); a misspelt field is refused with the nearest one.
             config: every client option as one object (`judgeflow.config.ClientConfig`).
             evidence: documents or a retriever for claims the reference does not settle
-                (`knowledge_args`); only a path is recorded in the spec.
+                (`evidence_of`); only a path is recorded in the spec.
             **options: any `JudgeSpec` field (`judgeflow.config.JudgeSpec`: its doc is each one's):
                 mode ("auto", "factual", "faithfulness", "spec"), strategy ("graph": decompose,
                 then check all claims in one call; "single": one call), concurrency (items at
