@@ -80,10 +80,10 @@ class Judge(SyncFacade):
                 knowledge ("commit-first" or "default"; None: the criterion's); and any field of
                 `config` (base_url, api_key, temperature, ...).
         """
-        base = model if isinstance(model, JudgeSpec) else None
+        base, name = (model, model.model) if isinstance(model, JudgeSpec) else (None, model)
         judging = {k: options.pop(k) for k in list(options) if k in JUDGE_OPTIONS}
         self.config = ClientConfig.of(config or (base.client if base else None), options)
-        self.backend = backend or make_backend(base.model if base else model, self.config)
+        self.backend = backend or make_backend(name, self.config)
         if base is not None and criterion is None:
             criterion = base.criterion
         if base is not None and evidence is None:

@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..config.judging import DEFAULT_ESCALATE_ON as DEFAULT_ESCALATE_ON
 from ..config.judging import (
-    DEFAULT_ESCALATE_ON,
     CascadeSpec,
     check_audit_rate,
     escalate_on_conditions,
