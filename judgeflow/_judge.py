@@ -69,7 +69,7 @@ class Judge(SyncFacade):
                 (`{"reference": "gold_text"}`); a misspelt field is refused with the nearest one.
             config: every client option as one object (`judgeflow.config.ClientConfig`).
             evidence: documents or a retriever for claims the reference does not settle
-                (`evidence_of`); only a path is recorded in the spec.
+                (`evidence_ref`); only a path is recorded in the spec.
             **options: any `JudgeSpec` field (`judgeflow.config.JudgeSpec`: its doc is each one's):
                 mode ("auto", "factual", "faithfulness", "spec"), strategy ("graph": decompose,
                 then check all claims in one call; "single": one call), concurrency (items at
@@ -83,19 +83,20 @@ class Judge(SyncFacade):
         base, name = (model, model.model) if isinstance(model, JudgeSpec) else (None, model)
         judging = {k: options.pop(k) for k in list(options) if k in JUDGE_OPTIONS}
         self.config = ClientConfig.of(config or (base.client if base else None), options)
-        self.backend = backend or make_backend(name, self.config)
         if base is not None and criterion is None:
             criterion = base.criterion
         if base is not None and evidence is None:
             evidence = base.evidence
-        self.evidence, evidence_ref = evidence_of(evidence)
         ref = criterion.path or criterion.name if isinstance(criterion, Criterion) else criterion
-        fields = {**(dict(base) if base else {}), **judging, "model": self.backend.model,
-                  "criterion": None if ref is None else str(ref), "evidence": evidence_ref,
+        fields = {**(dict(base) if base else {}), **judging, "model": name or "",
+                  "criterion": None if ref is None else str(ref), "evidence": evidence_ref(evidence),
                   "client": self.config}
         if fields.get("mode") == "auto":
             fields["mode"] = None
-        self._spec = JudgeSpec.model_validate(fields)
+        spec = JudgeSpec.model_validate(fields)  # every rule, before anything is built
+        self.backend = backend or make_backend(name, self.config)
+        self._spec = spec.model_copy(update={"model": self.backend.model})
+        self.evidence = None if evidence is None else Evidence.of(evidence)
         self.criterion = (criterion if criterion is None or isinstance(criterion, Criterion)
                           else load_criterion(criterion))
         self.coverage = Coverage(requirement_checker(self.backend)) if self._spec.coverage else None
@@ -238,13 +239,12 @@ class Judge(SyncFacade):
             trace=state.trace if self.keep_trace else [],
         ), it.answer)
 
-def evidence_of(evidence: Any) -> tuple[Evidence | None, str | None]:
-    """(the evidence, as recorded in the spec) of a Judge: a JSONL file ({"text", "id", "title"} a
-    line), a folder of .txt/.md files, a list of texts, a LangChain retriever or a function of a
-    query (`backends.Evidence`); claims settled by it get basis "evidence" and a quote verified in
-    code. Only a path is recorded in the spec."""
-    ref = str(evidence) if isinstance(evidence, (str, Path)) else None
-    return (None if evidence is None else Evidence.of(evidence)), ref
+def evidence_ref(evidence: Any) -> str | None:
+    """A Judge's evidence as its spec records it: a JSONL file ({"text", "id", "title"} a line) or a
+    folder of .txt/.md files by its path; a list of texts, a LangChain retriever or a function of a
+    query (`backends.Evidence`) is not recorded. Claims settled by it get basis "evidence" and a
+    quote verified in code."""
+    return str(evidence) if isinstance(evidence, (str, Path)) else None
 
 
 def _language(item: Item) -> str | None:
