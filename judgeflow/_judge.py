@@ -89,8 +89,8 @@ class Judge(SyncFacade):
             evidence = base.evidence
         ref = criterion.path or criterion.name if isinstance(criterion, Criterion) else criterion
         fields = {**(dict(base) if base else {}), **judging, "model": name or "",
-                  "criterion": None if ref is None else str(ref), "evidence": evidence_ref(evidence),
-                  "client": self.config}
+                  "criterion": None if ref is None else str(ref),
+                  "evidence": evidence_ref(evidence), "client": self.config}
         if fields.get("mode") == "auto":
             fields["mode"] = None
         spec = JudgeSpec.model_validate(fields)  # every rule, before anything is built

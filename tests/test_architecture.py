@@ -394,8 +394,8 @@ def test_the_wire_check_can_fail(tmp_path):
 # ---- #36: names private to a module stay in it; types are fixed, not ignored ------------------
 
 #: `# type: ignore` comments in judgeflow/ (71 before #36's cut, 34 after it; +2 merged from #37; 36 -> 17 in #49,
-#: each type fixed and checked with `mypy --strict` adding no error; 17 -> 16 when `Judge` took its options
-#: as JudgeSpec fields): only ever lower
+#: each type fixed and checked with `mypy --strict` adding no error; 17 -> 16 when `Judge` took
+#: its options as JudgeSpec fields): only ever lower
 MAX_TYPE_IGNORES = 16
 
 

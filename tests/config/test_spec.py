@@ -65,10 +65,12 @@ def test_a_panel_is_built_from_python_as_the_cli_builds_it() -> None:
 @pytest.mark.parametrize("make, why", [
     (lambda: RepeatsSpec(judging=PanelSpec(members=[JudgeSpec(model=m) for m in OFFLINE])), "repeats take one judge"),
     (lambda: PanelSpec(members=[JudgeSpec(model="baseline/lexical")]), "a panel of one judge"),
-    (lambda: PanelSpec(members=[JudgeSpec(model="baseline/lexical")], samples=3), "every sample would give the same"),
-    # the model family's temperature is the built judge's to know (a reasoning model samples at its own)
-    (lambda: build(PanelSpec(members=[JudgeSpec(model="openai/gpt-4o-mini")], samples=3), api_key="k"),
-     "temperature above 0"),
+    (lambda: PanelSpec(members=[JudgeSpec(model="baseline/lexical")], samples=3),
+     "every sample would give the same"),
+    # the model family's temperature is the built judge's to know (a reasoning model samples at
+    # its own)
+    (lambda: build(PanelSpec(members=[JudgeSpec(model="openai/gpt-4o-mini")], samples=3),
+                   api_key="k"), "temperature above 0"),
     (lambda: CascadeSpec(cheap=JudgeSpec(model=OFFLINE[0]), strong=JudgeSpec(model=OFFLINE[1]), escalate_on="disagree"),
      "several votes"),
     (lambda: RunSpec(judging=PanelSpec(members=[JudgeSpec(model=m) for m in OFFLINE]), batch=True), "--batch"),
