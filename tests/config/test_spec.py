@@ -136,3 +136,12 @@ def test_a_python_panel_run_is_recorded_and_resumed_from_its_spec(tmp_path: Path
         other = spec.model_copy(update={"judging": PanelSpec(members=[JudgeSpec(model=m) for m in OFFLINE])})
         with pytest.raises(ConfigError, match="rule"):
             Run.open(store, other, resume=True)  # the stored spec is compared: another rule is another run
+
+
+def test_the_specs_name_the_modes_and_knowledge_strategies_the_core_has() -> None:
+    """config/ is below items and knowledge, so it names their values itself: they must not drift."""
+    from judgeflow.config.judging import KNOWLEDGE, MODES
+    from judgeflow.items import FAMILIES
+    from judgeflow.knowledge import STRATEGIES
+
+    assert MODES == ("auto", *FAMILIES) and KNOWLEDGE == tuple(STRATEGIES)
