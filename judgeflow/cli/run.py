@@ -28,6 +28,7 @@ from rich.markup import escape
 
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
+from ..build import build
 from ..errors import OVER_BUDGET, ConfigError, ProviderUnavailable
 from .._judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, Judging
@@ -209,7 +210,7 @@ def make_judge(args: argparse.Namespace, budget: Any = None) -> Judging:
     settings = settings_of(args)
     ensemble.check(args)
     check_repeats(settings, args)
-    return settings.spec().judging.build(**({"budget": budget} if budget is not None else {}))
+    return build(settings.spec().judging, **({"budget": budget} if budget is not None else {}))
 
 
 def check_repeats(settings: RunSettings, args: argparse.Namespace) -> None:
