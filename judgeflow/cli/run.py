@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 import time
@@ -62,10 +63,20 @@ configuration; 3 stopped on a systemic provider error (authentication, refused c
 model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
 
 
+class OutputPath(argparse.Action):
+    """-o PATH as a Path, remembering a trailing slash (Path drops it): `-o judged/` names a directory."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        text = os.fspath(values)  # a str from the command line; a Path when called from Python
+        setattr(namespace, self.dest, Path(text))
+        namespace.output_is_directory = text != STDIO and text.endswith(("/", os.sep))
+
+
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help=SUMMARIES["run"], epilog=EXIT_CODES)
     p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
-    p.add_argument("-o", "--output", type=Path,
+    p.add_argument("-o", "--output", action=OutputPath,
                    help="results file (.jsonl, one judgment a line; .csv or .parquet: see --format); - writes to "
                         "stdout (default: ITEMS.results.jsonl beside the input)")
     p.add_argument("--format", choices=FORMATS, dest="format",
@@ -258,6 +269,10 @@ def cmd_run(args: argparse.Namespace, *, command: Callable[[str], str] | None = 
                               "run locally (drop --ray) or cap the rows with --limit N")
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
+    if getattr(args, "output_is_directory", False):
+        raise ConfigError(f"-o {args.output}{os.sep} names a directory, and a local run writes one results file: "
+                          f"give a file path, e.g. -o {args.output / 'results.jsonl'} (a directory of shards is "
+                          "--ray's output)")
     check_output(args.output, args.input, store=args.store)
     args.fmt = output_format(args.output, args.format)  # before judging: parquet needs pyarrow
     if args.batch:

@@ -290,3 +290,20 @@ def test_an_offline_run_says_it_ignores_knowledge_and_evidence(tmp_path: Path, c
     assert "--knowledge commit-first and --evidence" in err and "ignores" in err and "--model" in err
     assert run_cli(str(inp), "-o", str(tmp_path / "b.jsonl"), "--no-progress") == 0
     assert "ignores" not in capsys.readouterr().err  # said only when asked for
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_local_run_into_a_directory_says_give_a_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], existing: bool) -> None:
+    """#48: `run X -o judged/` (a local run, trailing slash) wrote a *file* named `judged`. A local run
+    writes one results file, so a directory -o (new with a slash, or existing) is refused with the fix."""
+    inp = write_lines(tmp_path / "items.jsonl", MIXED[:1])
+    out = tmp_path / "judged"
+    if existing:
+        out.mkdir()
+    assert run_cli(str(inp), "-o", f"{out}/", "--no-progress") == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "error:" in err and "-o" in err and str(out / "results.jsonl") in err and "Traceback" not in err
+    assert out.is_dir() == existing and not out.is_file() and list(tmp_path.glob("judged*")) == (
+        [out] if existing else [])
+    assert run_cli(str(inp), "-o", str(out / "results.jsonl"), "--no-progress") == 0  # the fix works
