@@ -26,14 +26,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="the server for --runserver tests (default http://127.0.0.1:8765/v1)")
 
 
+#: fixtures that reach ../shared, and whether what they need is beside this checkout
+NEEDS_SHARED = {"shared_data": lambda: (SHARED_DATA / "factual_qa.jsonl").exists(),
+                "fake_llm": FAKE_LLM.exists, "fake_llm_rules": FAKE_LLM.exists}
+_NOT_RUN = pytest.StashKey[int]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Live and server tests skip unless asked for. Tests whose point is ../shared (its labelled data,
+    the unmodified fake_llm.py) are opt-in by where the checkout is: a plain clone, which has no
+    ../shared, does not run them and says so once after collecting (not as a skip per test)."""
     skip_live = pytest.mark.skip(reason="live provider test: pass --runlive (and set API keys) to run")
     skip_server = pytest.mark.skip(reason="real local server test: pass --runserver (and start one) to run")
+    absent = {name for name, present in NEEDS_SHARED.items() if not present()}
+    kept, away = [], []
     for item in items:
+        if absent & set(getattr(item, "fixturenames", ())):
+            away.append(item)
+            continue
+        kept.append(item)
         if "live" in item.keywords and not config.getoption("--runlive"):
             item.add_marker(skip_live)
         if "server" in item.keywords and not config.getoption("--runserver"):
             item.add_marker(skip_server)
+    if away:
+        config.hook.pytest_deselected(items=away)
+        items[:] = kept
+    config.stash[_NOT_RUN] = len(away)
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    n = config.stash.get(_NOT_RUN, 0)
+    return [f"{n} test(s) need ../shared beside the checkout (its labelled data or tools/fake_llm.py): "
+            "not run here"] if n else []
 
 
 @pytest.fixture(autouse=True)
