@@ -41,7 +41,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     absent = {name for name, present in NEEDS_SHARED.items() if not present()}
     why = {"live": "live provider test(s): pass --runlive (and set API keys) to run them",
            "server": "real local server test(s): pass --runserver (and start one) to run them",
-           "shared": "test(s) need ../shared beside the checkout (its labelled data or tools/fake_llm.py)"}
+           "shared": "test(s) need ../shared beside the checkout (its data or tools/fake_llm.py)"}
     kept, away, counts = [], [], dict.fromkeys(why, 0)
     for item in items:
         kind = ("live" if "live" in item.keywords and not config.getoption("--runlive") else

@@ -115,7 +115,8 @@ def rogan_gladen(q: float, sens: float, spec: float) -> float | None:
 def posterior(judged_ones: int, judged: int, tp: int, fp: int, fn: int, tn: int, *, seed: int = 0,
               draws: int = DRAWS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Draws of (q, PPV, FOR) under Jeffreys priors."""
-    import numpy as np  # here: a run's summary imports this module, and needs numpy only with labels
+    # numpy here: every run's summary imports this module, and needs numpy only with labels
+    import numpy as np
 
     rng = np.random.default_rng(seed)
     return (_jeffreys(judged_ones, judged, draws, rng), _jeffreys(tp, tp + fp, draws, rng),

@@ -127,7 +127,7 @@ def run_in_process(argv: list[str], stdin: str | None, capfd: pytest.CaptureFixt
     return Done(code or 0, capfd.readouterr().err)
 
 
-#: the pages that show a judgeflow command (the others have nothing to run: no test, rather than a skip)
+#: the pages that show a judgeflow command (the others have nothing to run: no test, not a skip)
 SHOWING = [page for page in PAGES if commands(page)]
 
 

@@ -43,7 +43,8 @@ def runs(tmp_path_factory):
 
 
 def _stdout_of(argv: list[str]) -> str:
-    """What `judgeflow ARGV` writes to stdout (what `> file` saves; its summary goes to stderr), in-process."""
+    """What `judgeflow ARGV` writes to stdout (what `> file` saves; the summary goes to stderr),
+    in-process."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(argv)
@@ -122,7 +123,8 @@ def test_every_format_reads_back_with_jsonls_figures(fmt, command, runs, stdout_
 
 def test_a_csv_written_to_stdout_reads_back_as_the_file_does(runs, tmp_path):
     d, items, store, out = runs
-    text = _stdout_of(["run", str(items), "-o", "-", "--format", "csv", "--store", str(store), "--no-progress"])
+    text = _stdout_of(["run", str(items), "-o", "-", "--format", "csv", "--store", str(store),
+                       "--no-progress"])
     (tmp_path / "r.csv").write_text(text)
     from judgeflow.io import read_results
 

@@ -28,7 +28,7 @@ def _unjudgeable(row: dict) -> bool:
 
 
 def test_the_readme_main_job_on_5000_rows_offline(tmp_path, monkeypatch):
-    from judgeflow.cli import main  # in-process: the 5000 rows are the point here, not a fresh interpreter
+    from judgeflow.cli import main  # in-process: the 5000 rows are the point, not a new interpreter
 
     rows = generated_items(5000, invalid_every=97)
     items = write_jsonl(tmp_path / "items.jsonl", rows)

@@ -64,7 +64,7 @@ CASES = [("openai", "tools"), ("openai", "tools_strict"), ("openai", "json_schem
 
 @pytest.mark.parametrize(("provider", "structured", "step"), [
     (provider, structured, step) for step in ("claims", "checks") for provider, structured in CASES
-    if (provider, structured, step) != ("anthropic", "json", "checks")])  # one anthropic json case is enough
+    if (provider, structured, step) != ("anthropic", "json", "checks")])  # one anthropic json case
 def test_same_request_and_reply_as_instructor_create(provider, structured, step):
     model, make = (CLAIMS, _claims_reply) if step == "claims" else (CHECKS, _checks_reply)
     if structured.startswith("json"):  # JSON modes: the reply is text

@@ -24,7 +24,7 @@ def test_mcnemar_is_the_exact_binomial_test(b, c):
 
 @pytest.mark.parametrize("k,n", [(0, 20), (20, 20), (3, 40), (120, 1000), (1, 1), (0, 1), (7, 9)])
 def test_wilson_is_scipys_and_the_closed_form(k, n):
-    from scipy.stats import binomtest  # the oracle: wilson_interval is its closed form without scipy
+    from scipy.stats import binomtest  # the oracle: wilson_interval is its closed form
 
     for level in (0.8, 0.9, 0.95, 0.99):
         ci = binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
