@@ -51,8 +51,9 @@ def launch(tmp: Path) -> Iterator[str]:
         stop_review(server)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser():
+    """One chromium for the module (each test opens its own page, in its own context)."""
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         yield b
