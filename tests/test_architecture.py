@@ -476,7 +476,8 @@ TESTS = Path(__file__).resolve().parent
 SHARED_ALLOWED = {
     "backends/test_local_model.py": "opt-in (--runserver) against a real local model: its skip message names the "
                                     "shared script that starts one",
-    "conftest.py": "defines the `fake_llm` and `shared_data` fixtures, which skip when ../shared is absent",
+    "conftest.py": "defines the `fake_llm` and `shared_data` fixtures; tests using them are not "
+                   "run when ../shared is absent",
     "backends/test_lexical.py": "kappa floors against the human labels of ../shared/data: that data is the point",
     "core/test_languages.py": "the 900+ answers of ../shared/data/factual_qa.jsonl detected as English: that data "
                               "is the point",
