@@ -177,15 +177,19 @@ def caching(tmp: Path) -> None:
               f"Opus 4.1), {s['anthropic_4096']:.1%} (4096: Haiku 4.5)")
 
 
-def rows_average(tmp: Path, filename: str, mode: str, *fake: str) -> float:
-    """Graph prompt tokens averaged over the first 20 rows of `filename` (the fake started with `fake`)."""
+def rows_average(tmp: Path, filename: str, mode: str, *fake: str) -> dict[str, float]:
+    """Graph prompt tokens averaged over the first 20 rows of `filename` (the fake started with
+    `fake`), with the rows' re-asks (invalid replies, replies cut off at max_tokens) and unscored
+    rows."""
     proc, url = start_fake(tmp / f"rows-{mode}.log", *fake)
     try:
         rows = judge(url, filename, mode, "graph", 20, 4)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    return sum(r.usage.input_tokens for r in rows) / len(rows)
+    return {"prompt": sum(r.usage.input_tokens for r in rows) / len(rows),
+            "reasks": sum(r.usage.reasks for r in rows),
+            "unscored": sum(r.status != "judged" for r in rows)}
 
 
 def by_claims(tmp: Path) -> dict[str, Any]:
@@ -238,9 +242,16 @@ def claims_table(baseline: Path | None) -> None:
         print(f"   {name}: +{(g[28]['prompt'] - g[2]['prompt']) / 26:.0f} prompt tokens a claim from 2 to 28 claims "
               "(RAGAS +10, DeepEval +16)")
     for name, g in got.items():
-        print(f"   {name}: 20 faithfulness rows at 28 claims {g['rows28']:,.0f} prompt tokens an item = "
-              f"{g['rows28'] / RAGAS_20_ROWS_28:.2f}x RAGAS's {RAGAS_20_ROWS_28:,} (aim {AIM_SHARE}x); 20 factual rows "
-              f"{g['factual20']:,.0f} (aim {AIM_FACTUAL})")
+        rows28, factual20 = (g[k] if isinstance(g[k], dict) else {"prompt": g[k]}
+                             for k in ("rows28", "factual20"))
+        share = rows28["prompt"] / RAGAS_20_ROWS_28
+        print(f"   {name}: 20 faithfulness rows at 28 claims {rows28['prompt']:,.0f} prompt tokens "
+              f"an item = {share:.2f}x RAGAS's {RAGAS_20_ROWS_28:,} (aim {AIM_SHARE}x); "
+              f"20 factual rows {factual20['prompt']:,.0f} (aim {AIM_FACTUAL})")
+        if "reasks" in rows28:
+            print(f"   {name}: re-asks (cut-offs included) / unscored rows: faithfulness "
+                  f"{rows28['reasks']} / {rows28['unscored']}, factual {factual20['reasks']} / "
+                  f"{factual20['unscored']}")
 
 
 def main() -> int:

@@ -18,7 +18,7 @@ import argparse
 from rich.markup import escape
 
 from judgeflow.backends import default_model
-from judgeflow import Judge, review
+from judgeflow import ConfigError, Judge, review
 from judgeflow.cli.render import console
 
 SPEC = """Release notes for the 2.1 release must:
@@ -64,4 +64,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ConfigError as e:  # e.g. --model without its key: the fix, not a traceback
+        raise SystemExit(f"error: {e}") from None

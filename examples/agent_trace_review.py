@@ -27,7 +27,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from judgeflow import Item, Judge, calibrate, read_items
+from judgeflow import ConfigError, Item, Judge, calibrate, read_items
 from judgeflow.backends import default_model
 from judgeflow.items import items_from_record
 
@@ -92,4 +92,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ConfigError as e:  # e.g. --model without its key: the fix, not a traceback
+        raise SystemExit(f"error: {e}") from None

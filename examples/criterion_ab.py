@@ -31,7 +31,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from judgeflow import Judge, Judgment, calibrate, compare, load_items
+from judgeflow import ConfigError, Judge, Judgment, calibrate, compare, load_items
 from judgeflow.calibration.report_html import write_comparison_html
 from judgeflow.calibration.sampling import sample_file
 
@@ -112,4 +112,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ConfigError as e:  # e.g. --model without its key: the fix, not a traceback
+        raise SystemExit(f"error: {e}") from None

@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from judgeflow import Judge, read_items
+from judgeflow import ConfigError, Judge, read_items
 from judgeflow.backends import default_model
 from judgeflow.cli.render import console
 
@@ -51,4 +51,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ConfigError as e:  # e.g. --model without its key: the fix, not a traceback
+        raise SystemExit(f"error: {e}") from None

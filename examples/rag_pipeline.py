@@ -22,7 +22,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda
 from rich.markup import escape
 
-from judgeflow import Judge
+from judgeflow import ConfigError, Judge
 from judgeflow.backends import default_model
 from judgeflow.integrations.langchain import from_langchain
 from judgeflow.integrations.runnable import as_runnable
@@ -107,4 +107,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ConfigError as e:  # e.g. --model without its key: the fix, not a traceback
+        raise SystemExit(f"error: {e}") from None

@@ -23,7 +23,7 @@ import argparse
 from rich.markup import escape
 from rich.table import Table
 
-from judgeflow import Judge
+from judgeflow import ConfigError, Judge
 from judgeflow.backends import default_model
 from judgeflow.items import Item
 from judgeflow.languages import by_language, with_language
@@ -99,4 +99,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ConfigError as e:  # e.g. --model without its key: the fix, not a traceback
+        raise SystemExit(f"error: {e}") from None

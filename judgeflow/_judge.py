@@ -12,16 +12,14 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
-
 from .backends import Backend, Evidence, Offline, make_backend
-from .config.client import ClientConfig, Spec, option
+from .config.client import ClientConfig, affects_results
+from .config.judging import JudgeSpec
 from .coverage import Coverage, requirement_checker
 from .criteria import Criterion, load_criterion
-from .errors import ConfigError, InvalidItemError, JudgeflowError
-from .knowledge import STRATEGIES
-from .items import FAMILIES, ColumnMap, Item, check_column_map
-from .judging import CACHE_VERSION, DEFAULT_CONCURRENCY, ItemLike, SyncFacade, as_item, invalid_judgment
+from .errors import InvalidItemError, JudgeflowError
+from .items import ColumnMap, Item, check_column_map
+from .judging import CACHE_VERSION, ItemLike, SyncFacade, as_item, invalid_judgment
 from .languages import item_language
 from .results import Judgment
 from .routing import choose_criterion
@@ -35,108 +33,75 @@ COVERAGE_VERSION = 1
 JUDGED_FIELDS = frozenset({"question", "answer", "reference", "source", "spec", "mode", "criterion"})
 
 
-class JudgeSpec(Spec):
-    """One judge: a model, how items are routed to a criterion, the strategy, and its client."""
-
-    kind: Literal["judge"] = "judge"
-    model: str = option(..., "provider/model (openai/..., anthropic/..., ollama/..., baseline/lexical).",
-                        flag="--model", results=True)
-    mode: str | None = option(None, "Routing: auto (by fields), factual, faithfulness or spec.", flag="--mode",
-                              results=True)
-    criterion: str | None = option(None, "A fixed criterion: a shipped name or a .toml path.", flag="--criterion",
-                                   results=True)
-    strategy: Literal["graph", "single"] = option("graph", "graph (decompose, then check) or single (one call).",
-                                                  flag="--strategy", results=True)
-    coverage: bool = option(False, "Requirement coverage for items judged by a spec criterion.",
-                            flag="--coverage", results=True)
-    keep_trace: bool = option(True, "Keep rendered prompts and raw replies on each Judgment.", flag="--trace",
-                              results=False)
-    concurrency: int = option(16, "Items judged at once by the sync facade.", flag="--concurrency", results=False)
-    check_dropped: bool = option(True, "Check the answer's numbers, dates and names no claim carries, as added "
-                                 "claims (off: named in the row as not checked).", flag="--check-dropped",
-                                 results=True)
-    knowledge: Literal["default", "commit-first"] | None = option(
-        None, "Claims the reference does not settle: default (the check decides) or commit-first (the judge "
-        "fills their masked values first; disagreement -> unverifiable). None: the criterion's setting.",
-        flag="--knowledge", results=True)
-    evidence: str | None = option(None, "Documents for claims the reference does not settle: a JSONL file "
-                                  "({\"text\"} a line) or a folder of .txt/.md files.", flag="--evidence",
-                                  results=True)
-    client: ClientConfig = Field(default_factory=ClientConfig, description="How the client talks to the model.")
-
-    def build(self, **client: Any) -> Judge:
-        """The Judge; `client` replaces client options (batch replay: `http_client`, no retries)."""
-        return Judge(self.model, mode=self.mode, criterion=self.criterion, strategy=self.strategy,
-                     coverage=self.coverage, keep_trace=self.keep_trace, concurrency=self.concurrency,
-                     check_dropped=self.check_dropped, knowledge=self.knowledge, evidence=self.evidence,
-                     config=ClientConfig.of(self.client, client))
-
-    def judges(self) -> list[JudgeSpec]:
-        return [self]
+#: the JudgeSpec fields `Judge` takes as keywords (besides `model`, and the live `criterion`,
+#: `evidence` and `config`)
+JUDGE_OPTIONS = frozenset(JudgeSpec.model_fields) - {"kind", "model", "criterion", "evidence",
+                                                     "client"}
+#: the results-affecting fields the cache key has its own rule for; any other one is keyed when set
+_KEYED_BY_RULE = frozenset({"model", "mode", "criterion", "strategy", "coverage", "check_dropped",
+                            "knowledge", "evidence", "client"})
+_KEYED = tuple(f for f in JudgeSpec.model_fields
+               if affects_results(JudgeSpec, f) and f not in _KEYED_BY_RULE)
 
 
 class Judge(SyncFacade):
-    """A configured judge: a backend (model), a routing mode or fixed criterion, and a strategy."""
+    """A configured judge: its `JudgeSpec` (model, routing, strategy, options, client) made live."""
 
     def __init__(
         self,
-        model: str | None = None,
+        model: str | JudgeSpec | None = None,
         *,
         backend: Backend | None = None,
-        mode: str | None = None,
         criterion: str | Path | Criterion | None = None,
-        strategy: Strategy = "graph",
-        concurrency: int = DEFAULT_CONCURRENCY,
-        keep_trace: bool = True,
-        coverage: bool = False,
         column_map: ColumnMap | None = None,
         config: ClientConfig | None = None,
-        check_dropped: bool = True,
-        knowledge: Literal["default", "commit-first"] | None = None, evidence: Any = None,
-        **client_kwargs: Any,
+        evidence: Any = None,
+        **options: Any,
     ) -> None:
         """
         Args:
             model: "provider/model" (openai/..., anthropic/..., ollama/..., baseline/lexical);
-                defaults to $JUDGEFLOW_MODEL, else the offline baseline/lexical judge.
+                defaults to $JUDGEFLOW_MODEL, else the offline baseline/lexical judge. Or a
+                `JudgeSpec`: the judge it describes (`judgeflow.build.build(spec)` does this).
             backend: a ready backend instead of `model`.
-            mode: "auto" (route by fields), "factual", "faithfulness" or "spec".
             criterion: a shipped criterion name, a path to a .toml file, or a Criterion.
-            strategy: "graph" (decompose, then check all claims in one call) or "single" (one call).
-            concurrency: items judged at once by `judge_many` (the sync facade).
-            keep_trace: keep rendered prompts and raw replies on each Judgment.
-            coverage: requirement coverage for items judged by a spec criterion: the spec is
-                split into requirements (once per spec) and each is marked against the output;
-                an unmet requirement makes the label 1 (`Judgment.requirements`).
             column_map: item field -> the column of a dict item holding it, for your own names
                 (`{"reference": "gold_text"}`); a misspelt field is refused with the nearest one.
             config: every client option as one object (`judgeflow.config.ClientConfig`).
-            **client_kwargs: fields of `config` as keywords (base_url, api_key, temperature, ...).
-            check_dropped: check the numbers, dates and names of an answer that no claim of the
-                decomposition carries, as added claims (graph strategy; on by default: the answer
-                is judged whole); off, they are named in the row as not checked (`Judgment.dropped`).
-            knowledge, evidence: claims the reference does not settle: "commit-first" or "default"
-                (None: the criterion's), and documents or a retriever for them (`knowledge_args`).
+            evidence: documents or a retriever for claims the reference does not settle
+                (`evidence_ref`); only a path is recorded in the spec.
+            **options: any `JudgeSpec` field (`judgeflow.config.JudgeSpec`: its doc is each one's):
+                mode ("auto", "factual", "faithfulness", "spec"), strategy ("graph": decompose,
+                then check all claims in one call; "single": one call), concurrency (items at
+                once in `judge_many`), keep_trace (rendered prompts and raw replies on each
+                Judgment), coverage (requirement coverage for spec criteria:
+                `Judgment.requirements`), check_dropped (the answer's numbers, dates and names
+                no claim carries are checked as added claims; off: named as not checked),
+                knowledge ("commit-first" or "default"; None: the criterion's); and any field of
+                `config` (base_url, api_key, temperature, ...).
         """
-        if mode not in (None, "auto", *FAMILIES):
-            raise ConfigError(f"mode {mode!r} is not one of: auto, {', '.join(FAMILIES)}")
-        if strategy not in ("graph", "single"):
-            raise ConfigError(f"strategy {strategy!r} is not one of: graph, single")
-        if concurrency < 1:
-            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
-        self.config = ClientConfig.of(config, client_kwargs)
-        self.backend = backend or make_backend(model, self.config)
-        self.criterion = criterion if criterion is None or isinstance(criterion, Criterion) else load_criterion(criterion)
-        self._criterion_ref = (None if criterion is None else
-                               str(criterion.path or criterion.name) if isinstance(criterion, Criterion) else str(criterion))
-        self.mode = None if mode == "auto" else mode
-        self.strategy: Strategy = strategy
-        self.concurrency = concurrency
-        self.keep_trace = keep_trace
-        self.coverage = Coverage(requirement_checker(self.backend)) if coverage else None
+        base, name = (model, model.model) if isinstance(model, JudgeSpec) else (None, model)
+        judging = {k: options.pop(k) for k in list(options) if k in JUDGE_OPTIONS}
+        self.config = ClientConfig.of(config or (base.client if base else None), options)
+        if base is not None and criterion is None:
+            criterion = base.criterion
+        if base is not None and evidence is None:
+            evidence = base.evidence
+        ref = criterion.path or criterion.name if isinstance(criterion, Criterion) else criterion
+        fields = {**(dict(base) if base else {}), **judging, "model": name or "",
+                  "criterion": None if ref is None else str(ref),
+                  "evidence": evidence_ref(evidence), "client": self.config}
+        if fields.get("mode") == "auto":
+            fields["mode"] = None
+        spec = JudgeSpec.model_validate(fields)  # every rule, before anything is built
+        self.backend = backend or make_backend(name, self.config)
+        self._spec = spec.model_copy(update={"model": self.backend.model})
+        self.evidence = None if evidence is None else Evidence.of(evidence)
+        self.criterion = (criterion if criterion is None or isinstance(criterion, Criterion)
+                          else load_criterion(criterion))
+        self.coverage = Coverage(requirement_checker(self.backend)) if self._spec.coverage else None
         self.column_map = check_column_map(column_map)
-        self.check_dropped = check_dropped
-        self.knowledge, self.evidence, self._evidence_ref = knowledge_args(knowledge, evidence)
+        self.concurrency = self._spec.concurrency
         self._compiled: Any = None
 
     @property
@@ -154,19 +119,36 @@ class Judge(SyncFacade):
         return self.backend.model
 
     def spec(self) -> JudgeSpec:
-        """What this judge is, as data: `spec().build()` makes the same judge (a Judge over a ready
+        """What this judge is, as data: `build(spec())` makes the same judge (a Judge over a ready
         `backend` is recorded by its model name and client options)."""
-        return JudgeSpec(model=self.model, mode=self.mode, criterion=self._criterion_ref, strategy=self.strategy,
-                         coverage=self.coverage is not None, keep_trace=self.keep_trace,
-                         concurrency=self.concurrency, check_dropped=self.check_dropped, knowledge=self.knowledge,
-                         evidence=self._evidence_ref, client=self.config)
+        return self._spec
+
+    @property
+    def mode(self) -> str | None:
+        return self._spec.mode
+
+    @property
+    def strategy(self) -> Strategy:
+        return self._spec.strategy
+
+    @property
+    def keep_trace(self) -> bool:
+        return self._spec.keep_trace
+
+    @property
+    def check_dropped(self) -> bool:
+        return self._spec.check_dropped
+
+    @property
+    def knowledge(self) -> Literal["default", "commit-first"] | None:
+        return self._spec.knowledge
 
     def context(self) -> JudgeContext:
+        """What the graph judges an item with: this judge's spec and what was made live from it."""
         from .workflow import JudgeContext
 
-        return JudgeContext(backend=self.backend, strategy=self.strategy, criterion=self.criterion, mode=self.mode,
-                            coverage=self.coverage, check_dropped=self.check_dropped, knowledge=self.knowledge,
-                            evidence=self.evidence)
+        return JudgeContext(spec=self._spec, backend=self.backend, criterion=self.criterion,
+                            coverage=self.coverage, evidence=self.evidence)
 
     async def aclose(self) -> None:
         """Close the provider's HTTP connections before the event loop that judged ends (they
@@ -202,6 +184,9 @@ class Judge(SyncFacade):
             data["knowledge"]["strategy"] = criterion.knowledge_strategy(self.knowledge)
         if self.evidence is not None and "knowledge" in criterion.bases:
             data["evidence"] = self.evidence.fingerprint
+        for name in _KEYED:  # an option that changes results, set away from its default
+            if getattr(self._spec, name) != JudgeSpec.model_fields[name].default:
+                data[name] = getattr(self._spec, name)
         # surrogatepass: a lone surrogate in an Item built in code must not crash the key
         text = json.dumps(data, sort_keys=True, ensure_ascii=False)
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -257,19 +242,12 @@ class Judge(SyncFacade):
             trace=state.trace if self.keep_trace else [],
         ), it.answer)
 
-def knowledge_args(knowledge: Any, evidence: Any) -> tuple[Any, Evidence | None, str | None]:
-    """(knowledge, evidence, evidence as recorded) of a Judge.
-
-    knowledge: "default" (the check call decides from the judge's knowledge), "commit-first" (the
-    judge first fills the claim's masked values; a verdict from knowledge stands only where both
-    reads agree, else `unverifiable`: knowledge.py) or None (the criterion's `[knowledge]` setting).
-    evidence: a JSONL file ({"text", "id", "title"} a line), a folder of .txt/.md files, a list of
-    texts, a LangChain retriever or a function of a query (`backends.Evidence`); claims settled by
-    it get basis "evidence" and a quote verified in code. Only a path is recorded in the spec."""
-    if knowledge not in (None, *STRATEGIES):
-        raise ConfigError(f"knowledge {knowledge!r} is not one of: {', '.join(STRATEGIES)}")
-    ref = str(evidence) if isinstance(evidence, (str, Path)) else None
-    return knowledge, None if evidence is None else Evidence.of(evidence), ref
+def evidence_ref(evidence: Any) -> str | None:
+    """A Judge's evidence as its spec records it: a JSONL file ({"text", "id", "title"} a line) or a
+    folder of .txt/.md files by its path; a list of texts, a LangChain retriever or a function of a
+    query (`backends.Evidence`) is not recorded. Claims settled by it get basis "evidence" and a
+    quote verified in code."""
+    return str(evidence) if isinstance(evidence, (str, Path)) else None
 
 
 def _language(item: Item) -> str | None:

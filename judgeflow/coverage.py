@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 
 from .errors import LLMError
 from .items import Item
-from .prompts import inline, register_tags
+from .prompts import listed, register_tags
 from .results import RequirementResult, TraceEntry, Usage
 from .schemas import PLAIN_ID
 from .text import SENTENCE as _SENT
@@ -41,7 +41,7 @@ class Requirement(BaseModel):
     @field_validator("id")
     @classmethod
     def _plain_id(cls, v: str) -> str:
-        # ids go back into the coverage prompt as <requirement id="...">: keep them plain tokens
+        # ids go back into the coverage prompt as `r1: text` lines: keep them plain tokens
         if not PLAIN_ID.fullmatch(v.strip()):
             raise ValueError(f"requirement id {v[:40]!r} must be a short plain token like r1, r2, ...")
         return v.strip()
@@ -94,12 +94,11 @@ class RequirementChecks(BaseModel):
 
 
 def requirements_block(reqs: list[Requirement]) -> str:
-    """The requirements, each tagged with its id, for the coverage prompt."""
-    inner = "\n".join(inline("requirement", r.text, id=r.id) for r in reqs)
-    return f"<requirements>\n{inner}\n</requirements>"
+    """The requirements for the coverage prompt: one `r1: text` line each (see `prompts.listed`)."""
+    return listed("requirements", ((r.id, r.text) for r in reqs))
 
 
-register_tags([requirements_block([Requirement(id="r1", text="example")])])  # so untrusted text cannot fake them
+register_tags(["<requirements>", '<requirement id="r1">'])  # so untrusted text cannot fake them
 _requirements_block = requirements_block  # the old private name
 
 

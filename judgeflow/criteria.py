@@ -12,6 +12,7 @@ import difflib
 
 import hashlib
 import os
+import re
 import string
 import sys
 
@@ -22,7 +23,7 @@ else:  # Python 3.10: the same parser, from PyPI
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -388,17 +389,18 @@ class Criterion(BaseModel):
         """A hash of the coverage prompts (part of the cache key where coverage runs)."""
         return hashlib.sha256(self.coverage_prompts.model_dump_json().encode()).hexdigest()[:16]
 
-    def verdict_guide(self) -> str:
+    def verdict_guide(self, hidden: Collection[str] = ()) -> str:
         """The verdicts and what they mean, the fact kinds, and what is never an error (the
-        criterion's error definition, as the check and single prompts show it)."""
+        criterion's error definition, as the check and single prompts show it). `hidden`: verdicts
+        not offered in this prompt (the misattributed verdict where no claim carries a citation).
+        The fact kinds are listed where a verdict's meaning refers to them ("of a kind listed")."""
         lines = []
-        only_code = set(self.verdicts) - set(self.model_verdicts)
-        for v, meaning in self.verdicts.items():
-            if v in only_code:  # decided in code, never a model's answer
-                continue
+        skip = set(self.verdicts) - set(self.model_verdicts) | set(hidden)  # code's, or not offered
+        shown = {v: meaning.strip() for v, meaning in self.verdicts.items() if v not in skip}
+        for v, meaning in shown.items():
             tag = " (an error)" if v in self.error_verdicts else " (not an error)"
-            lines.append(f"- {v}{tag}: {meaning.strip()}")
-        if self.fact_kinds:
+            lines.append(f"- {v}{tag}: {meaning}")
+        if self.fact_kinds and any(_KIND.search(meaning) for meaning in shown.values()):
             lines.append(f"Concrete fact kinds: {', '.join(self.fact_kinds)}.")
         if self.not_errors:
             lines.append(self.not_errors_text())
@@ -417,10 +419,10 @@ class Criterion(BaseModel):
             return self.prompts.decompose_system.strip()
         return self.prompts.system.strip()
 
-    def render(self, key: str, fields: dict[str, str]) -> str:
-        """Fill prompt `key` with already-delimited field texts."""
+    def render(self, key: str, fields: dict[str, str], hidden: Collection[str] = ()) -> str:
+        """Fill prompt `key` with already-delimited field texts (`hidden`: see `verdict_guide`)."""
         values = {
-            "verdict_guide": self.verdict_guide(),
+            "verdict_guide": self.verdict_guide(hidden),
             "fact_kinds": ", ".join(self.fact_kinds),
             "bases": ", ".join(self.bases),
             "not_errors": self.not_errors_text(),
@@ -431,6 +433,10 @@ class Criterion(BaseModel):
     def render_coverage(self, key: str, fields: dict[str, str]) -> str:
         """Fill coverage prompt `key` ("system", "requirements", "check") with delimited texts."""
         return string.Formatter().vformat(getattr(self.coverage_prompts, key), (), _Defaulting(fields))
+
+
+#: a verdict meaning that refers to the fact kinds ("of a kind listed below"): the guide lists them
+_KIND = re.compile(r"\bkinds?\b", re.IGNORECASE)
 
 
 def _invalid(key: str, message: str) -> PydanticCustomError:

@@ -124,6 +124,18 @@ def inline(name: str, text: str, **attrs: str | int) -> str:
     return f"<{name}{_attrs(attrs)}>{neutralize(text)}</{name}>"
 
 
+def listed(name: str, entries: Iterable[tuple[str, str]]) -> str:
+    """A <name> block of `id: text` lines (claims to check): each text neutralised and folded onto
+    one line, so no text can start a line of its own and pose as another id, or close the block."""
+    _known(name)
+    lines = []
+    for key, text in entries:
+        if not _ATTR.fullmatch(key):  # ids come from models: never let one forge a line
+            raise ValueError(f"id {key[:40]!r} must be a plain token (letters, digits, _ . : -)")
+        lines.append(f"{key}: {' '.join(neutralize(text).split())}")
+    return f"<{name}>\n" + "\n".join(lines) + f"\n</{name}>"
+
+
 def documents(texts: list[str]) -> str:
     """Render source documents as one <source> block of numbered <document>s."""
     if len(texts) == 1:

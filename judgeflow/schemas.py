@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model,
 from .validation import exactly_once, repeated, validation_context
 
 PLAIN_ID = _ID = re.compile(r"[A-Za-z0-9_.-]{1,24}")
-"""What a claim or requirement id must look like: it is echoed into the next prompt as id="..."."""
+"""What a claim or requirement id must look like: it is echoed into the next prompt (`c1: text`)."""
 
 
 class Claim(BaseModel):
@@ -42,7 +42,7 @@ class Claim(BaseModel):
     @field_validator("id")
     @classmethod
     def _plain_id(cls, v: str) -> str:
-        # ids go back into the check prompt as <claim id="...">: keep them plain tokens
+        # ids go back into the check prompt as `c1: text` lines: keep them plain tokens
         if not _ID.fullmatch(v.strip()):
             raise ValueError(f"claim id {v[:40]!r} must be a short plain token like c1, c2, ...")
         return v.strip()

@@ -37,6 +37,7 @@ from .redact import redact, redact_data
 from .backends import Backend, make_backend
 from .results import TraceEntry, Usage
 from .schemas import Claim, ClaimCheck
+from .config.judging import JudgeSpec
 from .workflow import JudgeContext, Strategy, build_graph
 
 T = TypeVar("T")
@@ -135,7 +136,8 @@ def _judge_context(ctx: ServedContext, *config: str | None) -> JudgeContext:
     *endpoint, max_input = config
     backend = _served_backend(ctx.model or default_model(), ctx.max_source_chars, *endpoint)
     limit = int(max_input) if max_input and max_input.strip().isdigit() and int(max_input) > 0 else None
-    return JudgeContext(backend=backend, criterion=criterion, strategy=ctx.strategy, mode=ctx.mode,
+    spec = JudgeSpec(model=backend.model, strategy=ctx.strategy, mode=ctx.mode)
+    return JudgeContext(spec=spec, backend=backend, criterion=criterion,
                         item_criterion=served_criterion, max_input_chars=limit)
 
 

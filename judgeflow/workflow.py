@@ -26,6 +26,7 @@ from .aggregate import aggregate as aggregate_claims
 from .aggregate import cover_label, merge, verify_evidence
 from .arguments import ground_arguments
 from .backends import Backend, Evidence, cite, make_backend
+from .config.judging import JudgeSpec
 from .citations import check_item as check_citations
 from .knowledge import candidates, mask, settle
 from .quotes import quote_in
@@ -43,23 +44,30 @@ Strategy = Literal["graph", "single"]
 
 @dataclass
 class JudgeContext:
-    """Run-level settings passed at invoke time (not part of the state).
+    """What an item is judged with, passed at invoke time (not part of the state): the judge's
+    `JudgeSpec` (strategy, mode, check_dropped, knowledge, ...: read here as `ctx.spec.X`, never
+    copied field by field) and what was made live from it (the backend, the loaded criterion,
+    coverage, evidence).
 
-    Every field but `backend` and `coverage` is plain data; the backend is then built from `model`
-    (+ `base_url`, `max_source_chars`) once per process and reused. API keys are never part of
-    the context. This is the Python caller's context, with full control (any endpoint, a criterion
-    path, a ready `backend`); a served graph reads JSON as `served.ServedContext` instead (names
-    the operator allows, no endpoint, no path).
+    `spec` may be a dict (a JSON caller); None means the spec's defaults. The backend is the one
+    given, else built from `model` (+ `base_url`, `max_source_chars`) once per process and reused.
+    API keys are never part of the context. This is the Python caller's context, with full control
+    (any endpoint, a criterion path, a ready `backend`); a served graph reads JSON as
+    `served.ServedContext` instead (names the operator allows, no endpoint, no path).
     """
 
+    spec: JudgeSpec | None = None
+    """The judge's spec; None: a JudgeSpec's defaults (its model is `model`'s)."""
     backend: SkipJsonSchema[Any] = None
     """A ready backend object (Python callers); when None it is built from `model`."""
-    strategy: Strategy = "graph"
     criterion: str | SkipJsonSchema[Criterion] | None = None
-    """A shipped criterion name or a path to a .toml file, forced for every item; None routes by fields."""
-    mode: Literal["auto", "factual", "faithfulness", "spec"] | None = None
+    """A shipped criterion name, a path to a .toml file or a loaded Criterion, forced for every
+    item; None: the spec's `criterion`, else routed by fields."""
     coverage: SkipJsonSchema[Any] = None
     """Requirement coverage for spec criteria, a `Coverage` (None: off; Python callers)."""
+    evidence: SkipJsonSchema[Any] = None
+    """Documents or a retriever for claims the reference does not settle (`backends.Evidence`;
+    None: the spec's `evidence` path, if any)."""
     model: str | None = None
     """"provider/model" (e.g. "baseline/lexical", "openai/gpt-4o-mini"); None: $JUDGEFLOW_MODEL, else offline."""
     base_url: str | None = None
@@ -70,14 +78,18 @@ class JudgeContext:
     item_criterion: SkipJsonSchema[Any] = None
     """How an item's own `criterion` field is loaded: None: `load_criterion` (a name or a path); a
     served graph sets `served.served_criterion` (names the operator allows, never a path)."""
-    check_dropped: bool = True
-    """Check an answer's numbers, dates and names that no claim carries as added claims (graph
-    strategy); off, the row names them as not checked (`details`)."""
-    knowledge: Literal["default", "commit-first"] | None = None
-    """How claims the reference does not settle are checked: None, the criterion's `[knowledge]`
-    setting; "commit-first": the judge fills their masked values first (knowledge.py)."""
-    evidence: SkipJsonSchema[Any] = None
-    """Documents or a retriever for claims the reference does not settle (`backends.Evidence`)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.spec, JudgeSpec):
+            self.spec = JudgeSpec.model_validate({"model": self.model or "", **(self.spec or {})})
+        if self.evidence is None and self.spec.evidence is not None:
+            self.evidence = Evidence.of(self.spec.evidence)
+
+    @property
+    def judge_spec(self) -> JudgeSpec:
+        """The spec (always one after `__post_init__`)."""
+        assert self.spec is not None
+        return self.spec
 
     def resolved_backend(self) -> Backend:
         """The live backend: the one given, else the per-process one built from the plain fields."""
@@ -88,9 +100,10 @@ class JudgeContext:
         return _served_backend(model, self.base_url, self.max_source_chars)
 
     def resolved_criterion(self) -> Criterion | None:
-        if self.criterion is None or isinstance(self.criterion, Criterion):
-            return self.criterion
-        return load_criterion(self.criterion)
+        given = self.criterion if self.criterion is not None else self.judge_spec.criterion
+        if given is None or isinstance(given, Criterion):
+            return given
+        return load_criterion(given)
 
 
 @lru_cache(maxsize=16)
@@ -190,7 +203,8 @@ async def route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Li
         return _then(state, runtime, {"status": "invalid", "error": str(checked)}, after_route)
     try:
         criterion, why = choose_criterion(state.item, criterion=ctx.resolved_criterion(),
-                                          mode=None if ctx.mode == "auto" else ctx.mode,
+                                          mode=None if ctx.judge_spec.mode == "auto"
+                                          else ctx.judge_spec.mode,
                                           load=ctx.item_criterion or load_criterion)
     except JudgeflowError as e:  # InvalidItemError or CriterionError: a bad input row
         return _then(state, runtime, {"status": "invalid", "error": str(e)}, after_route)
@@ -200,7 +214,7 @@ async def route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Li
 def after_route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["decompose", "single", "aggregate"]:
     if state.status != "judged":
         return "aggregate"
-    return "single" if _context(runtime).strategy == "single" else "decompose"
+    return "single" if _context(runtime).judge_spec.strategy == "single" else "decompose"
 
 
 def _why(step: str, e: LLMError) -> str:
@@ -217,7 +231,7 @@ async def decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Comman
     except LLMError as e:
         return _then(state, runtime, {"status": "unscored", "error": _why("decompose", e), "usage": usage, "trace": trace},
                      after_decompose)
-    checked = _context(runtime).check_dropped
+    checked = _context(runtime).judge_spec.check_dropped
     if checked and claims:
         claims, dropped = with_dropped(state.item.answer, claims)
     else:
@@ -270,7 +284,8 @@ def after_checks(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["
     ctx, c = _context(runtime), state.criterion
     wanted = (c is not None and state.status == "judged" and "knowledge" in c.bases
               and bool(candidates(state.checks, own_texts(state)))
-              and (ctx.evidence is not None or c.knowledge_strategy(ctx.knowledge) == "commit-first"))
+              and (ctx.evidence is not None
+                   or c.knowledge_strategy(ctx.judge_spec.knowledge) == "commit-first"))
     return "know" if wanted else after_claims(state, runtime)
 
 
@@ -285,7 +300,7 @@ async def know(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Lit
     try:
         if ctx.evidence is not None:
             checks, text = await _with_evidence(state, Evidence.of(ctx.evidence), backend, checks, usage, trace)
-        if criterion.knowledge_strategy(ctx.knowledge) == "commit-first":
+        if criterion.knowledge_strategy(ctx.judge_spec.knowledge) == "commit-first":
             checks = await _commit_first(state, backend, checks, usage, trace)
     except LLMError as e:
         return _then(state, runtime, {"status": "unscored", "error": _why("knowledge", e), "usage": usage,

@@ -26,14 +26,40 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="the server for --runserver tests (default http://127.0.0.1:8765/v1)")
 
 
+#: fixtures that reach ../shared, and whether what they need is beside this checkout
+NEEDS_SHARED = {"shared_data": lambda: (SHARED_DATA / "factual_qa.jsonl").exists(),
+                "fake_llm": FAKE_LLM.exists, "fake_llm_rules": FAKE_LLM.exists}
+_NOT_RUN = pytest.StashKey[dict[str, int]]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    skip_live = pytest.mark.skip(reason="live provider test: pass --runlive (and set API keys) to run")
-    skip_server = pytest.mark.skip(reason="real local server test: pass --runserver (and start one) to run")
+    """Opt-in tests are not run unless asked for, and are counted once after collecting (one line a
+    kind, with how to run them) rather than skipped one by one: live provider tests (--runlive),
+    real local server tests (--runserver), and tests whose point is ../shared (its labelled data,
+    the unmodified fake_llm.py), which run where ../shared is beside the checkout (a plain clone has
+    none)."""
+    absent = {name for name, present in NEEDS_SHARED.items() if not present()}
+    why = {"live": "live provider test(s): pass --runlive (and set API keys) to run them",
+           "server": "real local server test(s): pass --runserver (and start one) to run them",
+           "shared": "test(s) need ../shared beside the checkout (its data or tools/fake_llm.py)"}
+    kept, away, counts = [], [], dict.fromkeys(why, 0)
     for item in items:
-        if "live" in item.keywords and not config.getoption("--runlive"):
-            item.add_marker(skip_live)
-        if "server" in item.keywords and not config.getoption("--runserver"):
-            item.add_marker(skip_server)
+        kind = ("live" if "live" in item.keywords and not config.getoption("--runlive") else
+                "server" if "server" in item.keywords and not config.getoption("--runserver") else
+                "shared" if absent & set(getattr(item, "fixturenames", ())) else None)
+        if kind is None:
+            kept.append(item)
+        else:
+            away.append(item)
+            counts[kind] += 1
+    if away:
+        config.hook.pytest_deselected(items=away)
+        items[:] = kept
+    config.stash[_NOT_RUN] = {why[kind]: n for kind, n in counts.items() if n}
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    return [f"not run: {n} {text}" for text, n in config.stash.get(_NOT_RUN, {}).items()]
 
 
 @pytest.fixture(autouse=True)

@@ -96,6 +96,16 @@ def test_nothing_a_user_reads_points_outside_the_repository() -> None:
         for link in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
             if not link.startswith(("http://", "https://")):
                 assert (page.parent / link).exists(), f"{page.name} links to {link}, which does not exist"
+        for link, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", text):  # #48: a section renamed
+            target = page.parent / link if link else page
+            if target.suffix == ".md" and not link.startswith(("http://", "https://")):
+                assert anchor in _anchors(target), f"{page.name} links to {link}#{anchor}: no such section"
+
+
+def _anchors(page: Path) -> set[str]:
+    """The #fragments of a Markdown page's headings, as GitHub makes them."""
+    heads = re.findall(r"^#+ (.*)$", page.read_text(encoding="utf-8"), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in heads}
 
 
 @pytest.mark.slow

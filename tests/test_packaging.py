@@ -61,6 +61,7 @@ def wheel_judgeflow(wheel: Path, tmp_path: Path) -> Iterator[object]:
         sys.modules.update(saved)
 
 
+@pytest.mark.slow  # builds the wheel (pip wheel)
 def test_load_criterion_finds_them_in_the_wheel_layout(wheel_judgeflow: object, tmp_path: Path) -> None:
     from judgeflow.criteria import criteria_dirs, list_criteria, load_criterion
 

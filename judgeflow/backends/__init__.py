@@ -68,18 +68,6 @@ def rouge_l(model: str, config: ClientConfig) -> Backend:
 DEFAULT_MAX_SOURCE_CHARS = 16_000
 
 
-def samples_vary(model: str, config: ClientConfig) -> bool:
-    """Whether samples of `model` differ at a temperature of 0: a reasoning model that takes only its
-    default temperature (providers/profiles.py) samples at it whatever is asked."""
-    provider = model.partition("/")[0]
-    if not known(provider):
-        return False
-    from .providers.profiles import profile_of
-
-    profile = profile_of(model, config.profile)
-    return profile.reasons and not profile.takes_temperature(profile.effort(config.reasoning_effort))
-
-
 def member_reasoning(model: str, effort: str | None, profile: str | None) -> tuple[str | None, str | None]:
     """(--reasoning-effort, --profile) as they apply to one member of a panel or cascade: a profile only to
     a member on its wire (azure/ and openai/ share one), an effort only to a member that reasons."""
@@ -143,6 +131,5 @@ __all__ = [
     "make_backend",
     "prompt_fields",
     "member_reasoning",
-    "samples_vary",
     "single_from_steps",
 ]

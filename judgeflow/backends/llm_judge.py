@@ -31,7 +31,7 @@ from ..criteria import Criterion
 from ..details import checkable, details
 from ..citations import CITED_SOURCES, claim_notes
 from ..knowledge import Slot
-from ..prompts import documents, inline, register_tags, tag
+from ..prompts import documents, listed, register_tags, tag
 from ..items import Item
 from ..results import TraceEntry, Usage
 
@@ -39,8 +39,10 @@ DEFAULT_MODEL_ENV = "JUDGEFLOW_MODEL"
 OFFLINE_MODEL = "baseline/lexical"
 
 
-def prompt_fields(item: Item, claims: list[Claim] | None = None) -> dict[str, str]:
-    """The item's texts, each delimited and neutralised, ready for a criterion prompt."""
+def prompt_fields(item: Item, claims: list[Claim] | None = None,
+                  notes: dict[str, str] | None = None) -> dict[str, str]:
+    """The item's texts, each delimited and neutralised, ready for a criterion prompt (`notes`: the
+    claims' citation notes, when already computed: `citation_notes`)."""
     fields = {
         "question": tag("question", item.question),
         "answer": tag("answer", item.answer),
@@ -49,11 +51,23 @@ def prompt_fields(item: Item, claims: list[Claim] | None = None) -> dict[str, st
         "spec": tag("spec", item.spec),
     }
     if claims is not None:
-        sources = item.extra.get(CITED_SOURCES, item.source)  # before passage selection, numbered as the answer cites
-        notes = claim_notes(item.answer, sources if item.messages is None else None, claims)
-        inner = "\n".join(inline("claim", c.text + notes.get(c.id, ""), id=c.id) for c in claims)
-        fields["claims"] = f"<claims>\n{inner}\n</claims>"
+        notes = citation_notes(item, claims) if notes is None else notes
+        fields["claims"] = listed("claims", ((c.id, c.text + notes.get(c.id, "")) for c in claims))
     return fields
+
+
+def citation_notes(item: Item, claims: list[Claim]) -> dict[str, str]:
+    """Claim id -> the note on the citation it carries (" [cites document 2]"); {} if none does."""
+    sources = item.extra.get(CITED_SOURCES, item.source)  # numbered as the answer cites them
+    return claim_notes(item.answer, sources if item.messages is None else None, claims)
+
+
+def not_offered(criterion: Criterion, notes: dict[str, str]) -> tuple[str, ...]:
+    """The verdicts a check prompt leaves out: the misattributed-citation verdict where no claim of
+    the chunk carries a citation (`notes` empty: its meaning cannot apply, its lines would be paid
+    for nothing)."""
+    verdict = criterion.evidence_roles().get("misattributed")
+    return (verdict,) if verdict and not notes else ()
 
 
 # Output budgets (max_tokens) sized close to what replies use: OpenAI charges max_tokens against the
@@ -157,10 +171,11 @@ class LLMJudge:
         return (f"{c.model}|url={c.base_url}|structured={self.structured}|t={c.temperature}|mt={c.max_tokens}"
                 f"|chunk={self.max_claims_per_check}|replies={REPLIES_VERSION}{reasoning}")
 
-    def _messages(self, criterion: Criterion, key: str, fields: dict[str, str]) -> list[dict[str, Any]]:
+    def _messages(self, criterion: Criterion, key: str, fields: dict[str, str],
+                  hidden: tuple[str, ...] = ()) -> list[dict[str, Any]]:
         return [
             {"role": "system", "content": criterion.system_for(key)},
-            {"role": "user", "content": criterion.render(key, fields).strip()},
+            {"role": "user", "content": criterion.render(key, fields, hidden).strip()},
         ]
 
     @staticmethod
@@ -218,11 +233,14 @@ class LLMJudge:
         for start in range(0, len(claims), n):  # very long claim lists are split
             chunk = claims[start : start + n]
             ids = tuple(c.id for c in chunk)
-            fields = prompt_fields(item, chunk)
-            messages = self._messages(criterion, "check", fields)
+            notes = citation_notes(item, chunk)
+            fields = prompt_fields(item, chunk, notes)
+            hidden = not_offered(criterion, notes)
+            offered = tuple(v for v in verdicts if v not in hidden)
+            messages = self._messages(criterion, "check", fields, hidden)
             result = await self.client.ask(
-                checks_reply(bases, verdicts, ids), messages,
-                context=self._context(criterion, claim_ids=list(ids)),
+                checks_reply(bases, offered, ids), messages,
+                context=self._context(criterion, claim_ids=list(ids), verdicts=list(offered)),
                 usage=usage, trace=trace, step="check", max_tokens=TOKENS_BASE + len(chunk) * TOKENS_PER_VERDICT,
                 **self._cache_hint(item, criterion, messages, fields),
             )
@@ -257,8 +275,8 @@ class LLMJudge:
         if not slots:
             return {}
         ids = tuple(s.claim_id for s in slots)
-        inner = "\n".join(inline("slot", s.masked, id=s.claim_id) for s in slots)
-        fields = {"question": tag("question", item.question), "slots": f"<slots>\n{inner}\n</slots>"}
+        fields = {"question": tag("question", item.question),
+                  "slots": listed("slots", ((s.claim_id, s.masked) for s in slots))}
         messages: list[dict[str, Any]] = list(criterion.render_commit(fields))
         result = await self.client.ask(
             commitments_reply(ids), messages, context={}, usage=usage, trace=trace, step="commit",

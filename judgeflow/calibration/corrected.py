@@ -32,13 +32,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
 from pydantic import BaseModel
 
 from ..results import Judgment
 from .rates import pct, wilson_interval
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..runs.summary import Tally
 
 #: posterior draws for the interval (seeded: the same counts give the same interval)
@@ -114,6 +115,9 @@ def rogan_gladen(q: float, sens: float, spec: float) -> float | None:
 def posterior(judged_ones: int, judged: int, tp: int, fp: int, fn: int, tn: int, *, seed: int = 0,
               draws: int = DRAWS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Draws of (q, PPV, FOR) under Jeffreys priors."""
+    # numpy here: every run's summary imports this module, and needs numpy only with labels
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     return (_jeffreys(judged_ones, judged, draws, rng), _jeffreys(tp, tp + fp, draws, rng),
             _jeffreys(fn, fn + tn, draws, rng))
@@ -135,6 +139,8 @@ def corrected_rate(judged_ones: int, judged: int, tp: int, fp: int, fn: int, tn:
         return out
     if out.labelled >= judged:  # every judged row labelled: the people's rate is the rate, nothing to correct
         return _all_labelled(out, level)
+    import numpy as np
+
     qs, ppv, fo = posterior(judged_ones, judged, tp, fp, fn, tn, seed=seed, draws=draws)
     rates = qs * ppv + (1 - qs) * fo
     tail = 100 * (1 - level) / 2
@@ -173,6 +179,8 @@ def _all_labelled(out: CorrectedRate, level: float) -> CorrectedRate:
     out.sensitivity = out.tp / ones if ones else None
     out.specificity = out.tn / (out.fp + out.tn) if out.fp + out.tn else None
     out.raw_outside = not (out.low or 0) <= (out.raw or 0) <= (out.high or 1)
+    import numpy as np
+
     rng = np.random.default_rng(0)
     youden = _jeffreys(out.tp, ones, DRAWS, rng) + _jeffreys(out.tn, out.fp + out.tn, DRAWS, rng) - 1
     tail = 100 * (1 - level) / 2
@@ -272,6 +280,8 @@ def by_type(rows: Sequence[Judgment], pairs: Sequence[tuple[Judgment, int]], *, 
     kinds = Counter(k for k in map(error_type, scored) if k is not None)
     labelled = Counter(error_type(j) for j, _ in pairs if j.label == 1)
     confirmed = Counter(error_type(j) for j, h in pairs if j.label == 1 and h == 1)
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     tail = 100 * (1 - level) / 2
     out = []

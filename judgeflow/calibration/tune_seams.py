@@ -92,7 +92,7 @@ class StoreJudging:
         return self.backend.model
 
     def _judge(self, criterion: Criterion) -> Judge:
-        return Judge(backend=self.backend, criterion=criterion, strategy=self.strategy,  # type: ignore[arg-type]
+        return Judge(backend=self.backend, criterion=criterion, strategy=self.strategy,
                      concurrency=self.concurrency, keep_trace=False)
 
     def planned_calls(self, criterion: Criterion, items: Sequence[Item]) -> int:

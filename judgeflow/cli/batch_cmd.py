@@ -23,6 +23,8 @@ from rich.markup import escape
 
 from .render import console
 
+from ..backends.llm.failures import classify, is_provider_error
+from ..errors import ProviderUnavailable
 from ..results import Usage
 from ..runs.batch import lifecycle
 from ..runs.batch.events import (Abandoned, Adopted, Busy, Collected, Event, FilesDeleted, Finished, Polled, RunState,
@@ -95,10 +97,16 @@ def _store_opt(store: RunStore) -> str:
 def show(events: Iterable[Event], store: RunStore, con: Console) -> int:
     """Print a lifecycle's events as they come; the exit code: 1 when the run finished as a failure."""
     code = 0
-    for event in events:
-        say(event, store, con)
-        if isinstance(event, Finished) and event.failure:
-            code = 1
+    try:
+        for event in events:
+            say(event, store, con)
+            if isinstance(event, Finished) and event.failure:
+                code = 1
+    except Exception as e:  # the batch API's own calls: a refused connection says its fix, not a traceback
+        found = classify(e) if is_provider_error(e) else None
+        if found is None:
+            raise
+        raise ProviderUnavailable(f"the batch API failed ({found[0]}): {found[1]} ({e})") from e
     return code
 
 

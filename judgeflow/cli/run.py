@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 import time
@@ -28,6 +29,7 @@ from rich.markup import escape
 
 from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
+from ..build import build
 from ..errors import OVER_BUDGET, ConfigError, ProviderUnavailable
 from .._judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, Judging
@@ -61,10 +63,20 @@ configuration; 3 stopped on a systemic provider error (authentication, refused c
 model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
 
 
+class OutputPath(argparse.Action):
+    """-o PATH as a Path, remembering a trailing slash (Path drops it): `-o judged/` names a directory."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        text = os.fspath(values)  # a str from the command line; a Path when called from Python
+        setattr(namespace, self.dest, Path(text))
+        namespace.output_is_directory = text != STDIO and text.endswith(("/", os.sep))
+
+
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help=SUMMARIES["run"], epilog=EXIT_CODES)
     p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
-    p.add_argument("-o", "--output", type=Path,
+    p.add_argument("-o", "--output", action=OutputPath,
                    help="results file (.jsonl, one judgment a line; .csv or .parquet: see --format); - writes to "
                         "stdout (default: ITEMS.results.jsonl beside the input)")
     p.add_argument("--format", choices=FORMATS, dest="format",
@@ -209,7 +221,7 @@ def make_judge(args: argparse.Namespace, budget: Any = None) -> Judging:
     settings = settings_of(args)
     ensemble.check(args)
     check_repeats(settings, args)
-    return settings.spec().judging.build(**({"budget": budget} if budget is not None else {}))
+    return build(settings.spec().judging, **({"budget": budget} if budget is not None else {}))
 
 
 def check_repeats(settings: RunSettings, args: argparse.Namespace) -> None:
@@ -227,6 +239,14 @@ def note_offline(args: argparse.Namespace, con: Console) -> None:
         con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
                   f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
                   f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
+    model = args.model or default_model()
+    asked = [flag for flag, on in (("--knowledge commit-first", getattr(args, "knowledge", None) == "commit-first"),
+                                   ("--evidence", getattr(args, "evidence", None))) if on]
+    if asked and model.startswith("baseline/") and not ensemble.active(args):  # #48: they changed nothing, unsaid
+        one = len(asked) == 1
+        con.print(f"note: {' and '.join(asked)} {'is a step' if one else 'are steps'} of an LLM judge: the offline "
+                  f"{model} ignores {'it' if one else 'them'} (the labels are those of a plain run); give --model",
+                  markup=False, soft_wrap=True)
 
 
 def default_output(args: argparse.Namespace, con: Console) -> None:
@@ -249,6 +269,10 @@ def cmd_run(args: argparse.Namespace, *, command: Callable[[str], str] | None = 
                               "run locally (drop --ray) or cap the rows with --limit N")
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
+    if getattr(args, "output_is_directory", False):
+        raise ConfigError(f"-o {args.output}{os.sep} names a directory, and a local run writes one results file: "
+                          f"give a file path, e.g. -o {args.output / 'results.jsonl'} (a directory of shards is "
+                          "--ray's output)")
     check_output(args.output, args.input, store=args.store)
     args.fmt = output_format(args.output, args.format)  # before judging: parquet needs pyarrow
     if args.batch:

@@ -17,6 +17,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from ..build import build
 from ..errors import ConfigError, ProviderUnavailable
 from ..items import DEFAULT_MAX_INPUT_CHARS
 from ..judging import DEFAULT_CONCURRENCY
@@ -85,7 +86,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     key = f"watch:{shown}" + (f"#{args.project}" if args.project else "")
     settings = RunSettings.from_args(args, model=None)
     budget = settings.spend_cap()  # run's --budget (runs.budget.Budget): reserved before each call, per period here
-    judge = settings.judging_spec().build(**({"budget": budget} if budget is not None else {}))
+    judge = build(settings.judging_spec(), **({"budget": budget} if budget is not None else {}))
     spool = None
     if args.input.startswith("otlp://"):  # the receiver's bodies, fsync'd before each 200 (read again on a restart)
         spool = Path(settings.store).with_name(Path(settings.store).name + "." + re.sub(r"\W+", "-", args.input)

@@ -1,15 +1,15 @@
 """One typed spec of what judges and how a run goes (architecture step 3).
 
 * `ClientConfig` (client.py): every option of a judge's client, one object into the client.
-* `JudgeSpec | PanelSpec | CascadeSpec | RepeatsSpec` (judging.py gathers them; each is defined beside
-  the Judging it builds): `.build()` gives the Judging, every Judging's `.spec()` gives its spec back;
-  the rules of composition are validators.
+* `JudgeSpec | PanelSpec | CascadeSpec | RepeatsSpec` (judging.py): pure data, with every rule of
+  composition a validator; `judgeflow.build.build(spec)` gives the Judging, every Judging's
+  `.spec()` gives its spec back.
 * `RunSpec` (run.py): the judging and the run's input, output, format, turns, ...; the run store
   records it and a resume rebuilds the judging from it.
 
 Each field says whether it changes results and what its `judgeflow run` flag is
-(`option_flag`, `affects_results`). Names are loaded on first use (the Judgings import
-`config.client`, so this package must not import them at its own import).
+(`option_flag`, `affects_results`). This package is the bottom floor: it imports pydantic, the
+standard library and `errors` (tests/test_architecture.py pins it). Names are loaded on first use.
 """
 
 from __future__ import annotations

@@ -20,37 +20,28 @@ from __future__ import annotations
 
 import math
 import random
-import re
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
-from ..config.client import Spec, option
-from ..config.judging_protocol import spec_of
-from .._judge import JudgeSpec
-from ..errors import ConfigError, InvalidItemError
+from ..config.judging import DEFAULT_ESCALATE_ON as DEFAULT_ESCALATE_ON
+from ..config.judging import (
+    CascadeSpec,
+    check_audit_rate,
+    escalate_on_conditions,
+    spec_of,
+)
+from ..errors import InvalidItemError
 from .budget_cut import budget_cut
 from ..items import Item
 from ..judging import DEFAULT_CONCURRENCY, Ensemble, ItemLike, Judging, as_item, combined_key, invalid_judgment
 from ..results import Judgment, TraceEntry, Usage
-from .panel import EnsembleBase, PanelSpec, make_member, vote_of
-
-DEFAULT_ESCALATE_ON = "label1,unscored"
-ESCALATE_ON = ("label1", "unscored", "disagree", "confidence<X")
-_CONF = re.compile(r"^confidence<(0?\.\d+|1(\.0*)?|0)$")
-
+from .panel import EnsembleBase, make_member, vote_of
 
 def parse_escalate_on(spec: str | Sequence[str]) -> list[str]:
-    """Validate "label1,unscored,confidence<0.8" into a list of conditions."""
-    parts = [p.strip() for p in (spec.split(",") if isinstance(spec, str) else spec) if p.strip()]
-    if not parts:
-        raise ConfigError(f"--escalate-on is empty; give one or more of: {', '.join(ESCALATE_ON)}")
-    for p in parts:
-        if p not in ESCALATE_ON[:3] and not _CONF.match(p):
-            raise ConfigError(f"--escalate-on {p!r} is not one of: {', '.join(ESCALATE_ON)} "
-                              "(X a share between 0 and 1, e.g. confidence<0.8)")
-    return parts
+    """Validate "label1,unscored,confidence<0.8" into a list of conditions (any cheap judge)."""
+    return escalate_on_conditions(spec, cheap_votes=True)
 
 
 def audit_draw(seed: int, item_id: str) -> float:
@@ -66,39 +57,6 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-class CascadeSpec(Spec):
-    """A cheap judge on every item, a strong one on the items it escalates (and an audited share)."""
-
-    kind: Literal["cascade"] = "cascade"
-    cheap: JudgeSpec | PanelSpec = option(..., "The judge every item sees.", flag="--cascade", results=True,
-                                          discriminator="kind")
-    strong: JudgeSpec | PanelSpec = option(..., "The judge escalated items see.", flag="--cascade", results=True,
-                                           discriminator="kind")
-    escalate_on: str = option(DEFAULT_ESCALATE_ON, "When to escalate: label1, unscored, disagree, confidence<X.",
-                              flag="--escalate-on", results=True)
-    audit_rate: float = option(0.0, "Share of the other items also sent to the strong judge.", flag="--audit-rate",
-                               results=True, ge=0.0, le=1.0)
-    seed: int = option(0, "Seed of the audit draw.", flag="--audit-seed", results=True)
-    keep_trace: bool = option(True, "Keep the members' traces.", flag="--trace", results=False)
-    concurrency: int = option(16, "Items judged at once by the sync facade.", flag="--concurrency", results=False)
-
-    @model_validator(mode="after")
-    def _composes(self) -> CascadeSpec:
-        votes = [c for c in self.escalate_on.split(",") if c.strip() == "disagree" or c.strip().startswith("confidence")]
-        if votes and isinstance(self.cheap, JudgeSpec):
-            raise ConfigError(f"--escalate-on {','.join(votes)} needs a cheap judge with several votes: a "
-                              "panel (--cascade panel,STRONG with --panel ...) or samples (--samples N)")
-        return self
-
-    def build(self, **client: Any) -> Judging:
-        return Cascade(self.cheap.build(**client), self.strong.build(**client), escalate_on=self.escalate_on,
-                       audit_rate=self.audit_rate, seed=self.seed, concurrency=self.concurrency,
-                       keep_trace=self.keep_trace)
-
-    def judges(self) -> list[JudgeSpec]:
-        return [*self.cheap.judges(), *self.strong.judges()]
 
 
 class Cascade(EnsembleBase):
@@ -123,20 +81,15 @@ class Cascade(EnsembleBase):
             audit_rate: share of the other items also sent to the strong judge, to measure the cascade.
             seed: fixes which items are audited.
         """
-        if not 0.0 <= audit_rate <= 1.0:
-            raise ConfigError(f"audit rate must be a share between 0 and 1, got {audit_rate}")
         kw = {"keep_trace": keep_trace, **judge_kwargs}
         self._members = [make_member(cheap, kw), make_member(strong, kw)]
-        self.escalate_on = parse_escalate_on(escalate_on)
-        needs_votes = [c for c in self.escalate_on if c == "disagree" or c.startswith("confidence")]
-        if needs_votes and not isinstance(self.cheap, Ensemble):
-            raise ConfigError(f"--escalate-on {','.join(needs_votes)} needs a cheap judge with several votes: a "
-                              "panel (--cascade panel,STRONG with --panel ...) or samples (--samples N)")
-        self.audit_rate, self.seed = audit_rate, seed
+        votes = isinstance(self.cheap, Ensemble)
+        self.escalate_on = escalate_on_conditions(escalate_on, cheap_votes=votes)
+        self.audit_rate, self.seed = check_audit_rate(audit_rate), seed
         self.concurrency, self.keep_trace = concurrency, keep_trace
 
     def spec(self) -> CascadeSpec:
-        """What this cascade is, as data: `spec().build()` makes the same cascade."""
+        """What this cascade is, as data: `build(spec())` makes the same cascade."""
         return CascadeSpec(cheap=spec_of(self.cheap), strong=spec_of(self.strong),
                            escalate_on=",".join(self.escalate_on), audit_rate=self.audit_rate, seed=self.seed,
                            keep_trace=self.keep_trace, concurrency=self.concurrency)

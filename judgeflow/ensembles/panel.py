@@ -32,20 +32,16 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from pydantic import model_validator
-
-from ..backends import samples_vary
-from ..config.client import Spec, option
-from ..config.judging_protocol import spec_of
-from ..errors import ConfigError, InvalidItemError
+from ..config.judging import RULES as RULES
+from ..config.judging import PanelSpec, panel_min_votes, same_samples, spec_of
+from ..errors import InvalidItemError
 from ..items import Item
-from .._judge import Judge, JudgeSpec
+from .._judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, SyncFacade, as_item, combined_key, invalid_judgment
 from .budget_cut import budget_cut
 from ..results import JudgeVote, Judgment, TraceEntry, Usage
 
 Rule = Literal["majority", "any", "all"]
-RULES: tuple[str, ...] = ("majority", "any", "all")
 Label = Literal[0, 1] | None
 
 
@@ -124,50 +120,10 @@ def make_member(m: Judging | str, judge_kwargs: dict[str, Any]) -> Judging:
 
 
 def check_samples(member: Judging, samples: int) -> None:
-    """Samples of a judge that always answers the same are the same vote: refuse them."""
-    t = member.backend.temperature if isinstance(member, Judge) else None
-    if isinstance(member, Judge) and t in (0, -1.0):
-        what = "an offline judge, which always gives the same answer" if t == -1.0 else "temperature 0"
-        raise ConfigError(
-            f"samples={samples} with {member.model}: {what}, so every sample would be the same; "
-            "set a temperature above 0 (e.g. --temperature 0.7) for self-consistency")
-
-
-class PanelSpec(Spec):
-    """Several judges voting on each item, or one judge sampled several times (self-consistency)."""
-
-    kind: Literal["panel"] = "panel"
-    members: list[JudgeSpec] = option(..., "The member judges.", flag="--panel", results=True)
-    rule: Literal["majority", "any", "all"] = option("majority", "How the votes combine.", flag="--panel-rule",
-                                                     results=True)
-    samples: int = option(1, "Verdicts per member (needs a temperature above 0).", flag="--samples", results=True)
-    tie: Literal[0, 1] | None = option(1, "The label of a majority tie (None: unscored).", flag="--panel-tie",
-                                       results=True)
-    min_votes: int | None = option(None, "Fewest voting members for a label (default: a majority).", flag=None,
-                                   results=True)
-    keep_trace: bool = option(True, "Keep the members' traces.", flag="--trace", results=False)
-    concurrency: int = option(16, "Items judged at once by the sync facade.", flag="--concurrency", results=False)
-
-    @model_validator(mode="after")
-    def _composes(self) -> PanelSpec:
-        if not self.members:
-            raise ConfigError("a panel needs at least one member")
-        if self.samples < 1:
-            raise ConfigError(f"samples must be at least 1, got {self.samples}")
-        if len(self.members) == 1 and self.samples == 1:
-            raise ConfigError("a panel of one judge with one sample is that judge: give more members or samples > 1")
-        for m in self.members if self.samples > 1 else ():
-            if m.model.startswith("baseline/") or not (m.client.temperature or samples_vary(m.model, m.client)):
-                raise ConfigError(f"samples={self.samples} with {m.model}: every sample would give the same "
-                                  "answer; set a temperature above 0 (e.g. --temperature 0.7) for self-consistency")
-        return self
-
-    def build(self, **client: Any) -> Judging:
-        return Panel([m.build(**client) for m in self.members], rule=self.rule, samples=self.samples,
-                     tie=self.tie, min_votes=self.min_votes, concurrency=self.concurrency, keep_trace=self.keep_trace)
-
-    def judges(self) -> list[JudgeSpec]:
-        return list(self.members)
+    """Samples of a judge that always answers the same are the same vote: refuse them. The built
+    backend knows its temperature (None: a reasoning model sampling at its own; -1.0: offline)."""
+    if isinstance(member, Judge) and member.backend.temperature in (0, -1.0):
+        raise same_samples(samples, member.model)
 
 
 class Panel(EnsembleBase):
@@ -194,33 +150,20 @@ class Panel(EnsembleBase):
             tie: the label of a majority tie: 1 (default) or None (unscored).
             min_votes: fewest voting members for a label (default: a majority of the members).
         """
-        if rule not in RULES:
-            raise ConfigError(f"panel rule {rule!r} is not one of: {', '.join(RULES)}")
-        if tie not in (0, 1, None):
-            raise ConfigError(f"tie must be 1, 0 or None (unscored), got {tie!r}")
-        if samples < 1:
-            raise ConfigError(f"samples must be at least 1, got {samples}")
-        if not members:
-            raise ConfigError("a panel needs at least one member")
-        if len(members) == 1 and samples == 1:
-            raise ConfigError("a panel of one judge with one sample is that judge: give more members or samples > 1")
+        votes = panel_min_votes(len(members), samples, rule, tie, min_votes)
         judges = [make_member(m, {"keep_trace": keep_trace, **judge_kwargs}) for m in members]
         if samples > 1:
             for m in judges:
                 check_samples(m, samples)
-        n = len(judges) if len(judges) > 1 else samples
         self.rule, self.samples, self.tie = rule, samples, tie
-        self._min_votes = min_votes
-        self.min_votes = min_votes if min_votes is not None else n // 2 + 1
-        if not 1 <= self.min_votes <= n:
-            raise ConfigError(f"min_votes must be between 1 and {n}, got {self.min_votes}")
+        self._min_votes, self.min_votes = min_votes, votes
         self.concurrency = concurrency
         self.keep_trace = keep_trace
         # one slot per member and sample, member by member: each is judged (and cached) on its own
         self._members = judges if samples == 1 else [Sample(m, k, samples) for m in judges for k in range(samples)]
 
     def spec(self) -> PanelSpec:
-        """What this panel is, as data: `spec().build()` makes the same panel."""
+        """What this panel is, as data: `build(spec())` makes the same panel."""
         inner = [m.inner if isinstance(m, Sample) else m for m in self.judges]
         return PanelSpec(members=[spec_of(m) for m in inner], rule=self.rule, samples=self.samples,
                          tie=self.tie, min_votes=self._min_votes, keep_trace=self.keep_trace,

@@ -17,14 +17,8 @@ from __future__ import annotations
 
 import asyncio
 
-from typing import Any, Literal
-
-from pydantic import model_validator
-
-from ..config.client import Spec, option
-from ..config.judging_protocol import spec_of
-from .._judge import JudgeSpec
-from ..errors import ConfigError, InvalidItemError
+from ..config.judging import RepeatsSpec, check_repeats, spec_of
+from ..errors import InvalidItemError
 from .budget_cut import budget_cut
 from ..items import Item
 from ..judging import (
@@ -47,32 +41,6 @@ class Repeat(Sample):
         return key if self.k == 0 else sub_key(key, repeat=self.k)
 
 
-class RepeatsSpec(Spec):
-    """One judge asked `k` times about each item (test-retest); every verdict is kept."""
-
-    kind: Literal["repeats"] = "repeats"
-    judging: JudgeSpec = option(..., "The judge to repeat (one judge: a panel or cascade is not repeated).",
-                                flag=None, results=True)
-    k: int = option(2, "Verdicts per item, at least 2.", flag="--repeats", results=True, ge=2)
-    concurrency: int = option(16, "Items judged at once by the sync facade.", flag="--concurrency", results=False)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one_judge(cls, data: Any) -> Any:
-        inner = data.get("judging") if isinstance(data, dict) else None
-        kind = inner.get("kind") if isinstance(inner, dict) else getattr(inner, "kind", "judge")
-        if kind != "judge":
-            raise ConfigError(f"repeats take one judge, not a {kind} (--repeats does not combine with --panel, "
-                              "--samples or --cascade yet: repeat one judge)")
-        return data
-
-    def build(self, **client: Any) -> Judging:
-        return Repeats(self.judging.build(**client), self.k, concurrency=self.concurrency)
-
-    def judges(self) -> list[JudgeSpec]:
-        return [self.judging]
-
-
 class Repeats(EnsembleBase):
     """One judge asked `k` times about each item; the row keeps every verdict (`Judgment.repeats`)."""
 
@@ -83,17 +51,15 @@ class Repeats(EnsembleBase):
             k: verdicts per item, at least 2.
             concurrency: items judged at once by `judge_many` (each item's repeats run together).
         """
-        if k < 2:
-            raise ConfigError(f"repeats must be at least 2 (one verdict an item is no test-retest), got {k}")
         self._members = [Repeat(judging, i, k) for i in range(k)]
-        self.k, self.concurrency = k, concurrency
+        self.k, self.concurrency = check_repeats(k), concurrency
 
     @property
     def model(self) -> str:
         return self._members[0].model
 
     def spec(self) -> RepeatsSpec:
-        """What this is, as data: `spec().build()` makes the same repeated judge."""
+        """What this is, as data: `build(spec())` makes the same repeated judge."""
         first = self._members[0]
         return RepeatsSpec(judging=spec_of(first.inner if isinstance(first, Repeat) else first),
                            k=self.k, concurrency=self.concurrency)

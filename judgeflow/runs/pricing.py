@@ -17,9 +17,12 @@ Each `Price` says where it came from (`source`), and the run summary prints it.
     input = 0.15
     output = 0.60
 
-In a table, a model matches its own entry, else the longest entry it starts with (so a dated
-snapshot such as "openai/gpt-4o-mini-2024-07-18" uses "openai/gpt-4o-mini"). Local models
-(ollama/, baseline/) cost nothing. Anything else has no known price and no estimate.
+In a table, a model matches its own entry, else the longest entry it starts with followed by a
+version suffix (`VERSION_SUFFIX`: so a dated snapshot such as "openai/gpt-4o-mini-2024-07-18" uses
+"openai/gpt-4o-mini"). genai-prices matches names by prefix and substring clauses, so its answer
+is kept only when the name is one the database spells out (or one of them plus a version suffix):
+a misspelt "claude-haiku-4-5x" is not Haiku. Local models (ollama/, baseline/) cost nothing.
+Anything else has no known price and no estimate.
 """
 
 from __future__ import annotations
@@ -110,17 +113,34 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
     return table
 
 
-#: what may follow a priced name and still be that model: a dated snapshot (`-2024-08-06`,
-#: `-20250929`), `-latest`, or a tag (`@...`, `:...`). Anything else is another model, or a
-#: misspelt one (`gpt-4o-mni` is not `gpt-4o`): priced as unknown, never guessed.
-_SNAPSHOT = re.compile(r"(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|-latest|[@:].*)")
+#: what may follow a priced name and still be that model, as the providers spell versions: a
+#: date (`-2024-08-06`, `-20250929`, `-0613`, `-preview-06-05`), a Gemini stable version (`-001`),
+#: `-latest`/`-preview`/`-exp`, a Bedrock version (`-v1:0`), a Vertex version (`@20250929`,
+#: `@001`), an OpenAI fine-tune's `:org:name:id`. Anything else is another model, or a misspelt
+#: one (`gpt-4o-mni` is not `gpt-4o`, `claude-haiku-4-5x` is not Haiku): unknown, never guessed.
+VERSION_SUFFIX = re.compile(
+    r"(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{2}-\d{2}|-\d{3,4}|-latest|-preview|-exp|-v\d+"
+    r"|@\d+|@latest|:\d+|:[\w-]+:[\w.-]*:\w+)*"
+)
+
+
+#: the version of the rule `spelt_out` applies to genai-prices' answers (part of the price cache key)
+NAME_RULE = "names-2"
 
 
 def _match(model: str, table: dict[str, Price]) -> Price | None:
     if model in table:
         return table[model]
-    matches = [k for k in table if model.startswith(k) and _SNAPSHOT.fullmatch(model[len(k):])]
+    matches = [k for k in table if model.startswith(k) and VERSION_SUFFIX.fullmatch(model[len(k):])]
     return table[max(matches, key=len)] if matches else None
+
+
+def spelt_out(name: str, names: set[str]) -> bool:
+    """Whether `name` is one of `names`, or one plus a version suffix; after a path too (Google's
+    `models/NAME`, a Bedrock ARN's `.../inference-profile/NAME`)."""
+    name = name.lower()
+    return any(rest.startswith(n) and VERSION_SUFFIX.fullmatch(rest[len(n):])
+               for rest in {name, name.rpartition("/")[2]} for n in names if n)
 
 
 def price_for(model: str, prices: dict[str, Price] | None = None) -> Price | None:
@@ -158,6 +178,7 @@ def maintained_price(model: str) -> Price | None:
     database = price_cache.installed()
     if database is None:
         return None
+    database += f" {NAME_RULE}"  # a lookup remembered under an older name rule is made again
     known = price_cache.recall(database, model)
     if known is not price_cache.MISSING:
         return Price.model_validate(known) if known is not None else None
@@ -187,10 +208,29 @@ def _look_up(model: str) -> Price | None:
         return None
     except Exception:  # a broken price database never breaks a run: no estimate instead
         return None
+    if not spelt_out(name, database_names(calc_in.model)):
+        return None  # matched by a prefix or substring clause only: a typo, not this model
     scale = 1_000_000 / probe
     return Price(input=float(calc_in.input_price) * scale, output=float(calc_out.output_price) * scale,
                  cached_input=float(calc_read.input_price) * scale, cache_write=float(calc_write.input_price) * scale,
                  source=f"{MAINTAINED} {getattr(genai_prices, '__version__', '')}".strip())
+
+
+def database_names(model: object) -> set[str]:
+    """The names a genai-prices model entry spells out: its id, its `equals` names, and the stems
+    of its `starts_with`/`contains`/`ends_with` clauses (without a trailing `-`, `@`, `.` or `:`).
+    Its regexes are left out: they only admit a date after a name already here."""
+    names = {str(getattr(model, "id", "")).lower()}
+    stack = [getattr(model, "match", None)]
+    while stack:
+        clause = stack.pop()
+        stack += getattr(clause, "or_", None) or getattr(clause, "and_", None) or []
+        if (equals := getattr(clause, "equals", None)) is not None:
+            names.add(str(equals).lower())
+        for key in ("starts_with", "contains", "ends_with"):
+            if (stem := getattr(clause, key, None)) is not None:
+                names.add(str(stem).lower().rstrip("-@.:").lstrip("/"))
+    return names
 
 
 def estimate_cost(model: str, usage: Usage, *, prices: dict[str, Price] | None = None, batch: bool = False) -> float | None:

@@ -35,6 +35,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..build import build
 from ..config.judging import JUDGING
 from ..config.judging_protocol import Specified
 from ..config.run import RunSpec, results_view
@@ -172,7 +173,7 @@ class Run:
     def judging(self, **client: Any) -> Judging:
         """What judged this run, rebuilt from its record (a resume, a batch replay: `client` replaces
         client options, e.g. `http_client`)."""
-        return RunSettings.from_record(self.info.settings).judging_spec().build(**client)
+        return build(RunSettings.from_record(self.info.settings).judging_spec(), **client)
 
     def check_judging(self, judging: Judging) -> None:
         """ConfigError if `judging` is not what the run recorded, in what changes results."""

@@ -2,7 +2,7 @@
 
     s = RunSettings.from_args(args)            # the CLI; or RunSettings.from_record(run.settings)
     s.spec()                                   # the RunSpec (judgeflow.config): judging + run fields
-    judging = s.judging_spec().build()         # run, resume, batch replay: a Judge, Panel, Cascade, Repeats
+    judging = build(s.judging_spec())          # run, resume, batch replay: a Judge, Panel, Cascade, Repeats
     s.with_judging(spec_of(judge))             # the settings of what really judges (Run.open(judging=))
     s.diff(RunSettings.from_record(old))       # ["strategy: 'graph' then, 'single' now", ...]
     s.resume_command()                         # the command line that resumes it (no credentials)
@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..backends import default_model, member_reasoning
+from ..build import build
 from ..config.client import DEFAULT_MAX_WAIT, ClientConfig, affects_results
 from ..config.judging import JUDGING, JudgeSpec, JudgingSpec, RepeatsSpec
 from ..config.run import DEFAULT_MAX_INPUT_CHARS, RunSpec, results_view
@@ -217,17 +218,17 @@ class RunSettings(BaseModel):
         one = spec.judging.judging if isinstance(spec.judging, RepeatsSpec) else spec.judging
         base = cls(model=one.model if isinstance(one, JudgeSpec) else one.judges()[0].model,
                    **spec.model_dump(exclude={"judging"}))
-        return base.with_judging(spec.judging, model=spec.judging.build().model if not isinstance(one, JudgeSpec)
+        return base.with_judging(spec.judging, model=build(spec.judging).model if not isinstance(one, JudgeSpec)
                                  else None)
 
     def judge(self, *, keep_trace: bool = True, **overrides: Any) -> Judge:
         """The run's Judge (one model); `overrides` replace client options (batch replay: `http_client`,
-        no retries). A panel or cascade: `judging_spec().build()`."""
+        no retries). A panel or cascade: `build(judging_spec())`."""
         spec = self.judging_spec()
         one = spec.judging if isinstance(spec, RepeatsSpec) else spec
         if not isinstance(one, JudgeSpec):
-            raise ConfigError("this run judged with a panel or cascade: rebuild it with settings.judging_spec().build()")
-        judge = one.model_copy(update={"keep_trace": keep_trace}).build(**overrides)
+            raise ConfigError("this run judged with a panel or cascade: rebuild it with build(settings.judging_spec())")
+        judge = build(one.model_copy(update={"keep_trace": keep_trace}), **overrides)
         assert isinstance(judge, Judge)
         return judge
 

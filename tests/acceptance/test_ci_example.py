@@ -36,6 +36,7 @@ def fresh_checkout(repo: Path) -> None:
     shutil.copytree(EXAMPLE, repo / "examples" / "qa_bot_ci", ignore=shutil.ignore_patterns(".judgeflow", "__pycache__"))
 
 
+@pytest.mark.slow  # the workflow's shell steps, as CI runs them
 def test_the_ci_workflow_twice_the_second_run_makes_no_model_calls(tmp_path):
     if shutil.which("judgeflow", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("the judgeflow command is not installed (pip install -e .)")

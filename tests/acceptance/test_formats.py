@@ -5,6 +5,8 @@ or 1 (input '0')") and Parquet read as "a binary file"."""
 from __future__ import annotations
 
 import builtins
+import contextlib
+import io
 import json
 import re
 from pathlib import Path
@@ -40,18 +42,23 @@ def runs(tmp_path_factory):
     return d, items, store, out
 
 
+def _stdout_of(argv: list[str]) -> str:
+    """What `judgeflow ARGV` writes to stdout (what `> file` saves; the summary goes to stderr),
+    in-process."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(argv)
+    assert code == 0, out.getvalue()[-2000:]
+    return out.getvalue()
+
+
 @pytest.fixture(scope="module")
 def stdout_file(runs):
-    import subprocess
-    import sys
-
     d, items, store, _ = runs
-    done = subprocess.run([sys.executable, "-m", "judgeflow", "run", str(items), "-o", "-", "--store", str(store),
-                           "--no-progress"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    text = _stdout_of(["run", str(items), "-o", "-", "--store", str(store), "--no-progress"])
     (d / "stdout").mkdir()
     path = d / "stdout" / "results.jsonl"  # what `-o - > results.jsonl` saves (JSONL, the default for stdout)
-    path.write_text(done.stdout)
+    path.write_text(text)
     return path
 
 
@@ -115,14 +122,10 @@ def test_every_format_reads_back_with_jsonls_figures(fmt, command, runs, stdout_
 
 
 def test_a_csv_written_to_stdout_reads_back_as_the_file_does(runs, tmp_path):
-    import subprocess
-    import sys
-
     d, items, store, out = runs
-    done = subprocess.run([sys.executable, "-m", "judgeflow", "run", str(items), "-o", "-", "--format", "csv",
-                           "--store", str(store), "--no-progress"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    (tmp_path / "r.csv").write_text(done.stdout)
+    text = _stdout_of(["run", str(items), "-o", "-", "--format", "csv", "--store", str(store),
+                       "--no-progress"])
+    (tmp_path / "r.csv").write_text(text)
     from judgeflow.io import read_results
 
     assert [j.model_dump() for j in read_results(tmp_path / "r.csv")] == [j.model_dump() for j in read_results(out["csv"])]

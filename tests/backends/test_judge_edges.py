@@ -3,11 +3,11 @@ answer that states something is not a pass, and a detail no claim carries is sti
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 from fakes import MOSCOW_FOUNDER, FakeLLM, moscow_by_whom
+from fakes.provider import claim_lines
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge, SingleJudgment
 from judgeflow.schemas import JudgedClaim
@@ -28,7 +28,7 @@ def user_text(req: dict[str, Any]) -> str:
 def verdicts(by_text: dict[str, str]) -> Any:
     """A check reply answering every claim id in the prompt: the verdict of the first key its text holds."""
     def reply(req: dict[str, Any]) -> ClaimChecks:
-        found = re.findall(r'<claim id="(c\d+)">(.*?)</claim>', user_text(req), re.S)
+        found = claim_lines(user_text(req))
         return ClaimChecks(checks=[
             ClaimCheck(claim_id=i, verdict=next((v for k, v in by_text.items() if k in t), "supported"),
                        basis="reference", evidence="1147", reason="r") for i, t in found])

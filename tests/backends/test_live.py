@@ -1,4 +1,4 @@
-"""Live provider checks: skipped unless `pytest --runlive` (they need keys and cost a little).
+"""Live provider checks: not run unless `pytest --runlive` (they need keys and cost a little).
 
     OPENAI_API_KEY=... pytest --runlive tests/backends/test_live.py
     ANTHROPIC_API_KEY=... JUDGEFLOW_LIVE_ANTHROPIC=anthropic/claude-sonnet-4-5 pytest --runlive tests/backends/test_live.py

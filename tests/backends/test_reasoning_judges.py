@@ -189,13 +189,14 @@ def test_profiles_per_family() -> None:
 
 
 def test_samples_work_with_a_reasoning_model() -> None:
-    from judgeflow.ensembles.panel import PanelSpec
+    from judgeflow.build import build
     from judgeflow.config import ClientConfig
-    from judgeflow.config.judging import JudgeSpec
+    from judgeflow.config.judging import JudgeSpec, PanelSpec
 
-    PanelSpec(members=[JudgeSpec(model="openai/gpt-5-mini", client=ClientConfig())], samples=3)
+    key = ClientConfig(api_key="k")
+    build(PanelSpec(members=[JudgeSpec(model="openai/gpt-5-mini", client=key)], samples=3))
     with pytest.raises(ConfigError, match="every sample would give the same"):
-        PanelSpec(members=[JudgeSpec(model="openai/gpt-4o-mini", client=ClientConfig())], samples=3)
+        build(PanelSpec(members=[JudgeSpec(model="openai/gpt-4o-mini", client=key)], samples=3))
 
 
 def test_the_effort_is_in_the_cache_key() -> None:

@@ -91,6 +91,7 @@ def test_the_state_file_holds_no_key_and_no_credentials(tmp_path: Path) -> None:
         assert json.loads(f.read_text())["buckets"]["requests"]["limit"] in (60, 5)
 
 
+@pytest.mark.slow  # a process killed: it needs its own
 def test_a_process_killed_holding_the_lock_or_reservations_leaves_nothing_that_lasts(tmp_path: Path) -> None:
     child = textwrap.dedent("""
         import time

@@ -27,6 +27,7 @@ from fakes.review import start_review, stop_review, write_run
 from judgeflow.calibration.labels import read_labels
 
 CHROMIUM = os.environ.get("JUDGEFLOW_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = pytest.mark.slow  # a `judgeflow review` server and chromium, as processes
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install playwright")
 pytest.importorskip("starlette", reason="the review extra is not installed: pip install 'judgeflow[review]'")
 if not Path(CHROMIUM).exists():
@@ -51,8 +52,9 @@ def launch(tmp: Path) -> Iterator[str]:
         stop_review(server)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser():
+    """One chromium for the module (each test opens its own page, in its own context)."""
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         yield b

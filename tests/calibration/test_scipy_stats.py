@@ -1,4 +1,4 @@
-"""The statistics come from scipy (exact binomial test, Wilson interval): the same numbers as the formulas."""
+"""The statistics agree with scipy (exact binomial test, Wilson interval) and with the formulas."""
 
 from __future__ import annotations
 
@@ -22,8 +22,13 @@ def test_mcnemar_is_the_exact_binomial_test(b, c):
     assert mcnemar_exact(b, c) == pytest.approx(enumerated(b, c), rel=1e-9)
 
 
-@pytest.mark.parametrize("k,n", [(0, 20), (20, 20), (3, 40), (120, 1000)])
+@pytest.mark.parametrize("k,n", [(0, 20), (20, 20), (3, 40), (120, 1000), (1, 1), (0, 1), (7, 9)])
 def test_wilson_is_scipys_and_the_closed_form(k, n):
+    from scipy.stats import binomtest  # the oracle: wilson_interval is its closed form
+
+    for level in (0.8, 0.9, 0.95, 0.99):
+        ci = binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+        assert wilson_interval(k, n, level) == pytest.approx((ci.low, ci.high), abs=1e-12)
     lo, hi = wilson_interval(k, n, 0.95)
     assert (lo, hi) == pytest.approx(wilson(k, n, 1.959963984540054), abs=1e-9)
     assert wilson_interval(k, 0) is None

@@ -277,3 +277,33 @@ def test_a_run_that_judged_nothing_is_not_a_success(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert '"failure": "nothing was judged: 2 of 2 rows are invalid, 0 unscored"' in out
     assert len((tmp_path / "b.jsonl").read_text().splitlines()) == 2  # both rows still written, as errors
+
+
+def test_an_offline_run_says_it_ignores_knowledge_and_evidence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#48: docs/criteria.md's `--knowledge commit-first` / `--evidence FILE` ran offline and changed nothing
+    without a word (the same labels, "evidence 0%"): they are steps of an LLM judge, so an offline run says so."""
+    inp = write_lines(tmp_path / "items.jsonl", MIXED[:1])
+    docs = write_lines(tmp_path / "docs.jsonl", [{"id": "d1", "text": "Moscow was founded in 1147."}])
+    assert run_cli(str(inp), "-o", str(tmp_path / "a.jsonl"), "--evidence", str(docs), "--knowledge", "commit-first",
+                   "--no-progress") == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--knowledge commit-first and --evidence" in err and "ignores" in err and "--model" in err
+    assert run_cli(str(inp), "-o", str(tmp_path / "b.jsonl"), "--no-progress") == 0
+    assert "ignores" not in capsys.readouterr().err  # said only when asked for
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_local_run_into_a_directory_says_give_a_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], existing: bool) -> None:
+    """#48: `run X -o judged/` (a local run, trailing slash) wrote a *file* named `judged`. A local run
+    writes one results file, so a directory -o (new with a slash, or existing) is refused with the fix."""
+    inp = write_lines(tmp_path / "items.jsonl", MIXED[:1])
+    out = tmp_path / "judged"
+    if existing:
+        out.mkdir()
+    assert run_cli(str(inp), "-o", f"{out}/", "--no-progress") == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "error:" in err and "-o" in err and str(out / "results.jsonl") in err and "Traceback" not in err
+    assert out.is_dir() == existing and not out.is_file() and list(tmp_path.glob("judged*")) == (
+        [out] if existing else [])
+    assert run_cli(str(inp), "-o", str(out / "results.jsonl"), "--no-progress") == 0  # the fix works

@@ -135,3 +135,21 @@ def test_agent_trace_review_names_the_tool_message_and_reports_kappa(run_script)
 def test_each_example_says_what_it_shows_and_how_to_run_it(name: str) -> None:
     doc = load(name).__doc__ or ""
     assert "What it shows" in doc and f"python examples/{name}.py" in doc
+
+
+@pytest.mark.parametrize("name", ["quickstart", "criterion_ab", "rag_pipeline", "agent_spec_review", "russian_quiz",
+                                  "agent_trace_review"])
+def test_an_example_given_a_model_without_its_key_says_the_fix_not_a_traceback(
+        name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """#48: `python examples/X.py --model openai/gpt-4o-mini` (each docstring's second command) with no key
+    printed a 20-line traceback ending in the fix; it now ends with the fix alone."""
+    import runpy
+
+    for var in [k for k in os.environ if k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))]:
+        monkeypatch.delenv(var)
+    monkeypatch.chdir(EXAMPLES.parent)
+    monkeypatch.setattr(sys, "argv", [str(EXAMPLES / f"{name}.py"), "--model", "openai/gpt-4o-mini"])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_path(str(EXAMPLES / f"{name}.py"), run_name="__main__")
+    assert isinstance(stop.value.code, str) and stop.value.code.startswith("error: ")
+    assert "needs an API key" in stop.value.code and "OPENAI_API_KEY" in stop.value.code

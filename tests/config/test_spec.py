@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from judgeflow import Cascade, ConfigError, Judge, Panel, Repeats
+from judgeflow.build import build
 from judgeflow.config import JUDGING, CascadeSpec, ClientConfig, JudgeSpec, PanelSpec, RepeatsSpec, RunSpec, spec_of
 from judgeflow.runs.run import Run
 from judgeflow.runs.settings import RunSettings
@@ -42,7 +43,7 @@ def judgings():
 def test_every_judging_round_trips_through_its_spec(name: str) -> None:
     judging = judgings()[name]
     spec = spec_of(judging)
-    rebuilt = spec.build()
+    rebuilt = build(spec)
     assert type(rebuilt) is type(judging) and rebuilt.model == judging.model
     assert spec_of(rebuilt) == spec
     item = moscow(source=["Moscow was founded in 1147."])
@@ -56,7 +57,7 @@ def test_every_judging_round_trips_through_its_spec(name: str) -> None:
 
 def test_a_panel_is_built_from_python_as_the_cli_builds_it() -> None:
     spec = PanelSpec(members=[JudgeSpec(model=m) for m in OFFLINE], rule="all")
-    panel = spec.build()
+    panel = build(spec)
     assert isinstance(panel, Panel) and panel.rule == "all" and [m.model for m in panel.judges] == list(OFFLINE)
     assert panel.judge(moscow()).label in (0, 1)
 
@@ -64,7 +65,12 @@ def test_a_panel_is_built_from_python_as_the_cli_builds_it() -> None:
 @pytest.mark.parametrize("make, why", [
     (lambda: RepeatsSpec(judging=PanelSpec(members=[JudgeSpec(model=m) for m in OFFLINE])), "repeats take one judge"),
     (lambda: PanelSpec(members=[JudgeSpec(model="baseline/lexical")]), "a panel of one judge"),
-    (lambda: PanelSpec(members=[JudgeSpec(model="openai/gpt-4o-mini")], samples=3), "temperature above 0"),
+    (lambda: PanelSpec(members=[JudgeSpec(model="baseline/lexical")], samples=3),
+     "every sample would give the same"),
+    # the model family's temperature is the built judge's to know (a reasoning model samples at
+    # its own)
+    (lambda: build(PanelSpec(members=[JudgeSpec(model="openai/gpt-4o-mini")], samples=3),
+                   api_key="k"), "temperature above 0"),
     (lambda: CascadeSpec(cheap=JudgeSpec(model=OFFLINE[0]), strong=JudgeSpec(model=OFFLINE[1]), escalate_on="disagree"),
      "several votes"),
     (lambda: RunSpec(judging=PanelSpec(members=[JudgeSpec(model=m) for m in OFFLINE]), batch=True), "--batch"),
@@ -130,3 +136,12 @@ def test_a_python_panel_run_is_recorded_and_resumed_from_its_spec(tmp_path: Path
         other = spec.model_copy(update={"judging": PanelSpec(members=[JudgeSpec(model=m) for m in OFFLINE])})
         with pytest.raises(ConfigError, match="rule"):
             Run.open(store, other, resume=True)  # the stored spec is compared: another rule is another run
+
+
+def test_the_specs_name_the_modes_and_knowledge_strategies_the_core_has() -> None:
+    """config/ is below items and knowledge, so it names their values itself: they must not drift."""
+    from judgeflow.config.judging import KNOWLEDGE, MODES
+    from judgeflow.items import FAMILIES
+    from judgeflow.knowledge import STRATEGIES
+
+    assert MODES == ("auto", *FAMILIES) and KNOWLEDGE == tuple(STRATEGIES)

@@ -3,6 +3,8 @@ and from where its quote is, precision and recall per answer and per run."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
@@ -92,7 +94,13 @@ def test_correct_citations_pass_and_an_uncited_answer_has_no_citations() -> None
     assert cited.citations["precision"] == 1.0 and cited.citations["recall"] == 1.0
     plain = judge.judge(rag("Berlin is the capital of Germany."))
     assert plain.label == 0 and plain.citations is None and "citations" not in plain.to_row()
-    assert "<claim id=\"c1\">Berlin is the capital of Germany</claim>" in llm.user_prompts()[3]  # no note
+    assert "\nc1: Berlin is the capital of Germany\n" in llm.user_prompts()[3]  # no note
+    # the misattributed verdict is offered (guide and schema) only where a claim carries a citation
+    cited_check, plain_check = llm.requests[1], llm.requests[3]
+    assert "- misattributed_citation (an error)" in llm.user_prompts()[1]
+    assert "misattributed_citation" in json.dumps(cited_check["tools"])
+    assert "misattributed_citation" not in llm.user_prompts()[3] + json.dumps(plain_check["tools"])
+    assert "- not_found (an error)" in llm.user_prompts()[3]
     assert run_citations([cited.citations, plain.citations, None])["answers"] == 1
 
 

@@ -61,7 +61,7 @@ def test_harmless_extras_pass_when_every_requirement_is_met() -> None:
     assert [c.verdict for c in result.claims] == ["complies", "extra"]
     assert result.usage.calls == 4 and [t.step for t in result.trace] == ["decompose", "check", "requirements", "coverage"]
     coverage_prompt = llm.user_prompts()[3]
-    assert '<requirement id="r2">Delivery within 5 business days.</requirement>' in coverage_prompt
+    assert "\nr2: Delivery within 5 business days.\n" in coverage_prompt
     assert "<answer>\nOrder A-1042 is confirmed." in coverage_prompt
     assert result.language == "en" and "input_language" not in result.to_row()  # one language field
 

@@ -55,7 +55,11 @@ def test_render_fills_every_placeholder_and_delimits() -> None:
             assert "{" not in text.replace("{{", ""), f"{name}.{key} left a placeholder"
     check = load_criterion("factual_correctness").render("check", prompt_fields(item, claims))
     assert "- false_fact (an error):" in check and "- supported (not an error):" in check
-    assert '<claim id="c1">A.</claim>' in check and "<reference>\nR.\n</reference>" in check
+    # the fact kinds are listed where a verdict's meaning refers to them (factual's false_fact)
+    assert "Concrete fact kinds: date, number" in check
+    faithful = load_criterion("source_faithfulness").render("check", prompt_fields(item, claims))
+    assert "Concrete fact kinds" not in faithful
+    assert "<claims>\nc1: A.\n</claims>" in check and "<reference>\nR.\n</reference>" in check
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

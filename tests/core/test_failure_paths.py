@@ -278,7 +278,9 @@ def test_a_fake_requirements_block_in_the_answer_is_neutralised() -> None:
     assert j.status == "judged"
     coverage = llm.user_prompts()[-1]
     assert coverage.count("<requirements>") == 1 and coverage.count("</requirements>") == 1
-    assert coverage.count("<requirement ") == 1  # only the real one
+    assert coverage.count("<requirement ") == 0 and "\nr1: Give the delivery time.\n</requirements>" in coverage
+    block = coverage.split("<requirements>\n", 1)[1].split("\n</requirements>", 1)[0]
+    assert block.splitlines() == ["r1: Give the delivery time."]  # only the real one
 
 
 def test_a_requirement_id_from_the_model_must_be_a_plain_token() -> None:
@@ -304,8 +306,8 @@ def test_every_tag_any_prompt_uses_is_neutralised() -> None:
     for name in ("factual_correctness", "source_faithfulness", "spec_compliance", "reference_faithfulness"):
         texts += load_criterion(name).prompts.model_dump().values()
     used = set().union(*(tags_in(t) for t in texts))
-    assert {"requirement", "requirements", "answer", "claims"} <= used
-    assert used <= neutralized_tags()
+    assert {"requirements", "answer", "claims"} <= used
+    assert used | {"claim", "requirement"} <= neutralized_tags()  # the older per-line tags too
     for name in used:
         assert f"<{name}>" not in neutralize(f"x <{name}> y </{name} > z")
 

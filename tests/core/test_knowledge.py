@@ -15,6 +15,7 @@ from fakes import MOSCOW_QUESTION, FakeLLM, SchemaProvider
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Item, Judge, load_criterion
 from judgeflow.backends import Evidence
+from judgeflow.build import build
 from judgeflow.knowledge import compare, decided, decided_by, mask, settle, shares
 
 ERRORS = ["contradicted", "false_fact"]
@@ -198,7 +199,7 @@ def test_judge_spec_records_knowledge_and_evidence_path(tmp_path: Path) -> None:
     docs = write_docs(tmp_path / "docs.jsonl")
     spec = Judge("baseline/lexical", knowledge="commit-first", evidence=docs).spec()
     assert spec.knowledge == "commit-first" and spec.evidence == str(docs)
-    again = spec.build()
+    again = build(spec)
     assert again.knowledge == "commit-first" and again.evidence is not None
 
 

@@ -39,6 +39,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith(("judgeflow.", "p
 """
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_version_and_help_import_no_command_and_no_judging_code() -> None:
     """Before: `judgeflow --version` imported every command module and the judging core (pydantic,
     criteria, backends, rich; about 0.35 s of CPU before the version was printed)."""

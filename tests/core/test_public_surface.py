@@ -8,6 +8,8 @@ import sys
 import types
 from pathlib import Path
 
+import pytest
+
 import judgeflow
 
 PACKAGE = Path(judgeflow.__file__).resolve().parent
@@ -20,6 +22,7 @@ def test_no_public_name_is_also_a_submodule():
     assert clashes == []
 
 
+@pytest.mark.slow  # a fresh interpreter: what was imported first is the point
 def test_the_package_is_a_plain_module_whatever_was_imported_first():
     assert type(judgeflow) is types.ModuleType
     code = ("import judgeflow._judge, judgeflow.workflow, judgeflow, types\n"

@@ -22,8 +22,9 @@ from typing import Literal
 
 #: for the pytest runs that tests start (in a directory without this repository's pyproject.toml):
 #: the plugins that pyproject.toml's addopts turns off, as PYTEST_ADDOPTS. langsmith's and phoenix's
-#: pytest plugins are no test's subject and cost about 1 s of CPU per pytest start.
-FOREIGN_PLUGINS_OFF = "-p no:langsmith_plugin -p no:phoenix"
+#: pytest plugins are no test's subject and cost about 1 s of CPU per pytest start; Hypothesis's
+#: (which this suite needs, and those runs' tests never use) about 0.6 s more.
+FOREIGN_PLUGINS_OFF = "-p no:langsmith_plugin -p no:phoenix -p no:hypothesispytest"
 
 
 def pytest_env(env: dict[str, str]) -> dict[str, str]:

@@ -35,9 +35,19 @@ except ImportError:  # run as a script: python tests/fakes/provider.py
     from wire import anthropic_body, openai_body  # type: ignore[no-redef]
 
 _ANSWER = re.compile(r"<answer>\n(.*?)\n</answer>", re.S)
-_CLAIM = re.compile(r'<claim id="([^"]+)">(.*?)</claim>', re.S)
+_LINE = re.compile(r"^([A-Za-z0-9_.:-]+): (.*)$", re.M)  # one `id: text` line an entry
 _SENT = re.compile(r"(?<=[.!?])\s+")
-_SLOT = re.compile(r'<slot id="([^"]+)">')
+
+
+def listed_lines(prompt: str, name: str) -> list[tuple[str, str]]:
+    """The (id, text) of every `id: text` line in the prompt's last <name> block (claims, slots)."""
+    blocks = re.findall(rf"<{name}>\n(.*?)\n</{name}>", prompt, re.S)
+    return _LINE.findall(blocks[-1]) if blocks else []
+
+
+def claim_lines(prompt: str) -> list[tuple[str, str]]:
+    """The (id, text) of every claim in a check prompt's <claims> block."""
+    return listed_lines(prompt, "claims")
 
 
 def _claims(answer: str) -> list[dict[str, str]]:
@@ -55,9 +65,10 @@ def _verdict(text: str, prompt: str) -> dict[str, str]:
 def answer_for(tool: str, prompt: str) -> dict[str, Any]:
     """The tool arguments judgeflow expects for request `tool`, from the user prompt."""
     if tool == "ClaimChecks":
-        return {"checks": [{"claim_id": cid, **_verdict(text, prompt)} for cid, text in _CLAIM.findall(prompt)]}
+        return {"checks": [{"claim_id": cid, **_verdict(text, prompt)}
+                           for cid, text in claim_lines(prompt)]}
     if tool == "Commitments":  # commit-first: this fake knows nothing, so every claim ends unverifiable
-        return {cid: {"values": ""} for cid in _SLOT.findall(prompt)}
+        return {cid: {"values": ""} for cid, _ in listed_lines(prompt, "slots")}
     if tool == "CriterionEdits":  # `judgeflow tune`'s editor: one edit that always applies
         return {"edits": [{"field": "not_errors", "action": "add", "new": "correct extra details",
                            "addresses": [], "why": "fake provider"}]}

@@ -21,12 +21,12 @@ from typing import Any
 
 import httpx2
 
+from .provider import claim_lines
 from .scripted import FakeLLM
 from .wire import openai_body
 
 _REFERENCE = re.compile(r"<reference>\n(.*?)\n</reference>", re.DOTALL)
 _ANSWER = re.compile(r"<answer>\n(.*?)\n</answer>", re.DOTALL)
-_CLAIM = re.compile(r'<claim id="([^"]+)">(.*?)</claim>', re.DOTALL)
 _NOT_ERRORS = re.compile(r"Never an error on its own[^\n]*\n((?:- [^\n]*\n?)*)")
 
 #: a useless edit, the edit that fixes the false alarms, and one that cannot be applied
@@ -78,7 +78,7 @@ class ReadingFake(FakeLLM):
             answer = _ANSWER.findall(prompt)[-1]
             return {"claims": [{"text": s.strip(), "kind": "other"} for s in re.split(r"(?<=\.)\s+", answer) if s.strip()]}
         if tool == "ClaimChecks":
-            return {cid: self._verdict(text, prompt) for cid, text in _CLAIM.findall(prompt)}
+            return {cid: self._verdict(text, prompt) for cid, text in claim_lines(prompt)}
         raise AssertionError(f"unexpected request {tool}")
 
     def _verdict(self, claim: str, prompt: str) -> dict[str, str]:

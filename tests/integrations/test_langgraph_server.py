@@ -118,6 +118,7 @@ def test_langgraph_dev_serves_the_context_schema(server) -> None:
     assert "backend" not in props  # a live object cannot travel as JSON
 
 
+@pytest.mark.slow
 def test_langgraph_dev_takes_no_endpoint_or_path_from_the_caller(server, operator_endpoint) -> None:
     """Issue 25 item 1: a caller of the served graph names an allowed model and a criterion, nothing
     more; the server's key goes only to the operator's endpoint (see test_served_graph.py)."""

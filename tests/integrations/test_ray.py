@@ -98,6 +98,7 @@ def read_rows(outdir: Path) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.slow  # a local Ray: its daemons and workers are processes
 def test_every_row_once_unscored_keep_their_reason(ray_local: Any, tmp_path: Path) -> None:
     from judgeflow.integrations.ray import judge_dataset
 
@@ -138,6 +139,7 @@ def test_every_row_once_unscored_keep_their_reason(ray_local: Any, tmp_path: Pat
     assert stats["llm_calls"] - stats["by_status"].get("429", 0) == N
 
 
+@pytest.mark.slow  # a local Ray: its daemons and workers are processes
 def test_two_actors_share_one_rate_limit(ray_local: Any, tmp_path: Path) -> None:
     from judgeflow.integrations.ray import judge_dataset
 
@@ -195,6 +197,7 @@ def test_killed_job_rerun_makes_no_repeated_calls(ray_local: Any, tmp_path: Path
     assert f"{len(first)} ids already in" in done.stderr
 
 
+@pytest.mark.slow  # a local Ray: its daemons and workers are processes
 def test_store_cache_serves_unchanged_items_without_calls(ray_local: Any, tmp_path: Path) -> None:
     from judgeflow.integrations.ray import existing_ids, judge_dataset, write_judgments
 
@@ -216,6 +219,7 @@ def test_store_cache_serves_unchanged_items_without_calls(ray_local: Any, tmp_pa
     assert all(json.loads(r["usage"])["calls"] == 0 for r in b)
 
 
+@pytest.mark.slow  # a local Ray: its daemons and workers are processes
 def test_cli_reads_a_parquet_glob_and_writes_parquet_shards(ray_local: Any, tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -261,6 +265,7 @@ def _unnamed(n: int = 12) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.slow  # a local Ray
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
 def test_a_ray_output_directory_is_read_by_calibrate_with_the_same_kappa_as_a_local_run(
         ray_local: Any, tmp_path: Path, capsys: Any, fmt: str) -> None:

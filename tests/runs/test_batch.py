@@ -211,3 +211,31 @@ def test_one_bad_line_in_a_batch_output_fails_that_line_only(tmp_path: Path, fak
     assert " line " in err and ("file-out-1" in err or "msgbatch_1" in err), err
     assert [len(b) for b in fake.batch.submitted] == [4, 1]  # only the bad line went out again
     assert [r["label"] for r in rows(tmp_path)] == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_batch_goes_to_the_judgeflow_base_url_endpoint_as_an_online_run_does(
+        tmp_path: Path, fake: FakeProvider, provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#48: `run --batch` with $JUDGEFLOW_BASE_URL (cli.md: the default endpoint) and no --base-url went to the
+    provider's own host (a traceback offline); it goes where an online run goes."""
+    write_items(tmp_path / "in.jsonl", 2)
+    monkeypatch.setenv("JUDGEFLOW_BASE_URL", fake.base_url + ("/v1" if provider == "openai" else ""))
+    args = run_args(tmp_path, fake, provider, "--batch")
+    k = args.index("--base-url")
+    assert main(args[:k] + args[k + 2:]) == 0
+    assert [len(b) for b in fake.batch.submitted] == [2]
+
+
+def test_a_batch_that_cannot_reach_its_endpoint_says_the_fix_not_a_traceback(tmp_path: Path, capsys) -> None:
+    """#48: `run --batch --base-url` of a refused port ended in the SDK's APIConnectionError traceback."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    write_items(tmp_path / "in.jsonl", 2)
+    args = ["run", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "o.jsonl"), "--model", "openai/gpt-4o-mini",
+            "--base-url", dead, "--store", str(tmp_path / "s.sqlite"), "--no-progress", "--batch"]
+    assert main(args) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "cannot connect: check --base-url" in err and "batch" in err

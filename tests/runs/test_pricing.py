@@ -122,3 +122,34 @@ def test_a_misspelt_model_is_priced_as_unknown_not_guessed() -> None:
     assert pricing._match("openai/gpt-4o-2024-08-06", builtin) is PRICES["openai/gpt-4o"]
     assert pricing._match("anthropic/claude-sonnet-4-5-20250929", builtin) is PRICES["anthropic/claude-sonnet-4-5"]
     assert pricing._match("openai/gpt-4o-mni", builtin) is None
+
+
+def test_a_typo_that_shares_a_database_prefix_is_unknown_and_real_versions_keep_their_price(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Before: genai-prices' prefix clauses priced `claude-haiku-4-5x` as Haiku ($1/$5), and a lookup
+    remembered under that rule was served again. Now only a name the database spells out, or one
+    plus a version suffix the providers use, is priced (#48 item 9)."""
+    pytest.importorskip("genai_prices")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    for typo in ("anthropic/claude-haiku-4-5x", "anthropic/claude-sonnet-4-5-typo", "google/gemini-2.5-prox",
+                 "openai/gpt-5-nanox", "bedrock/us.anthropic.claude-haiku-4-5-20251001-v1:0x"):
+        assert price_for(typo) is None, typo
+    haiku = price_for("anthropic/claude-haiku-4-5")
+    assert (haiku.input, haiku.output) == pytest.approx((1.0, 5.0))
+    for real in ("anthropic/claude-haiku-4-5-20251001", "anthropic/claude-haiku-4-5-latest",
+                 "google/gemini-2.5-pro-preview-06-05", "google/gemini-2.0-flash-001",
+                 "google/claude-haiku-4-5@20251001", "google/claude-3-5-sonnet-v2@20241022",
+                 "openai/gpt-5-nano-2025-08-07", "openai/gpt-5-nano-20250807", "mistral/mistral-large-2411",
+                 "bedrock/us.anthropic.claude-haiku-4-5-20251001-v1:0",
+                 "bedrock/arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0",
+                 "openai/ft:gpt-4o-mini-2024-07-18:my-org:custom:abc123"):
+        assert price_for(real) is not None, real
+    assert pricing.spelt_out("claude-haiku-4-5-20251001", {"claude-haiku-4-5"})
+    assert not pricing.spelt_out("claude-haiku-4-5x", {"claude-haiku-4-5"})
+    # a price remembered on disk under the old rule is not served under the new one
+    from judgeflow.runs import price_cache
+
+    database = price_cache.installed()
+    price_cache.remember(database, "anthropic/claude-haiku-4-5x", haiku.model_dump())
+    pricing.maintained_price.cache_clear()
+    assert pricing.maintained_price("anthropic/claude-haiku-4-5x") is None

@@ -12,6 +12,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -158,7 +159,7 @@ def test_resume_after_ctrl_c_gives_every_row_once_in_input_order(tmp_path: Path)
                 "--store", str(tmp_path / "s.sqlite"), "--no-progress", "--concurrency", "2"]
         proc = start_cli(args, tmp_path)  # SIGINT as in a terminal, however pytest was started
         while len(fake.requests) < 12 and proc.poll() is None:
-            subprocess.run(["sleep", "0.05"])
+            time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 130, err

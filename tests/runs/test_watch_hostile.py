@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from judgeflow.build import build
 from judgeflow.cli import main
 from judgeflow.io.otlp import read_otlp, spans_of
 from judgeflow.io.sources import FileSource, PhoenixSource
@@ -248,7 +249,7 @@ def _watch_object(tmp_path, source, **kw):
     from judgeflow.runs.watch import Watch
 
     settings = RunSettings(model="baseline/lexical", input="x", output="x")
-    judge = settings.judging_spec().build()
+    judge = build(settings.judging_spec())
     store = RunStore(tmp_path / "s.sqlite")
     run = Run.online(store, settings, judging=judge, key="watch:x")
     return store, Watch(source, run, judge, settings=settings, **kw)

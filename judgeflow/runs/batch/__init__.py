@@ -155,6 +155,7 @@ def make_provider(model: str, *, base_url: str | None = None, http_client: Any =
     from ...backends.providers import known, provider_of
 
     p = provider_of(model) if known(model.partition("/")[0]) else None
+    base_url = base_url or os.environ.get("JUDGEFLOW_BASE_URL") or None  # where an online run goes (#48)
     if p is not None and p.batch:
         for env in p.key_env:
             remember_secret(os.environ.get(env))  # masked by value wherever it appears
