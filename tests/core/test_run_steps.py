@@ -55,6 +55,10 @@ class Steps(LexicalJudge):
             raise LLMError("boom in decompose")
         return await super().decompose(item, criterion, usage, trace)
 
+    async def single(self, item: Any, criterion: Any, usage: Any, trace: Any) -> Any:
+        trace.append(TraceEntry(step="single", reply=item.answer))
+        return await super().single(item, criterion, usage, trace)
+
     async def check(self, item: Any, criterion: Any, claims: Any, usage: Any,
                     trace: Any) -> list[ClaimCheck]:
         usage.calls += 1
@@ -82,11 +86,13 @@ def test_run_steps_gives_the_compiled_graphs_state(strategy: str, fail: str | No
     backend = Steps(fail)
     for item in ITEMS[:12] + MORE:
         def context() -> JudgeContext:
-            return JudgeContext(backend=backend, strategy=strategy,  # type: ignore[arg-type]
-                                coverage=Coverage(requirement_checker(backend)))
+            return JudgeContext(spec={"strategy": strategy},  # type: ignore[arg-type]
+                                backend=backend, coverage=Coverage(requirement_checker(backend)))
 
         graph, steps = both(item, context)
         assert steps == graph, item["id"]
+        assert ("single" in [t["step"] for t in steps["trace"]]) == (strategy == "single" and bool(
+            steps["criterion"]))
     plain = [both(it, lambda: JudgeContext(backend=backend))[1] for it in MORE]
     statuses = {s["status"] for s in plain}
     assert "invalid" in statuses and ("unscored" in statuses) == (fail is not None)
