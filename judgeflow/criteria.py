@@ -183,6 +183,9 @@ class Criterion(BaseModel):
     """What a claim may be checked against, in order of precedence."""
     fact_kinds: list[str]
     """Kinds of concrete, checkable facts a claim can state (shown in the verdict guide)."""
+    short_answer_words: int = Field(0, ge=0)
+    """An answer of one sentence and at most this many words is taken as its one claim (the graph
+    strategy's decompose call is skipped: `details.short_claim`); 0 = always decompose."""
     not_errors: list[str] = Field(default_factory=list)
     """What never counts as an error on its own (clarifications, synonyms, correct extra details):
     shown in the verdict guide, under the verdicts. Empty where it does not apply."""

@@ -28,7 +28,7 @@ from ..schemas import (
 from ..config.client import DEFAULT_MAX_CLAIMS_PER_CHECK
 from ..coverage import STATUSES, Requirement, RequirementCheck, RequirementChecks, Requirements, requirements_block
 from ..criteria import Criterion
-from ..details import checkable, details
+from ..details import checkable, details, short_claim
 from ..citations import CITED_SOURCES, claim_notes
 from ..knowledge import Slot
 from ..prompts import documents, listed, register_tags, tag
@@ -209,6 +209,9 @@ class LLMJudge:
         return {} if prefix is None else {"cache_prefix": prefix}
 
     async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
+        short = short_claim(item.answer, criterion.short_answer_words, criterion.fact_kinds)
+        if short is not None:  # one short sentence is its own claim: no call
+            return [short]
         kinds, _, _ = criterion_vocab(criterion)
         n = max_claims(item.answer)
         messages = self._messages(criterion, "decompose", prompt_fields(item))
