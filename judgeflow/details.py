@@ -105,11 +105,17 @@ def short_claim(answer: str, words: int, kinds: list[str]) -> Claim | None:
         return None
     if without_markers(quote) != quote:  # a citation: the decompose step keeps the marker's claim
         return None
-    found = details(quote)
+    return Claim(id="c1", text=" ".join(quote.split()), kind=code_kind(quote, kinds), quote=quote)
+
+
+def code_kind(text: str, kinds: list[str]) -> str:
+    """A claim's kind found in code: date, number or name from its first detail, else other;
+    "other" (or the last kind listed) where the criterion does not list that kind."""
+    found = details(text)
     kind = _kind(found[0]) if found else "other"
-    if kind not in kinds:
-        kind = "other" if "other" in kinds or not kinds else kinds[-1]
-    return Claim(id="c1", text=" ".join(quote.split()), kind=kind, quote=quote)
+    if kind in kinds or not kinds:
+        return kind
+    return "other" if "other" in kinds else kinds[-1]
 
 
 def with_dropped(answer: str, claims: list[Claim]) -> tuple[list[Claim], list[str]]:

@@ -29,7 +29,8 @@ def kind(answer: str, kinds: list[str] = KINDS) -> str:
 def test_a_short_sentence_is_its_own_claim_with_its_quote_and_a_kind_found_in_code() -> None:
     claim = short_claim(f"  {MOSCOW_WRONG}\n", 15, KINDS)
     assert claim is not None
-    assert (claim.id, claim.text, claim.quote, claim.kind) == ("c1", MOSCOW_WRONG, MOSCOW_WRONG, "date")
+    got = (claim.id, claim.text, claim.quote, claim.kind)
+    assert got == ("c1", MOSCOW_WRONG, MOSCOW_WRONG, "date")
     assert kind("Paris  is the capital of France.") == "name"
     assert kind("Nothing happens.") == "other"
     assert kind(MOSCOW_WRONG, ["name", "other"]) == "other"  # a kind the criterion lacks
@@ -39,7 +40,7 @@ def test_a_short_sentence_is_its_own_claim_with_its_quote_and_a_kind_found_in_co
     "Moscow was founded in 1247. Yuri Dolgorukiy founded it.",  # two sentences
     "Moscow was founded in 1247; Yuri Dolgorukiy founded it.",  # two clauses
     "Moscow was founded in 1247\nby Yuri Dolgorukiy",  # two lines
-    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen",
+    " ".join(f"word{n}" for n in range(16)),  # 16 words
     "I have no comment.",  # nothing checkable: the model decides
     "When was Moscow founded?",
     "Moscow was founded in 1247 [1].",  # a citation marker: the decompose step keeps it
@@ -66,8 +67,10 @@ def test_on_one_call_judges_the_whole_answer(provider: str) -> None:
 
 def test_off_the_model_decomposes_as_before() -> None:
     llm = FakeLLM("openai", [moscow_claims(MOSCOW_RIGHT), moscow_checks("supported")])
-    r = Judge(backend=llm.backend(), criterion="factual_correctness").judge(moscow(answer=MOSCOW_RIGHT))
-    assert r.label == 0 and len(llm.requests) == 2 and [t.step for t in r.trace] == ["decompose", "check"]
+    judge = Judge(backend=llm.backend(), criterion="factual_correctness")
+    r = judge.judge(moscow(answer=MOSCOW_RIGHT))
+    assert r.label == 0 and len(llm.requests) == 2
+    assert [t.step for t in r.trace] == ["decompose", "check"]
 
 
 def test_on_commit_first_masks_the_whole_answer_claim() -> None:
