@@ -617,3 +617,43 @@ def test_the_room_cycle_check_can_fail(tmp_path):
                                                 "    from ..files import f\nw = 1\n",
                               "runs/a.py": "from ..files import f\n", "cli/b.py": "from ..runs.a import f\n"})
     assert room_cycles(pkg) == [["files", "io"]]
+
+
+# -- settings live in config/ (#49): no settings class anywhere else ---------------------------------
+
+SETTINGS_NAME = re.compile(r"\w*(Settings|Spec|Config)$")
+#: spec classes still defined beside what they build (issue #49 moves them into config/judging.py):
+#: this set may only shrink
+KNOWN_SETTINGS_OUTSIDE_CONFIG = {"_judge.py:JudgeSpec", "ensembles/cascade.py:CascadeSpec",
+                                 "ensembles/panel.py:PanelSpec", "ensembles/repeats.py:RepeatsSpec"}
+
+
+def settings_classes(root: Path = PACKAGE) -> set[str]:
+    """Classes named *Settings, *Spec or *Config (a model, a dataclass: any class with a base or a
+    decorator) defined outside config/, as "path:Name"."""
+    found = set()
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("config/"):
+            continue
+        for node in ast.walk(parsed(path)):
+            if (isinstance(node, ast.ClassDef) and SETTINGS_NAME.fullmatch(node.name)
+                    and (node.bases or node.decorator_list)):
+                found.add(f"{rel}:{node.name}")
+    return found
+
+
+def test_no_settings_class_outside_config():
+    found = settings_classes()
+    new = sorted(found - KNOWN_SETTINGS_OUTSIDE_CONFIG)
+    assert not new, f"settings outside config/ (declare them in config/): {new}"
+    assert found == KNOWN_SETTINGS_OUTSIDE_CONFIG, f"one moved: write KNOWN_SETTINGS_OUTSIDE_CONFIG = {found}"
+
+
+def test_the_settings_check_can_fail(tmp_path):
+    model = "from pydantic import BaseModel\nclass {}(BaseModel):\n    x: int = 1\n"
+    pkg = _package(tmp_path, {"runs/settings.py": model.format("RunSettings"),
+                              "config/run.py": model.format("RunSpec"),
+                              "cli/a.py": "import dataclasses\n@dataclasses.dataclass\nclass FlagConfig:\n"
+                                          "    z: int\n"})
+    assert settings_classes(pkg) == {"runs/settings.py:RunSettings", "cli/a.py:FlagConfig"}

@@ -4,7 +4,7 @@ Every input row ends as exactly one output row: judged (label 1/0), unscored (la
 the judge could not decide) or invalid (label null, the input row is unusable).
 
 The run itself is `runs.run.Run` (open or resume, judge, commit, finish: see its docstring for
-what a kill may lose, nothing paid for); this command parses the flags into `RunSettings`, calls
+what a kill may lose, nothing paid for); this command parses the flags into a `RunSpec`, calls
 it, shows progress, maps exceptions to exit codes and prints the summary. stdin is copied to a
 temporary file first, so the input can be read twice (checked, then judged), streamed.
 """
@@ -37,7 +37,11 @@ from ..files import STDIO
 from ..runs.output import FORMATS, OutputError, check_output, output_format, spool
 from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..runs.run import Run
-from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
+from ..runs.budget import spend_cap
+from ..build import build
+from ..config.judging import RepeatsSpec
+from ..config.run import DEFAULT_MAX_INPUT_CHARS, RunSpec
+from .flags import resume_command, to_spec
 from ..runs.store import DEFAULT_STORE, RunStore, StoreError
 from ..knowledge import shares
 from ..runs.summary import (
@@ -197,29 +201,24 @@ def provider_flags(p: argparse.ArgumentParser) -> None:
     add_budget(p)
 
 
-def settings_of(args: argparse.Namespace) -> RunSettings:
-    """The run's settings from the command line (one model, or a panel/cascade named by its flags)."""
-    ens = ensemble.settings(args)
-    return RunSettings.from_args(args, ensemble=ens, ensemble_flags=ensemble.resume_flags(args) if ens else None)
-
-
-def make_judge(args: argparse.Namespace, budget: Any = None) -> Judging:
+def make_judge(args: argparse.Namespace, budget: Any = None, spec: RunSpec | None = None) -> Judging:
     """The Judge, Panel, Cascade or repeated Judge the flags ask for, built from the run's spec; every
     member's client shares `budget` (the run's one spend cap) when given."""
-    settings = settings_of(args)
     ensemble.check(args)
-    check_repeats(settings, args)
-    return settings.spec().judging.build(**({"budget": budget} if budget is not None else {}))
+    check_ray(args)
+    spec = spec or to_spec(args)
+    return build(spec.judging, **({"budget": budget} if budget is not None else {}))
 
 
-def check_repeats(settings: RunSettings, args: argparse.Namespace) -> None:
-    """`--repeats K` asks one judge K times about each item (test-retest), online and locally."""
-    if settings.repeats == 1:
+def check_ray(args: argparse.Namespace) -> None:
+    """What `--ray` (not a spec field: where a run is spread) does not combine with yet."""
+    if not getattr(args, "ray", False):
         return
-    for on, flags, why in ((settings.ensemble, "--panel, --samples or --cascade", "repeat one judge"),
-                           (settings.batch, "--batch", "run online"), (getattr(args, "ray", False), "--ray", "run locally")):
-        if on:
-            raise ConfigError(f"--repeats does not combine with {flags} yet: {why} (drop {flags})")
+    if getattr(args, "repeats", 1) > 1:
+        raise ConfigError("--repeats does not combine with --ray yet: run locally (drop --ray)")
+    if args.budget:
+        raise ConfigError("--budget does not combine with --ray yet: each Ray worker would hold its own cap; "
+                          "run locally (drop --ray) or cap the rows with --limit N")
 
 
 def note_offline(args: argparse.Namespace, con: Console) -> None:
@@ -244,9 +243,7 @@ def cmd_run(args: argparse.Namespace, *, command: Callable[[str], str] | None = 
     con = console(stderr=True)
     default_output(args, con)
     if args.ray:
-        if args.budget:
-            raise ConfigError("--budget does not combine with --ray yet: each Ray worker would hold its own cap; "
-                              "run locally (drop --ray) or cap the rows with --limit N")
+        check_ray(args)
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
     check_output(args.output, args.input, store=args.store)
@@ -255,13 +252,14 @@ def cmd_run(args: argparse.Namespace, *, command: Callable[[str], str] | None = 
         from ..runs.batch import check_batch_input
 
         check_batch_input(args.input)
-    settings = settings_of(args)
-    budget = settings.spend_cap()
-    judge = make_judge(args, budget)
+    ensemble.check(args)
+    settings = to_spec(args)
+    budget = spend_cap(settings)
+    judge = make_judge(args, budget, settings)
     exporter = otel_args.exporter_of(args)  # before judging: OTel export needs the otel extra
     with spool(args.input) as (source, sha), RunStore(settings.store) as store:  # stdin is copied once
-        run = Run.open(store, settings, judging=judge, source=source, sha=sha, resume=args.resume,
-                       say=lambda note: con.print(note, soft_wrap=True, markup=False))
+        run = Run.open(store, settings, judging=judge, command=resume_command(settings), source=source, sha=sha,
+                       resume=args.resume, say=lambda note: con.print(note, soft_wrap=True, markup=False))
         if command is not None:
             run.store.update_run(run.run_id, settings=run.info.settings, command=command(run.command))
             run.info = run.store.get_run(run.run_id)
@@ -270,13 +268,13 @@ def cmd_run(args: argparse.Namespace, *, command: Callable[[str], str] | None = 
         if settings.batch:
             from .batch_cmd import submit
 
-            return submit(run, con=con, max_unscored=settings.max_unscored, base_url=settings.base_url)
+            return submit(run, con=con, max_unscored=settings.max_unscored, base_url=args.base_url)
         return _judge_run(run, judge, settings, con, resume=args.resume, progress=not args.no_progress,
-                          as_json=args.json, budget=budget, exporter=exporter)
+                          as_json=args.json, budget=budget, exporter=exporter, base_url=args.base_url)
 
 
-def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *, resume: bool, progress: bool,
-               as_json: bool, budget: Any = None, exporter: Any = None) -> int:
+def _judge_run(run: Run, judge: Judging, settings: RunSpec, con: Console, *, resume: bool, progress: bool,
+               as_json: bool, budget: Any = None, exporter: Any = None, base_url: str | None = None) -> int:
     """Judge the run's rows with progress, then finish it; exceptions become exit codes."""
     already = run.finished()
     if already or resume:
@@ -286,7 +284,7 @@ def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *,
     if resume:  # only a resumed run can have batches (a new run id has none): batch code loads only then
         from .batch_cmd import open_batches_note
 
-        if note := open_batches_note(run.store, run.run_id, con, settings.base_url):
+        if note := open_batches_note(run.store, run.run_id, con, base_url):
             con.print(note, soft_wrap=True, markup=False)
     session = Session(exporter)
     output = Path(settings.output or "-")
@@ -345,7 +343,7 @@ class Session:
                 "tokens": f"{u.input_tokens + u.output_tokens:,}", "cached": self.cached, "errors": self.errors}
 
 
-def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, session: Session, con: Console, *,
+def _report(run: Run, judge: Judging, settings: RunSpec, tally: Tally, session: Session, con: Console, *,
             resume: bool, as_json: bool, budget: Any = None) -> int:
     """Print the summary (or its JSON); 1 when nothing was judged or too many rows are unscored."""
     prices = load_prices(Path(settings.prices) if settings.prices else None)
@@ -370,8 +368,8 @@ def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, sessi
         lines.append(f"budget: {budget.describe()} spent" + (f"; {budget.denied} call(s) refused at the cap"
                                                              if budget.denied else "")
                      + (f"; {tally.cached} row(s) served from the cache cost nothing" if tally.cached else ""))
-    if settings.repeats > 1:
-        lines.append(f"{settings.repeats} verdicts per item (--repeats), the calls above included: "
+    if isinstance(settings.judging, RepeatsSpec):
+        lines.append(f"{settings.judging.k} verdicts per item (--repeats), the calls above included: "
                      f"`judgeflow stability {output}` reports the items that flip")
     con.print(f"run {run.run_id}: judged with {judge.model} -> {output}", markup=False, soft_wrap=True)
     unreadable = run.store.unreadable_note()
@@ -456,14 +454,14 @@ def client_notes(judging: Judging) -> list[str]:
     return judging.backend.notes if isinstance(judging, Judge) else []  # a panel or cascade: no one backend
 
 
-async def _judge_all(run: Run, judge: Judging, settings: RunSettings, con: Console, session: Session,
+async def _judge_all(run: Run, judge: Judging, settings: RunSpec, con: Console, session: Session,
                      already: int, progress: bool) -> None:
     task = asyncio.current_task()
     assert task is not None
     with sigterm_stops(task), progress_bar(con, total=run.total or 0, completed=already,
                                            disable=not progress) as advance:
         try:
-            async for j in run.judge(judge, concurrency=settings.concurrency, cache=not settings.no_cache):
+            async for j in run.judge(judge, concurrency=settings.judging.concurrency, cache=not settings.no_cache):
                 session.add(j)
                 advance(**session.fields())
         finally:

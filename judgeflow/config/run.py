@@ -75,11 +75,36 @@ class RunSpec(Spec):
         if kind in ("panel", "cascade") and any(j.coverage for j in self.judging.judges()):
             raise ConfigError("requirement coverage (--mode spec / --coverage) does not run in panels or cascades "
                               "yet: add --no-coverage, or judge with one --model")
+        for judge in self.judging.judges():
+            if judge.client.threshold is not None and not judge.model.startswith("baseline/"):
+                raise ConfigError("--threshold applies to the offline judges (baseline/lexical, baseline/rouge-l) "
+                                  "only")
         return self
 
     def results_view(self) -> dict[str, Any]:
         """The fields that change results (nested specs included): what a resume must match."""
         return results_view(self)
+
+
+def flat_view(view: Any, prefix: str = "") -> dict[str, Any]:
+    """A spec (or its `results_view`) as "name: value" pairs for people: nested names dotted, the
+    judging's and the client's own fields by their short names (`strategy`, `temperature`,
+    `members[1].model`)."""
+    from pydantic import BaseModel
+
+    if isinstance(view, BaseModel):
+        view = view.model_dump(mode="json")
+    out: dict[str, Any] = {}
+    if isinstance(view, dict) and view:
+        for k, v in view.items():
+            name = prefix if k in ("judging", "client") else f"{prefix}.{k}" if prefix else k
+            out.update(flat_view(v, name))
+    elif isinstance(view, list) and view and any(isinstance(x, (dict, list)) for x in view):
+        for i, v in enumerate(view):
+            out.update(flat_view(v, f"{prefix}[{i}]"))
+    else:
+        out[prefix] = view
+    return out
 
 
 def results_view(spec: Any) -> Any:
