@@ -26,26 +26,24 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..errors import OVER_BUDGET, ConfigError, ProviderUnavailable
 from .._judge import Judge
-from ..judging import DEFAULT_CONCURRENCY, Judging
+from ..judging import Judging
 from ..results import Judgment, Usage
 from ..runs.gc_tuning import tuned_gc
 from ..files import STDIO
-from ..runs.output import FORMATS, OutputError, check_output, output_format, spool
+from ..runs.output import OutputError, check_output, output_format, spool
 from ..runs.pricing import estimate_cost, load_prices, price_for
 from ..runs.run import Run
 from ..runs.budget import spend_cap
 from ..build import build
 from ..config.judging import RepeatsSpec
-from ..config.run import DEFAULT_MAX_INPUT_CHARS, RunSpec
-from .flags import resume_command, to_spec
-from ..runs.store import DEFAULT_STORE, RunStore, StoreError
+from ..config.run import RunSpec
+from .flags import add_run_flags, resume_command, to_spec
+from ..runs.store import RunStore, StoreError
 from ..knowledge import shares
 from ..runs.summary import (
-    DEFAULT_MAX_UNSCORED,
     Tally,
     answer_line,
     citation_line,
@@ -54,7 +52,7 @@ from ..runs.summary import (
     summarize,
 )
 from . import ensemble, otel_args, ray_cmd
-from .argtypes import Subparsers, non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
+from .argtypes import Subparsers
 from .render import console
 from . import SUMMARIES
 
@@ -67,138 +65,16 @@ model or path, rejected request shape: fix it, then --resume); 130 interrupted (
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help=SUMMARIES["run"], epilog=EXIT_CODES)
-    p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
-    p.add_argument("-o", "--output", type=Path,
-                   help="results file (.jsonl, one judgment a line; .csv or .parquet: see --format); - writes to "
-                        "stdout (default: ITEMS.results.jsonl beside the input)")
-    p.add_argument("--format", choices=FORMATS, dest="format",
-                   help="the results file's format (default: from the -o suffix, .csv or .parquet, else jsonl; "
-                        "parquet needs pyarrow)")
-    p.add_argument("--model", help=f"provider/model (default ${DEFAULT_MODEL_ENV}, else {OFFLINE_MODEL}, offline)")
-    p.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint (vLLM, llama.cpp, LM Studio)")
-    p.add_argument("--map", action="append", metavar="FIELD=COLUMN",
-                   help="read an item field from a column of another name, e.g. --map reference=gold_text "
-                        "(repeatable; fields: id, question, answer, reference, source, spec, label, ...)")
-    p.add_argument("--mode", default="auto", choices=["auto", "factual", "faithfulness", "spec"],
-                   help="route by fields (auto) or force a mode")
-    p.add_argument("--criterion", help="a criterion name or .toml path for every item (overrides --mode)")
-    _checking_flags(p)
-    p.add_argument("--max-source-chars", type=positive_int,
-                   help="cut sources longer than this to the passages relevant to the claims; cite passages")
-    p.add_argument("--strategy", default="graph", choices=["graph", "single"],
-                   help="graph: decompose then check (2 calls); single: one call")
-    p.add_argument("--turns", default="last", choices=["last", "all"],
-                   help="conversations (rows with messages): judge the last assistant turn, or every assistant "
-                        "turn against what came before it (one row per turn, ids ID#t3)")
-    p.add_argument("--delimiter", type=_delimiter,
-                   help="a CSV input's delimiter, e.g. ';' or '\\t' (default: comma, or ; tab | sniffed from the header)")
-    p.add_argument("--system-prompt", action="store_true",
-                   help="conversations: count the system prompt as evidence (left out by default)")
-    p.add_argument("--limit", type=positive_int, help="judge only the first N rows")
-    p.add_argument("--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY,
-                   help=f"items judged at once (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--temperature", type=temperature, default=0.0,
-                   help="sampling temperature of the judge model (default 0: the same item gets the same "
-                        "verdict; above 0 with --samples for self-consistency)")
-    p.add_argument("--threshold", type=float,
-                   help="offline judges only: baseline/lexical content-overlap or baseline/rouge-l F-measure threshold")
-    p.add_argument("--trace", action="store_true", help="write prompts and raw replies into each row")
-    _row_flags(p)
-    p.add_argument("--store", type=Path, default=DEFAULT_STORE,
-                   help=f"the run store, a SQLite file (default {DEFAULT_STORE})")
+    add_run_flags(p)  # every spec field's flag (cli/flags.py)
     p.add_argument("--resume", action="store_true",
                    help="continue the last run that wrote OUTPUT: finished items are not judged again")
-    p.add_argument("--no-cache", action="store_true",
-                   help="do not serve results from the store's response cache (new results are still cached)")
-    provider_flags(p)
-    p.add_argument("--max-input-chars", type=positive_int, default=DEFAULT_MAX_INPUT_CHARS,
-                   help=f"an item whose texts together are longer is an invalid row (default {DEFAULT_MAX_INPUT_CHARS:,})")
-    p.add_argument("--max-unscored", type=share, default=DEFAULT_MAX_UNSCORED,
-                   help=f"exit 1 when more than this share of rows is unscored (default {DEFAULT_MAX_UNSCORED})")
-    p.add_argument("--prices", type=Path, help="a TOML/JSON price table to override the built-in one (or $JUDGEFLOW_PRICES)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true",
                    help="print the end-of-run summary as one JSON object on stdout (counts, tokens, cost)")
-    p.add_argument("--batch", action="store_true",
-                   help="submit through the provider's batch API (about half the price; collect later "
-                        "with `judgeflow batch collect RUN_ID`)")
+    otel_args.add_arguments(p)
     ray_cmd.add_arguments(p)
     ensemble.add_args(p)
     p.set_defaults(func=cmd_run)
-
-
-def _checking_flags(p: argparse.ArgumentParser) -> None:
-    """What is checked besides the claims the decomposer lists."""
-    p.add_argument("--coverage", action=argparse.BooleanOptionalAction, default=None,
-                   help="requirement coverage for spec items: also check each requirement of the spec as met / "
-                        "not_met / not_applicable (default: on with --mode spec)")
-    p.add_argument("--check-dropped", action=argparse.BooleanOptionalAction, default=True,
-                   help="judge the answer whole: numbers, dates and names no claim carries are checked as added "
-                        "claims (default on; --no-check-dropped names them in the row as not checked)")
-    p.add_argument("--knowledge", choices=("default", "commit-first"), default=None,
-                   help="claims the reference does not settle (factual criteria): default (the check call decides) "
-                        "or commit-first (the judge first fills the claim's masked values; a verdict from knowledge "
-                        "stands only where both agree, else unverifiable); default: the criterion's [knowledge]")
-    p.add_argument("--evidence", default=None, metavar="FILE",
-                   help="documents for claims the reference does not settle: a JSONL file ({\"text\", \"id\", "
-                        "\"title\"} a line) or a folder of .txt/.md files; claims settled by a quote found in them "
-                        "get basis evidence")
-
-
-def add_budget(p: argparse.ArgumentParser) -> None:
-    """`--budget`: the hard spend cap (`runs.budget.Budget`), the same flag wherever a command calls a model."""
-    p.add_argument("--budget", help="a hard spend cap for this invocation: model calls (200) or estimated dollars "
-                                    "('$1.50'); each call reserves the most it can cost before it is sent, so no "
-                                    "concurrency passes it; rows that do not fit end unscored (reason 'budget: ...'), "
-                                    "the run exits 1 and --resume continues them")
-
-
-def _row_flags(p: argparse.ArgumentParser) -> None:
-    """What each result row carries besides the verdict, and where verdicts go besides the results file."""
-    p.add_argument("--with-inputs", action=argparse.BooleanOptionalAction, default=True,
-                   help="write each item's question, answer, reference, source and spec into its result row, as "
-                        "RAGAS and LangSmith show them beside the scores (the default; calibrate shows disagreements "
-                        "with them, the answer rate measures reference coverage); --no-with-inputs: the verdicts "
-                        "only (smaller files; the texts are held in memory while the output is written)")
-    otel_args.add_arguments(p)
-
-
-def provider_flags(p: argparse.ArgumentParser) -> None:
-    """How the run calls the provider: retries, rate limits, re-asks, timeout, HTTP stack, output shape, spend cap."""
-    p.add_argument("--retries", type=non_negative_int, default=4,
-                   help="provider retries on 5xx/timeouts, with backoff and jitter (default 4); 429s are waited out "
-                        "up to --max-wait instead")
-    p.add_argument("--rpm", type=positive_float, metavar="N",
-                   help="requests per minute the endpoint allows, for one that sends no rate-limit headers "
-                        "(default: learned from the replies' headers)")
-    p.add_argument("--tpm", type=positive_float, metavar="N",
-                   help="tokens per minute the endpoint allows (input tokens on the Anthropic wire), for one that "
-                        "sends no rate-limit headers (default: learned from the replies' headers)")
-    p.add_argument("--max-wait", type=positive_seconds, default=DEFAULT_MAX_WAIT, metavar="SECONDS",
-                   help="the longest an item waits on the rate limit before it is unscored as rate limited "
-                        f"(default {DEFAULT_MAX_WAIT:g}; a 429 is waited out, not counted against --retries)")
-    p.add_argument("--reasks", type=non_negative_int, default=2,
-                   help="re-asks after an invalid structured reply (default 2)")
-    p.add_argument("--timeout", type=positive_seconds, default=None,
-                   help="seconds per request, in all: connect, headers and the whole reply (default 120; 900 for a "
-                        "local endpoint, ollama/ or a --base-url on localhost, where a request that timed out is "
-                        "not sent again while the server may still be computing it)")
-    p.add_argument("--http-transport", default="auto", choices=["auto", "aiohttp", "httpx"],
-                   help="the provider SDK's HTTP stack (default auto: aiohttp when installed, which spends less "
-                        "client CPU per request; httpx is the SDKs' default)")
-    p.add_argument("--structured", default="auto", choices=["auto", "tools", "tools_strict", "json_schema", "json"],
-                   help="how the model is asked for structured output (default auto: OpenAI tools_strict, "
-                        "Anthropic tools, Ollama json_schema, other --base-url servers tools; falls back once "
-                        "if the endpoint rejects the request shape)")
-    p.add_argument("--reasoning-effort", choices=["none", "minimal", "low", "medium", "high", "xhigh"],
-                   help="reasoning effort of a reasoning judge (gpt-5*, o-series, Claude thinking, Gemini 2.5+; "
-                        "default: low for OpenAI reasoning models, thinking off for Claude; see docs/reasoning.md)")
-    p.add_argument("--profile", metavar="PROVIDER/MODEL",
-                   help="the model family a name judgeflow cannot know follows (an Azure deployment, a model "
-                        "behind --base-url), e.g. --model azure/my-deploy --profile openai/gpt-5.1")
-    p.add_argument("--max-tokens", type=positive_int,
-                   help="max_tokens for every call (default: sized to each step, e.g. a budget per claim)")
-    add_budget(p)
 
 
 def make_judge(args: argparse.Namespace, budget: Any = None, spec: RunSpec | None = None) -> Judging:
@@ -387,14 +263,6 @@ def _report(run: Run, judge: Judging, settings: RunSpec, tally: Tally, session: 
         con.print(f"[red]{escape(failed)}[/red]{escape(again)}", soft_wrap=True)
         return 1
     return 0
-
-
-def _delimiter(value: str) -> str:
-    """--delimiter: one character (`\\t` or `tab` for a tab)."""
-    value = {"\\t": "\t", "tab": "\t"}.get(value, value)
-    if len(value) != 1 or value in "\"\r\n":
-        raise argparse.ArgumentTypeError(f"{value!r} is not one character; e.g. --delimiter ';' or --delimiter tab")
-    return value
 
 
 def limit_report(elapsed: float, items: int) -> list[str]:

@@ -65,7 +65,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not serve results from the response cache")
     p.add_argument("--max-input-chars", type=positive_int, default=DEFAULT_MAX_INPUT_CHARS,
                    help=f"a trace whose texts together are longer is an invalid row (default {DEFAULT_MAX_INPUT_CHARS:,})")
-    from .run import provider_flags
+    from .flags import provider_flags
 
     provider_flags(p)  # --budget among them: run's cap, here per --period
     otel_args.add_arguments(p)

@@ -91,3 +91,32 @@ def test_panels_cascades_and_repeats_round_trip_through_the_resume_command() -> 
         s = to_spec(build_parser().parse_args(["run", "in.jsonl", "-o", "out.jsonl", *extra]))
         again = to_spec(build_parser().parse_args(shlex.split(resume_command(s))[1:]))
         assert again == s, extra
+
+
+def test_a_new_option_needs_only_its_field() -> None:
+    """`cli.flags` makes a flag from a field alone: its type from the annotation, a Literal's values as
+    choices, a bool as a switch, the help from its doc; and reads it back by name."""
+    from typing import Literal
+
+    import pytest
+    from pydantic import BaseModel
+
+    from judgeflow.cli.flags import add_field, given
+    from judgeflow.config.client import option
+
+    class Probe(BaseModel):
+        n: int | None = option(None, "How many things.", flag="--n-things", results=True)
+        which: Literal["a", "b"] = option("a", "Which one.", flag="--which", results=True)
+        on: bool = option(False, "A switch.", flag="--on", results=False)
+
+    p = argparse.ArgumentParser(prog="probe")
+    for name in Probe.model_fields:
+        add_field(p, Probe, name)
+    assert given(p.parse_args(["--n-things", "3", "--which", "b", "--on"]), Probe) == {"n": 3, "which": "b",
+                                                                                       "on": True}
+    assert given(p.parse_args([]), Probe) == {"which": "a", "on": False}
+    assert "how many things" in p.format_help()
+    with pytest.raises(SystemExit):
+        p.parse_args(["--which", "c"])
+    with pytest.raises(SystemExit):
+        p.parse_args(["--n-things", "many"])
