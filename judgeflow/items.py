@@ -65,6 +65,7 @@ def checked_item(item: Item, limit: int = DEFAULT_MAX_INPUT_CHARS, *, path: str 
     size = sum(len(t) for t in (item.answer, item.question or "", item.reference or "", item.spec or "",
                                 *(item.source or [])))
     if size <= limit:
+        item._checked = limit
         return item
     err = InvalidItemError(
         f"the item's texts are {size:,} characters, more than --max-input-chars {limit:,}; shorten the "
@@ -142,6 +143,12 @@ class Item(BaseModel):
     """canonical field -> the alias it was read from."""
     _line: int | None = PrivateAttr(default=None)
     _path: str | None = PrivateAttr(default=None)
+    _checked: int | None = PrivateAttr(default=None)  # the limit `checked_item` passed it under
+
+    @property
+    def checked(self) -> bool:
+        """Whether `checked_item` passed it (under the reader's --max-input-chars): not checked again."""
+        return self._checked is not None
 
     @property
     def where(self) -> str | None:

@@ -41,7 +41,7 @@ from ..config.run import RunSpec, flat_view, results_view
 from ..errors import ConfigError, InvalidItemError, StoreError
 from ..files import STDIO
 from ..redact import redact
-from ..items import Item
+from ..items import DEFAULT_MAX_INPUT_CHARS, Item
 from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, as_item, judge_stream, row_id
 from ..results import Judgment
 from .cache import cached
@@ -206,10 +206,13 @@ class Run:
         # the stream's positions are counted, never taken from the map's size (that reuses keys)
         position: dict[int, int] = {}
 
+        spec = self.info.spec
+        limit = spec.max_input_chars if spec is not None else DEFAULT_MAX_INPUT_CHARS
+
         def todo() -> Iterator[Item | InvalidItemError]:
             n = 0
             for seq, obj in enumerate(self.rows() if rows is None else rows):
-                row = as_item(obj)
+                row = as_item(obj, max_input_chars=limit)  # the run's rows pass as read (checked once)
                 if row_id(row) not in done:
                     position[n] = seq
                     n += 1

@@ -3,6 +3,7 @@ resume, a batch replay and online re-judging rebuild the judging from it alone."
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -136,3 +137,19 @@ def test_runs_show_derives_the_resume_command_of_a_python_run_from_its_record(tm
     assert command.startswith("judgeflow run") and "--strategy single" in command
     assert main([*shlex.split(command)[1:], "--store", str(store_path), "--no-progress"]) == 0
     assert f"resuming run {run.run_id}: 0 of 3 rows already done" in capsys.readouterr().err
+
+
+def test_max_input_chars_above_the_default_is_the_runs_limit(tmp_path: Path) -> None:
+    """#49 (an item was converted and checked three more times on its way to the judge, each time
+    under the default 200,000): `--max-input-chars 300000` judged nothing over 200,000 characters."""
+    from judgeflow.cli import main
+
+    items = tmp_path / "in.jsonl"
+    big = "Paris is the capital of France. " * 7000  # 224,000 characters
+    items.write_text(json.dumps({"id": "big", "answer": "Paris.", "source": big}) + "\n")
+    argv = ["run", str(items), "--model", "baseline/lexical", "--strategy", "single", "--no-progress",
+            "--store", str(tmp_path / "runs.sqlite")]
+    assert main([*argv, "-o", str(tmp_path / "a.jsonl"), "--max-input-chars", "300000"]) == 0
+    assert json.loads((tmp_path / "a.jsonl").read_text())["status"] == "judged"
+    assert main([*argv, "-o", str(tmp_path / "b.jsonl")]) == 1  # the default still refuses it
+    assert "--max-input-chars 200,000" in json.loads((tmp_path / "b.jsonl").read_text())["error"]
