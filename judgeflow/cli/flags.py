@@ -30,38 +30,78 @@ from ..items import parse_column_map
 from ..judging import DEFAULT_CONCURRENCY
 from ..redact import mask_urls, redact
 from . import ensemble
-from .argtypes import non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
+from .argtypes import (
+    non_negative_int,
+    positive_float,
+    positive_int,
+    positive_seconds,
+    share,
+    temperature,
+)
 
 #: fields whose flag is read and written by hand here (the rest: by field name)
-_BY_HAND = {"model", "keep_trace", "concurrency", "coverage", "base_url", "judging", "input", "output",
-            "column_map", "kind"}
+_BY_HAND = {
+    "model",
+    "keep_trace",
+    "concurrency",
+    "coverage",
+    "base_url",
+    "judging",
+    "input",
+    "output",
+    "column_map",
+    "kind",
+}
 
 
 #: how the command line says the judge's fields (JudgeSpec is defined beside Judge; these move into
 #: its `option(cli=...)` with it, issue #49)
 JUDGE_CLI: dict[str, dict[str, Any]] = {
-    "model": {"help": f"provider/model (default ${DEFAULT_MODEL_ENV}, else {OFFLINE_MODEL}, offline)"},
-    "mode": {"default": "auto", "choices": ["auto", "factual", "faithfulness", "spec"],
-             "help": "route by fields (auto) or force a mode"},
+    "model": {
+        "help": f"provider/model (default ${DEFAULT_MODEL_ENV}, else {OFFLINE_MODEL}, offline)"
+    },
+    "mode": {
+        "default": "auto",
+        "choices": ["auto", "factual", "faithfulness", "spec"],
+        "help": "route by fields (auto) or force a mode",
+    },
     "criterion": {"help": "a criterion name or .toml path for every item (overrides --mode)"},
     "strategy": {"help": "graph: decompose then check (2 calls); single: one call"},
-    "coverage": {"default": None, "help": "requirement coverage for spec items: also check each requirement "
-                 "of the spec as met / not_met / not_applicable (default: on with --mode spec)"},
+    "coverage": {
+        "default": None,
+        "help": "requirement coverage for spec items: also check each requirement "
+        "of the spec as met / not_met / not_applicable (default: on with --mode spec)",
+    },
     "concurrency": {"type": "positive_int", "help": "items judged at once (default %(default)s)"},
-    "check_dropped": {"help": "judge the answer whole: numbers, dates and names no claim carries are checked "
-                      "as added claims (default on; --no-check-dropped names them in the row as not checked)"},
-    "knowledge": {"help": "claims the reference does not settle (factual criteria): default (the check call "
-                  "decides) or commit-first (the judge first fills the claim's masked values; a verdict from "
-                  "knowledge stands only where both agree, else unverifiable); default: the criterion's "
-                  "[knowledge]"},
-    "evidence": {"metavar": "FILE", "help": "documents for claims the reference does not settle: a JSONL file "
-                 "({\"text\", \"id\", \"title\"} a line) or a folder of .txt/.md files; claims settled by a "
-                 "quote found in them get basis evidence"},
+    "check_dropped": {
+        "help": "judge the answer whole: numbers, dates and names no claim carries are checked "
+        "as added claims (default on; --no-check-dropped names them in the row as not checked)"
+    },
+    "knowledge": {
+        "help": "claims the reference does not settle (factual criteria): default (the check call "
+        "decides) or commit-first (the judge first fills the claim's masked values; a verdict from "
+        "knowledge stands only where both agree, else unverifiable); default: the criterion's "
+        "[knowledge]"
+    },
+    "evidence": {
+        "metavar": "FILE",
+        "help": "documents for claims the reference does not settle: a JSONL file "
+        '({"text", "id", "title"} a line) or a folder of .txt/.md files; claims settled by a '
+        "quote found in them get basis evidence",
+    },
 }
 #: argparse value types, by the name a field's `cli["type"]` gives
-TYPES: dict[str, Any] = {"positive_int": positive_int, "count": non_negative_int, "seconds": positive_seconds,
-                         "rate": positive_float, "temperature": temperature, "share": share, "path": Path,
-                         "float": float, "int": int}
+TYPES: dict[str, Any] = {
+    "positive_int": positive_int,
+    "count": non_negative_int,
+    "seconds": positive_seconds,
+    "rate": positive_float,
+    "temperature": temperature,
+    "share": share,
+    "path": Path,
+    "float": float,
+    "int": int,
+}
 #: the --help headings of `cli["group"]`
 GROUPS = {"provider": "how the judge calls the provider"}
 
@@ -69,8 +109,10 @@ GROUPS = {"provider": "how the judge calls the provider"}
 def delimiter(value: str) -> str:
     """--delimiter: one character (`\\t` or `tab` for a tab)."""
     value = {"\\t": "\t", "tab": "\t"}.get(value, value)
-    if len(value) != 1 or value in "\"\r\n":
-        raise argparse.ArgumentTypeError(f"{value!r} is not one character; e.g. --delimiter ';' or --delimiter tab")
+    if len(value) != 1 or value in '"\r\n':
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not one character; e.g. --delimiter ';' or --delimiter tab"
+        )
     return value
 
 
@@ -117,17 +159,30 @@ def add_field(p: Any, model: type[BaseModel], name: str, cli: dict[str, Any] | N
         p.add_argument("input", type=Path, **kw)
         return
     if kind is bool:
-        kw.update(default=default, action=argparse.BooleanOptionalAction if default is not False else
-                  "store_true")
+        kw.update(
+            default=default,
+            action=argparse.BooleanOptionalAction if default is not False else "store_true",
+        )
     else:
-        literal = getattr(kind, "__args__", None) if getattr(kind, "__origin__", None) is Literal else None
-        kw.update(default=Path(default) if cli.get("type") == "path" and default is not None else default,
-                  type=TYPES.get(cli.get("type", ""), kind if kind in (int, float) else None),
-                  choices=cli.get("choices") or (list(literal) if literal else None), metavar=cli.get("metavar"))
+        literal = (
+            getattr(kind, "__args__", None)
+            if getattr(kind, "__origin__", None) is Literal
+            else None
+        )
+        kw.update(
+            default=Path(default) if cli.get("type") == "path" and default is not None else default,
+            type=TYPES.get(cli.get("type", ""), kind if kind in (int, float) else None),
+            choices=cli.get("choices") or (list(literal) if literal else None),
+            metavar=cli.get("metavar"),
+        )
         if name == "column_map":
             kw.update(action="append", type=None, default=None)
-    p.add_argument(flag, *cli.get("aliases", []), dest=dest(flag), **{k: v for k, v in kw.items() if v is not
-                                                                        None or k == "default"})
+    p.add_argument(
+        flag,
+        *cli.get("aliases", []),
+        dest=dest(flag),
+        **{k: v for k, v in kw.items() if v is not None or k == "default"},
+    )
 
 
 def _plain_type(annotation: Any) -> Any:
@@ -145,8 +200,11 @@ def dest(flag: str) -> str:
 
 def flagged(model: type[BaseModel]) -> dict[str, str]:
     """field -> flag, for the fields of `model` that have a `judgeflow run` flag read by name."""
-    return {name: flag for name in model.model_fields
-            if name not in _BY_HAND and (flag := option_flag(model, name)) and flag.startswith("--")}
+    return {
+        name: flag
+        for name in model.model_fields
+        if name not in _BY_HAND and (flag := option_flag(model, name)) and flag.startswith("--")
+    }
 
 
 def given(args: argparse.Namespace, model: type[BaseModel]) -> dict[str, Any]:
@@ -163,26 +221,40 @@ def to_spec(args: argparse.Namespace) -> RunSpec:
     """The `RunSpec` of a `judgeflow run` (or `watch`) command line, in one step."""
     mode = None if getattr(args, "mode", None) in (None, "auto") else args.mode
     flag = getattr(args, "coverage", None)
-    judge = {**given(args, JudgeSpec), "mode": mode, "concurrency": args.concurrency,
-             "coverage": bool(flag) if flag is not None else mode == "spec"}
+    judge = {
+        **given(args, JudgeSpec),
+        "mode": mode,
+        "concurrency": args.concurrency,
+        "coverage": bool(flag) if flag is not None else mode == "spec",
+    }
     client = given(args, ClientConfig)
     effort, profile = client.get("reasoning_effort"), client.get("profile")
 
     def member(ref: str, *, keep_trace: bool = True, one: bool = False) -> JudgeSpec:
         model, _, url = ref.partition("@")
         own = dict(client, base_url=url or getattr(args, "base_url", None))
-        if not one:  # each member of a panel or cascade takes the effort and the profile that apply to it
+        if (
+            not one
+        ):  # each member of a panel or cascade takes the effort and the profile that apply to it
             own["reasoning_effort"], own["profile"] = member_reasoning(model, effort, profile)
         return JudgeSpec(model=model, keep_trace=keep_trace, **judge, client=ClientConfig(**own))
 
-    judging: JudgingSpec = (ensemble.judging_of(args, member) if ensemble.active(args)
-                            else member(args.model or default_model(), one=True))
+    judging: JudgingSpec = (
+        ensemble.judging_of(args, member)
+        if ensemble.active(args)
+        else member(args.model or default_model(), one=True)
+    )
     if getattr(args, "repeats", 1) > 1:
         judging = RepeatsSpec(judging=judging, k=args.repeats, concurrency=args.concurrency)
     run = given(args, RunSpec)
     column_map = parse_column_map(getattr(args, "map", None)) or None
-    return RunSpec(judging=judging, input=_plain(getattr(args, "input", None)),
-                   output=_plain(getattr(args, "output", None)), column_map=column_map, **run)
+    return RunSpec(
+        judging=judging,
+        input=_plain(getattr(args, "input", None)),
+        output=_plain(getattr(args, "output", None)),
+        column_map=column_map,
+        **run,
+    )
 
 
 def _plain(value: Any) -> str | None:
@@ -232,7 +304,9 @@ def resume_command(spec: RunSpec) -> str:
     command = shlex.join([*parts, "--resume"])
     clean = mask_urls(redact(command))
     if clean != command:  # never print or store a credential; say how to put it back
-        clean += "   # credentials removed from --base-url: put them back, or set JUDGEFLOW_BASE_URL"
+        clean += (
+            "   # credentials removed from --base-url: put them back, or set JUDGEFLOW_BASE_URL"
+        )
     return clean
 
 
