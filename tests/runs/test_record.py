@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from judgeflow.build import build
 from judgeflow.cli import build_parser
 from judgeflow.cli.flags import resume_command, to_spec
 from judgeflow.config.client import ClientConfig
@@ -85,7 +86,7 @@ def test_the_record_builds_the_same_judge(tmp_path: Path) -> None:
         run = Run.open(store, spec)
         judge = run.judging()
     assert judge.coverage is not None and judge.mode == "spec" and judge.strategy == "single"
-    assert judge.backend.fingerprint == spec.judging.build().backend.fingerprint
+    assert judge.backend.fingerprint == build(spec.judging).backend.fingerprint
     assert (
         spec_of("--model", "baseline/lexical", "--no-coverage", "--mode", "spec").judging.coverage
         is False
