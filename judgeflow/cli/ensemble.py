@@ -146,16 +146,11 @@ def check_one_wire(args: argparse.Namespace) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
-    """The panel/cascade flags' own rules, said in the flags' words (the specs' validators check how
-    they compose with the rest: --batch, coverage, repeats)."""
+    """The panel/cascade flags' own rules (how the flags name members), said in the flags' words; how
+    the judgings compose (samples, --batch, coverage, repeats) is the specs' validators' (config/)."""
     if not active(args):
         return
     if args.model and (args.panel or args.cascade):
         raise ConfigError("--model with --panel or --cascade: name the models in --panel or --cascade instead "
                           "(with --samples alone, --model is the sampled judge)")
-    if args.samples < 1:
-        raise ConfigError(f"--samples must be at least 1, got {args.samples}")
-    if args.samples > 1 and not args.temperature:
-        raise ConfigError(f"--samples {args.samples} needs a temperature above 0: at temperature 0 every sample "
-                          f"gives the same answer; add --temperature 0.7 (or drop --samples)")
-    check_one_wire(args)
+    check_one_wire(args)  # samples' count and temperature: PanelSpec's validator (config/), not here
