@@ -38,32 +38,35 @@ from .flags import add_run_flags, resume_command, to_spec
 from .render import console
 from .run_view import Session, note_aliases, progress_bar, report, sigterm_stops
 
-EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored, or stopped at
---budget (rows unscored 'budget: ...'; --resume continues them); 2 bad input or
-configuration; 3 stopped on a systemic provider error (authentication, refused connection, unknown
-model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
+EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above
+--max-unscored, or stopped at --budget (rows unscored 'budget: ...'; --resume continues them); 2 bad
+input or configuration; 3 stopped on a systemic provider error (authentication, refused connection,
+unknown model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume
+continues)"""
 
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help=SUMMARIES["run"], epilog=EXIT_CODES)
     add_run_flags(p)  # every spec field's flag (cli/flags.py)
-    p.add_argument("--resume", action="store_true",
-                   help="continue the last run that wrote OUTPUT: finished items are not judged again")
+    p.add_argument("--resume", action="store_true", help="continue the last run that wrote OUTPUT: "
+                   "finished items are not judged again")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true",
-                   help="print the end-of-run summary as one JSON object on stdout (counts, tokens, cost)")
+    p.add_argument("--json", action="store_true", help="print the end-of-run summary as one JSON "
+                   "object on stdout (counts, tokens, cost)")
     otel_args.add_arguments(p)
     ray_cmd.add_arguments(p)
     ensemble.add_args(p)
     p.set_defaults(func=cmd_run)
 
 
-def make_judge(args: argparse.Namespace, budget: Any = None, spec: RunSpec | None = None) -> Judging:
-    """The Judge, Panel, Cascade or repeated Judge the flags ask for, built from the run's spec; every
-    member's client shares `budget` (the run's one spend cap) when given."""
-    ensemble.check(args)
-    check_ray(args)
-    spec = spec or to_spec(args)
+def make_judge(args: argparse.Namespace, budget: Any = None,
+               spec: RunSpec | None = None) -> Judging:
+    """The Judge, Panel, Cascade or repeated Judge the flags ask for, built from the run's spec
+    (`spec`, else parsed from `args`); every member's client shares `budget` (the one spend cap)."""
+    if spec is None:
+        ensemble.check(args)
+        check_ray(args)
+        spec = to_spec(args)
     return build(spec.judging, **({"budget": budget} if budget is not None else {}))
 
 
@@ -74,15 +77,16 @@ def check_ray(args: argparse.Namespace) -> None:
     if getattr(args, "repeats", 1) > 1:
         raise ConfigError("--repeats does not combine with --ray yet: run locally (drop --ray)")
     if args.budget:
-        raise ConfigError("--budget does not combine with --ray yet: each Ray worker would hold its own cap; "
-                          "run locally (drop --ray) or cap the rows with --limit N")
+        raise ConfigError("--budget does not combine with --ray yet: each Ray worker would hold "
+                          "its own cap; run locally (drop --ray) or cap the rows with --limit N")
 
 
 def note_offline(args: argparse.Namespace, con: Console) -> None:
     if not args.model and not ensemble.active(args) and default_model() == OFFLINE_MODEL:
-        con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
-                  f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
-                  f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
+        con.print("[yellow]note:[/yellow] no model configured: judging offline with "
+                  f"{OFFLINE_MODEL} (a lexical floor, not an LLM judge). Use --model "
+                  "openai/gpt-4o-mini (with OPENAI_API_KEY), --model anthropic/<model>, --model "
+                  f"ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
 
 
 def default_output(args: argparse.Namespace, con: Console) -> None:
@@ -90,13 +94,15 @@ def default_output(args: argparse.Namespace, con: Console) -> None:
     if args.output is not None:
         return
     if str(args.input) == STDIO or getattr(args, "ray", False):
-        raise ConfigError("give the results file with -o, e.g. -o results.jsonl (-o - writes to stdout)")
+        raise ConfigError("give the results file with -o, e.g. -o results.jsonl (-o - writes to "
+                          "stdout)")
     args.output = args.input.with_name(f"{args.input.stem}.results.jsonl")
-    con.print(f"note: no -o given: writing the results to {args.output}", markup=False, soft_wrap=True)
+    con.print(f"note: no -o given: writing the results to {args.output}", markup=False,
+              soft_wrap=True)
 
 
 def cmd_run(args: argparse.Namespace, *, command: Callable[[str], str] | None = None) -> int:
-    """`judgeflow run`; `command` turns the run's resume command into the caller's (`judgeflow bench`)."""
+    """`judgeflow run`; `command` turns the run's resume command into the caller's (`bench`)."""
     con = console(stderr=True)
     default_output(args, con)
     if args.ray:
@@ -114,31 +120,36 @@ def cmd_run(args: argparse.Namespace, *, command: Callable[[str], str] | None = 
     budget = spend_cap(settings)
     judge = make_judge(args, budget, settings)
     exporter = otel_args.exporter_of(args)  # before judging: OTel export needs the otel extra
-    with spool(args.input) as (source, sha), RunStore(settings.store) as store:  # stdin is copied once
-        run = Run.open(store, settings, judging=judge, command=resume_command(settings), source=source, sha=sha,
-                       resume=args.resume, say=lambda note: con.print(note, soft_wrap=True, markup=False))
+    with spool(args.input) as (source, sha), RunStore(settings.store) as store:  # stdin once
+        run = Run.open(store, settings, judging=judge, command=resume_command(settings),
+                       source=source, sha=sha, resume=args.resume,
+                       say=lambda note: con.print(note, soft_wrap=True, markup=False))
         if command is not None:
-            run.store.update_run(run.run_id, settings=run.info.settings, command=command(run.command))
+            run.store.update_run(run.run_id, settings=run.info.settings,
+                                 command=command(run.command))
             run.info = run.store.get_run(run.run_id)
         note_offline(args, con)  # said only once the inputs are known to be fine
         note_aliases(run.aliases, con)
         if settings.batch:
             from .batch_cmd import submit
 
-            return submit(run, con=con, max_unscored=settings.max_unscored, base_url=args.base_url)
-        return _judge_run(run, judge, settings, con, resume=args.resume, progress=not args.no_progress,
-                          as_json=args.json, budget=budget, exporter=exporter, base_url=args.base_url)
+            return submit(run, con=con, max_unscored=settings.max_unscored,
+                          base_url=args.base_url)
+        return _judge_run(run, judge, settings, con, resume=args.resume,
+                          progress=not args.no_progress, as_json=args.json, budget=budget,
+                          exporter=exporter, base_url=args.base_url)
 
 
-def _judge_run(run: Run, judge: Judging, settings: RunSpec, con: Console, *, resume: bool, progress: bool,
-               as_json: bool, budget: Any = None, exporter: Any = None, base_url: str | None = None) -> int:
+def _judge_run(run: Run, judge: Judging, settings: RunSpec, con: Console, *, resume: bool,
+               progress: bool, as_json: bool, budget: Any = None, exporter: Any = None,
+               base_url: str | None = None) -> int:
     """Judge the run's rows with progress, then finish it; exceptions become exit codes."""
     already = run.finished()
     if already or resume:
         again = run.store.count(run.run_id) - already
         con.print(f"resuming run {run.run_id}: {already} of {run.total} rows already done"
                   + (f"; {again} unscored rows are judged again" if again else ""))
-    if resume:  # only a resumed run can have batches (a new run id has none): batch code loads only then
+    if resume:  # only a resumed run can have batches (a new run id has none): loaded only then
         from .batch_cmd import open_batches_note
 
         if note := open_batches_note(run.store, run.run_id, con, base_url):
@@ -148,20 +159,23 @@ def _judge_run(run: Run, judge: Judging, settings: RunSpec, con: Console, *, res
     try:
         with tuned_gc():
             asyncio.run(_judge_all(run, judge, settings, con, session, already, progress))
-    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (it cancels the run's task)
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (it cancels the task)
         n = run.stop("interrupted", output)
-        con.print("[yellow]interrupted:[/yellow] " + escape(f"{n} of {run.total} rows are saved (in {settings.store} "
-                  f"and {output}). Resume with:\n  {run.command}"), soft_wrap=True)
+        con.print("[yellow]interrupted:[/yellow] " + escape(
+            f"{n} of {run.total} rows are saved (in {settings.store} and {output}). Resume with:\n"
+            f"  {run.command}"), soft_wrap=True)
         return 130
     except StoreError as e:  # a failed commit stopped the run: nothing more was sent
         with contextlib.suppress(StoreError, OutputError):
             run.stop("interrupted")
-        con.print("[red]error:[/red] " + escape(f"{e}. Resume with:\n  {run.command}"), soft_wrap=True)
+        con.print("[red]error:[/red] " + escape(f"{e}. Resume with:\n  {run.command}"),
+                  soft_wrap=True)
         return 2
     except ProviderUnavailable as e:
         n = run.stop("stopped", output)
-        con.print("[red]error:[/red] " + escape(f"{e}. {n} of {run.total} rows saved; after fixing it, continue "
-                                                f"with: {run.command}"), soft_wrap=True)
+        con.print("[red]error:[/red] " + escape(f"{e}. {n} of {run.total} rows saved; after "
+                                                f"fixing it, continue with: {run.command}"),
+                  soft_wrap=True)
         return 3
     finally:
         if exporter is not None:  # the spans of whatever was judged, also when stopped
@@ -169,7 +183,8 @@ def _judge_run(run: Run, judge: Judging, settings: RunSpec, con: Console, *, res
     tally = run.finish(output)
     if exporter is not None:
         con.print("  " + otel_args.describe(exporter), markup=False, soft_wrap=True)
-    return report(run, judge, settings, tally, session, con, resume=resume, as_json=as_json, budget=budget)
+    return report(run, judge, settings, tally, session, con, resume=resume, as_json=as_json,
+                  budget=budget)
 
 
 async def _judge_all(run: Run, judge: Judging, settings: RunSpec, con: Console, session: Session,
@@ -179,7 +194,8 @@ async def _judge_all(run: Run, judge: Judging, settings: RunSpec, con: Console, 
     with sigterm_stops(task), progress_bar(con, total=run.total or 0, completed=already,
                                            disable=not progress) as advance:
         try:
-            async for j in run.judge(judge, concurrency=settings.judging.concurrency, cache=not settings.no_cache):
+            async for j in run.judge(judge, concurrency=settings.judging.concurrency,
+                                     cache=not settings.no_cache):
                 session.add(j)
                 advance(**session.fields())
         finally:
