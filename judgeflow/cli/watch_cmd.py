@@ -86,7 +86,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from ..runs.budget import spend_cap
     from .flags import to_spec
 
-    settings = to_spec(args)
+    settings = to_spec(args).model_copy(update={"input": shown})  # the record never keeps a URL's key
     # run's --budget (runs.budget.Budget): reserved before each call, per period here
     budget = spend_cap(settings)
     judge = build(settings.judging, **({"budget": budget} if budget is not None else {}))
