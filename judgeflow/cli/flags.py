@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from ..backends import default_model, member_reasoning
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL
 from ..config.client import ClientConfig, option_cli, option_flag
-from ..config.judging import CascadeSpec, JudgeSpec, JudgingSpec, PanelSpec, RepeatsSpec
+from ..config.judging import JudgeSpec, JudgingSpec, RepeatsSpec
 from ..config.run import RunSpec
 from ..items import parse_column_map
 from ..judging import DEFAULT_CONCURRENCY
@@ -233,9 +233,7 @@ def to_spec(args: argparse.Namespace) -> RunSpec:
     def member(ref: str, *, keep_trace: bool = True, one: bool = False) -> JudgeSpec:
         model, _, url = ref.partition("@")
         own = dict(client, base_url=url or getattr(args, "base_url", None))
-        if (
-            not one
-        ):  # each member of a panel or cascade takes the effort and the profile that apply to it
+        if not one:  # each member of a panel or cascade: the effort and profile that apply to it
             own["reasoning_effort"], own["profile"] = member_reasoning(model, effort, profile)
         return JudgeSpec(model=model, keep_trace=keep_trace, **judge, client=ClientConfig(**own))
 
@@ -310,4 +308,5 @@ def resume_command(spec: RunSpec) -> str:
     return clean
 
 
-__all__ = ["CascadeSpec", "PanelSpec", "dest", "flagged", "given", "resume_command", "to_spec"]
+__all__ = ["add_field", "add_run_flags", "dest", "flagged", "given", "provider_flags", "resume_command",
+           "to_spec"]
