@@ -1,8 +1,8 @@
 """`judgeflow run`'s flags and the `RunSpec` they stand for, all three ways, from the spec fields.
 
     add_run_flags(parser)         # the flags, generated from the fields' `option(..., flag=, cli=)`
-    spec = to_spec(args)          # the parsed flags -> one RunSpec, by field name (lm-eval's from_cli)
-    resume_command(spec)          # the command line that runs it again with --resume (no credentials)
+    spec = to_spec(args)          # the parsed flags -> one RunSpec by field name (lm-eval's from_cli)
+    resume_command(spec)          # the command line that resumes it (no credentials)
 
 Each spec field declares its flag once (`option(default, doc, flag=..., results=..., cli=...)` in
 config/): `JudgeSpec`, `ClientConfig` and `RunSpec` fields become argparse flags (the type from the
@@ -120,7 +120,7 @@ TYPES["delimiter"] = delimiter
 
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:
-    """`judgeflow run`'s spec flags: what judges, then the run's own, then how it calls the provider."""
+    """`judgeflow run`'s spec flags: what judges, the run's own, how it calls the provider."""
     judging = p.add_argument_group("what judges")
     for name in ("model", *(n for n in JudgeSpec.model_fields if n not in ("model", "keep_trace"))):
         if option_flag(JudgeSpec, name):
@@ -136,8 +136,8 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
 
 
 def provider_flags(p: argparse.ArgumentParser) -> None:
-    """How a run calls the provider: retries, rate limits, re-asks, timeout, HTTP stack, output shape,
-    reasoning, spend cap (`judgeflow run`, `watch`)."""
+    """How a run calls the provider: retries, rate limits, re-asks, timeout, HTTP stack, output
+    shape, reasoning, spend cap (`judgeflow run`, `watch`)."""
     g = p.add_argument_group(GROUPS["provider"])
     for model in (ClientConfig, RunSpec):
         for name in model.model_fields:
@@ -308,5 +308,5 @@ def resume_command(spec: RunSpec) -> str:
     return clean
 
 
-__all__ = ["add_field", "add_run_flags", "dest", "flagged", "given", "provider_flags", "resume_command",
-           "to_spec"]
+__all__ = ["add_field", "add_run_flags", "dest", "flagged", "given", "provider_flags",
+           "resume_command", "to_spec"]
