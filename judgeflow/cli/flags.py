@@ -1,7 +1,7 @@
 """`judgeflow run`'s flags and the `RunSpec` they stand for, all three ways, from the spec fields.
 
     add_run_flags(parser)         # the flags, generated from the fields' `option(..., flag=, cli=)`
-    spec = to_spec(args)          # the parsed flags -> one RunSpec by field name (lm-eval's from_cli)
+    spec = to_spec(args)          # the parsed flags -> one RunSpec by name (lm-eval's from_cli)
     resume_command(spec)          # the command line that resumes it (no credentials)
 
 Each spec field declares its flag once (`option(default, doc, flag=..., results=..., cli=...)` in
