@@ -153,4 +153,8 @@ def check(args: argparse.Namespace) -> None:
     if args.model and (args.panel or args.cascade):
         raise ConfigError("--model with --panel or --cascade: name the models in --panel or --cascade instead "
                           "(with --samples alone, --model is the sampled judge)")
-    check_one_wire(args)  # samples' count and temperature: PanelSpec's validator (config/), not here
+    if args.samples > 1 and not args.temperature:  # said before any client is built (arch3b: Panel
+        # checks samples on its built members, after a missing API key would be reported)
+        raise ConfigError(f"--samples {args.samples} needs a temperature above 0: at temperature 0 every "
+                          "sample gives the same answer; add --temperature 0.7 (or drop --samples)")
+    check_one_wire(args)
