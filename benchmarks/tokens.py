@@ -52,6 +52,8 @@ ISSUE_BEFORE = {("factual", "graph"): 1399, ("factual", "single"): 893,
                 ("faithfulness", "graph"): 1726, ("faithfulness", "single"): 1302}
 AIMS = {("factual", "graph"): 1000, ("faithfulness", "graph"): 1280}
 _SOURCE = re.compile(r"<source>.*?</source>", re.S)
+#: the factual criterion's opt-in short-answer path measured at this many words
+SHORT_ANSWER_WORDS = 15
 #: quoted from issue #40: (prompt tokens at 28 claims, tokens a claim adds)
 PEERS_BY_CLAIMS = [("RAGAS Faithfulness", 2215, 10), ("DeepEval Faithfulness", 2628, 16)]
 CLAIM_SIZES = (2, 9, 12, 28)
@@ -72,13 +74,15 @@ def start_fake(log: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
     return proc, f"http://127.0.0.1:{int(line.strip().split('=')[1])}/v1"
 
 
-def judge(url: str, filename: str, mode: str, strategy: str, n: int | None, concurrency: int) -> list[Any]:
+def judge(url: str, filename: str, mode: str, strategy: str, n: int | None, concurrency: int,
+          criterion: Any = None) -> list[Any]:
     from judgeflow import Judge, read_items
     from judgeflow.items import Item
 
     items = [it for it in read_items(SHARED / "data" / filename) if isinstance(it, Item)][:n]
-    j = Judge("openai/fake-judge", base_url=url, api_key="bench", mode=mode, strategy=strategy,
-              concurrency=concurrency, keep_trace=False)
+    fixed = {"criterion": criterion} if criterion is not None else {"mode": mode}
+    j = Judge("openai/fake-judge", base_url=url, api_key="bench", strategy=strategy,
+              concurrency=concurrency, keep_trace=False, **fixed)
     return j.judge_many(items)
 
 
@@ -177,19 +181,21 @@ def caching(tmp: Path) -> None:
               f"Opus 4.1), {s['anthropic_4096']:.1%} (4096: Haiku 4.5)")
 
 
-def rows_average(tmp: Path, filename: str, mode: str, *fake: str) -> dict[str, float]:
+def rows_average(tmp: Path, filename: str, mode: str, *fake: str,
+                 criterion: Any = None) -> dict[str, float]:
     """Graph prompt tokens averaged over the first 20 rows of `filename` (the fake started with
-    `fake`), with the rows' re-asks (invalid replies, replies cut off at max_tokens) and unscored
-    rows."""
+    `fake`), with the rows' re-asks (invalid replies, replies cut off at max_tokens), unscored
+    rows and calls."""
     proc, url = start_fake(tmp / f"rows-{mode}.log", *fake)
     try:
-        rows = judge(url, filename, mode, "graph", 20, 4)
+        rows = judge(url, filename, mode, "graph", 20, 4, criterion)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     return {"prompt": sum(r.usage.input_tokens for r in rows) / len(rows),
             "reasks": sum(r.usage.reasks for r in rows),
-            "unscored": sum(r.status != "judged" for r in rows)}
+            "unscored": sum(r.status != "judged" for r in rows),
+            "calls": sum(r.usage.calls for r in rows) / len(rows)}
 
 
 def by_claims(tmp: Path) -> dict[str, Any]:
@@ -198,6 +204,12 @@ def by_claims(tmp: Path) -> dict[str, Any]:
     out: dict[str, Any] = {
         "rows28": rows_average(tmp, "faithfulness.jsonl", "faithfulness", "--array-len", "28"),
         "factual20": rows_average(tmp, "factual_qa.jsonl", "factual")}
+    from judgeflow import load_criterion
+
+    factual = load_criterion("factual_correctness")
+    if "short_answer_words" in type(factual).model_fields:  # opt-in (#50); not in older checkouts
+        short = factual.model_copy(update={"short_answer_words": SHORT_ANSWER_WORDS})
+        out["factual20short"] = rows_average(tmp, "factual_qa.jsonl", "factual", criterion=short)
     for n in CLAIM_SIZES:
         log = tmp / f"claims-{n}.log"
         proc, url = start_fake(log, "--array-len", str(n))
@@ -248,6 +260,11 @@ def claims_table(baseline: Path | None) -> None:
         print(f"   {name}: 20 faithfulness rows at 28 claims {rows28['prompt']:,.0f} prompt tokens "
               f"an item = {share:.2f}x RAGAS's {RAGAS_20_ROWS_28:,} (aim {AIM_SHARE}x); "
               f"20 factual rows {factual20['prompt']:,.0f} (aim {AIM_FACTUAL})")
+        if "factual20short" in g:
+            short = g["factual20short"]
+            print(f"   {name}: 20 factual rows with short_answer_words = {SHORT_ANSWER_WORDS} "
+                  f"(opt-in, off by default): {short['prompt']:,.0f} ({short['calls']:.2f} calls a row), "
+                  f"re-asks / unscored {short['reasks']} / {short['unscored']}")
         if "reasks" in rows28:
             print(f"   {name}: re-asks (cut-offs included) / unscored rows: faithfulness "
                   f"{rows28['reasks']} / {rows28['unscored']}, factual {factual20['reasks']} / "

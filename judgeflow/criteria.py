@@ -183,6 +183,13 @@ class Criterion(BaseModel):
     """What a claim may be checked against, in order of precedence."""
     fact_kinds: list[str]
     """Kinds of concrete, checkable facts a claim can state (shown in the verdict guide)."""
+    ask_kinds: bool = True
+    """Whether the decompose step asks the model for each claim's kind (one of `fact_kinds`); false:
+    the kind is found in code (date, number, name, else other: `details.code_kind`), which saves
+    the kinds' enum in the request where no verdict refers to a kind."""
+    short_answer_words: int = Field(0, ge=0)
+    """An answer of one sentence and at most this many words is taken as its one claim (the graph
+    strategy's decompose call is skipped: `details.short_claim`); 0 = always decompose."""
     not_errors: list[str] = Field(default_factory=list)
     """What never counts as an error on its own (clarifications, synonyms, correct extra details):
     shown in the verdict guide, under the verdicts. Empty where it does not apply."""

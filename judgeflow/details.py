@@ -92,6 +92,32 @@ def _kind(detail: str) -> str:
         "number" if NUMBER.fullmatch(detail) else "name"
 
 
+def short_claim(answer: str, words: int, kinds: list[str]) -> Claim | None:
+    """An answer of one line, one sentence and at most `words` words as its one claim, with no
+    decompose call: text = the answer (whitespace folded), quote = the answer as written, kind found
+    in code (date, number or name from its first detail, else other; "other" where the criterion
+    lacks that kind). None (the model decomposes) for `words` 0, a longer answer, a refusal, hedge
+    or question (nothing checkable), or an answer carrying a citation marker."""
+    quote = answer.strip()
+    if words <= 0 or not quote or "\n" in quote or len(quote.split()) > words:
+        return None
+    if len(sentences(_normal(quote))) != 1 or not checkable(quote):
+        return None
+    if without_markers(quote) != quote:  # a citation: the decompose step keeps the marker's claim
+        return None
+    return Claim(id="c1", text=" ".join(quote.split()), kind=code_kind(quote, kinds), quote=quote)
+
+
+def code_kind(text: str, kinds: list[str]) -> str:
+    """A claim's kind found in code: date, number or name from its first detail, else other;
+    "other" (or the last kind listed) where the criterion does not list that kind."""
+    found = details(text)
+    kind = _kind(found[0]) if found else "other"
+    if kind in kinds or not kinds:
+        return kind
+    return "other" if "other" in kinds else kinds[-1]
+
+
 def with_dropped(answer: str, claims: list[Claim]) -> tuple[list[Claim], list[str]]:
     """The claims plus, for each detail no claim carries, the answer's sentence stating it as one
     more claim (ids continue c<n+1>...); and the details so added. A correct core does not excuse a

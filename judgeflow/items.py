@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
 
+from .config.limits import DEFAULT_MAX_INPUT_CHARS
 from .errors import ConfigError, InvalidItemError
 from .io.openinference import otlp_rows
 from .trace_runs import cycle_message, langsmith_messages, run_trees
@@ -53,8 +54,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "spec": ("requirements", "specification", "rubric"),
     "label": ("human_label", "is_hallucination", "hallucination"),
 }
-#: an item's texts (answer, question, reference, spec, sources) together, in characters, unless told otherwise
-DEFAULT_MAX_INPUT_CHARS = 200_000
 
 
 def checked_item(item: Item, limit: int = DEFAULT_MAX_INPUT_CHARS, *, path: str | None = None) -> Item | InvalidItemError:
@@ -65,6 +64,7 @@ def checked_item(item: Item, limit: int = DEFAULT_MAX_INPUT_CHARS, *, path: str 
     size = sum(len(t) for t in (item.answer, item.question or "", item.reference or "", item.spec or "",
                                 *(item.source or [])))
     if size <= limit:
+        item._checked = limit
         return item
     err = InvalidItemError(
         f"the item's texts are {size:,} characters, more than --max-input-chars {limit:,}; shorten the "
@@ -142,6 +142,12 @@ class Item(BaseModel):
     """canonical field -> the alias it was read from."""
     _line: int | None = PrivateAttr(default=None)
     _path: str | None = PrivateAttr(default=None)
+    _checked: int | None = PrivateAttr(default=None)  # the limit `checked_item` passed it under
+
+    @property
+    def checked(self) -> bool:
+        """Whether `checked_item` passed it (under the reader's --max-input-chars): not checked again."""
+        return self._checked is not None
 
     @property
     def where(self) -> str | None:

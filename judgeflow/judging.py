@@ -75,8 +75,8 @@ def as_item(obj: ItemLike, column_map: ColumnMap | None = None, *,
     InvalidItemError through; checked as every input path checks it (`items.checked_item`)."""
     if isinstance(obj, InvalidItemError):
         return obj
-    if isinstance(obj, Item):
-        return checked_item(obj, max_input_chars)
+    if isinstance(obj, Item):  # read and checked once (under the run's limit), or built in code
+        return obj if obj.checked else checked_item(obj, max_input_chars)
     try:
         return checked_item(Item.from_record(obj, column_map=column_map), max_input_chars)
     except InvalidItemError as e:

@@ -157,9 +157,10 @@ class SingleJudgment(BaseModel):
 # ---------------------------------------------------------------------------------------------
 
 #: bump when the reply schemas change (part of the LLM backend's cache fingerprint)
+# 8: a criterion with ask_kinds = false gets no "kind" in its decompose reply (#50)
 # 7: the verdict entry's $defs name is "V" (#50); 6: a verdict entry used per id is one $defs entry
 # (#40); 5: claims carry their quote
-REPLIES_VERSION = 7
+REPLIES_VERSION = 8
 _REPAIRS: ContextVar[list[str] | None] = ContextVar("judgeflow_reply_repairs", default=None)
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
@@ -330,20 +331,25 @@ def _bounded(n: int | None) -> dict[str, Any] | None:
 
 
 @lru_cache(maxsize=256)
-def claims_reply(fact_kinds: tuple[str, ...], max_items: int | None = None) -> type[ReplyModel]:
-    """Decompose reply: {"claims": [{"text", "kind"}]}; ids are assigned by code (c1..cn).
+def claims_reply(fact_kinds: tuple[str, ...], max_items: int | None = None,
+                 kinds: bool = True) -> type[ReplyModel]:
+    """Decompose reply: {"claims": [{"text", "kind", "quote"}]}; ids are assigned by code (c1..cn).
 
-    max_items bounds the list in the schema, so a small model under a grammar cannot ramble on."""
+    max_items bounds the list in the schema, so a small model under a grammar cannot ramble on.
+    kinds=False leaves "kind" out (the caller finds it in code; `to_claims` says "other")."""
+    kind = {"kind": enum_field(fact_kinds, None, "other")} if kinds else {}
+    checks = {"_kind": _kind_validator(fact_kinds)} if kinds else {}
     entry = create_model(  # no descriptions: the decompose prompt says what text and kind are
-        "Claim", __base__=ReplyModel, __validators__={"_kind": _kind_validator(fact_kinds), "_text": _text_validator()},
-        text=(str, Field()), kind=enum_field(fact_kinds, None, "other"), quote=(str, Field(default="")),
+        "Claim", __base__=ReplyModel, __validators__={**checks, "_text": _text_validator()},
+        text=(str, Field()), **kind, quote=(str, Field(default="")),
     )
     model = create_model(
         "Claims", __base__=ReplyModel, __doc__="The answer's claims.",
         claims=(list[entry], Field(json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
     )
     model.to_claims = lambda self: [  # type: ignore[attr-defined]
-        Claim(id=f"c{n}", text=c.text, kind=c.kind, quote=c.quote) for n, c in enumerate(self.claims, 1)
+        Claim(id=f"c{n}", text=c.text, kind=getattr(c, "kind", "other"), quote=c.quote)
+        for n, c in enumerate(self.claims, 1)
     ]
     return model
 

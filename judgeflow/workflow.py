@@ -198,7 +198,8 @@ def _then(state: JudgeState, runtime: Runtime[JudgeContext], update: dict[str, A
 async def route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["decompose", "single", "aggregate"]]:
     """Pick the criterion: explicit settings first, else by which evidence the item has."""
     ctx = _context(runtime)
-    checked = checked_item(state.item, ctx.max_input_chars or DEFAULT_MAX_INPUT_CHARS)
+    checked = (state.item if state.item.checked and ctx.max_input_chars is None  # checked where it was read
+               else checked_item(state.item, ctx.max_input_chars or DEFAULT_MAX_INPUT_CHARS))
     if isinstance(checked, InvalidItemError):  # the one item check, as for files, watch and the Python API
         return _then(state, runtime, {"status": "invalid", "error": str(checked)}, after_route)
     try:

@@ -639,11 +639,11 @@ FLOORS: list[set[str]] = [
 ]
 CORE_FLOOR = 1
 #: imports up the house still to remove (in a file another helper is rewriting); may only shrink
-KNOWN_UPWARD: list[str] = ["judgeflow.config.run -> judgeflow.items"]
+KNOWN_UPWARD: list[str] = []
 #: what config/ may import besides itself and the standard library
 CONFIG_MAY_IMPORT = ("pydantic", "judgeflow.errors", "judgeflow.config")
 #: config/ imports still to remove (config/run.py: another helper rewrites it); may only shrink
-KNOWN_CONFIG_IMPORTS: list[str] = ["judgeflow.config.run -> judgeflow.items"]
+KNOWN_CONFIG_IMPORTS: list[str] = []
 
 
 def floor(mod: str) -> int:
@@ -713,3 +713,42 @@ def test_the_floor_checks_can_fail(tmp_path):
     assert config_imports(pkg) == ["judgeflow.config.b -> judgeflow.items"]
     assert imports_up(pkg) == ["judgeflow.backends.x -> judgeflow.runs.store",
                                "judgeflow.config.b -> judgeflow.items"]
+
+
+# -- settings live in config/ (#49): no settings class anywhere else ---------------------------------
+
+SETTINGS_NAME = re.compile(r"\w*(Settings|Spec|Config)$")
+#: spec classes still defined beside what they build (issue #49 moves them into config/judging.py):
+#: this set may only shrink
+KNOWN_SETTINGS_OUTSIDE_CONFIG: set[str] = set()
+
+
+def settings_classes(root: Path = PACKAGE) -> set[str]:
+    """Classes named *Settings, *Spec or *Config (a model, a dataclass: any class with a base or a
+    decorator) defined outside config/, as "path:Name"."""
+    found = set()
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("config/"):
+            continue
+        for node in ast.walk(parsed(path)):
+            if (isinstance(node, ast.ClassDef) and SETTINGS_NAME.fullmatch(node.name)
+                    and (node.bases or node.decorator_list)):
+                found.add(f"{rel}:{node.name}")
+    return found
+
+
+def test_no_settings_class_outside_config():
+    found = settings_classes()
+    new = sorted(found - KNOWN_SETTINGS_OUTSIDE_CONFIG)
+    assert not new, f"settings outside config/ (declare them in config/): {new}"
+    assert found == KNOWN_SETTINGS_OUTSIDE_CONFIG, f"one moved: write KNOWN_SETTINGS_OUTSIDE_CONFIG = {found}"
+
+
+def test_the_settings_check_can_fail(tmp_path):
+    model = "from pydantic import BaseModel\nclass {}(BaseModel):\n    x: int = 1\n"
+    pkg = _package(tmp_path, {"runs/settings.py": model.format("RunSettings"),
+                              "config/run.py": model.format("RunSpec"),
+                              "cli/a.py": "import dataclasses\n@dataclasses.dataclass\nclass FlagConfig:\n"
+                                          "    z: int\n"})
+    assert settings_classes(pkg) == {"runs/settings.py:RunSettings", "cli/a.py:FlagConfig"}

@@ -28,7 +28,7 @@ from ..schemas import (
 from ..config.client import DEFAULT_MAX_CLAIMS_PER_CHECK
 from ..coverage import STATUSES, Requirement, RequirementCheck, RequirementChecks, Requirements, requirements_block
 from ..criteria import Criterion
-from ..details import checkable, details
+from ..details import checkable, code_kind, details, short_claim
 from ..citations import CITED_SOURCES, claim_notes
 from ..knowledge import Slot
 from ..prompts import documents, listed, register_tags, tag
@@ -209,20 +209,26 @@ class LLMJudge:
         return {} if prefix is None else {"cache_prefix": prefix}
 
     async def decompose(self, item: Item, criterion: Criterion, usage: Usage, trace: list[TraceEntry]) -> list[Claim]:
+        short = short_claim(item.answer, criterion.short_answer_words, criterion.fact_kinds)
+        if short is not None:  # one short sentence is its own claim: no call
+            return [short]
         kinds, _, _ = criterion_vocab(criterion)
         n = max_claims(item.answer)
         messages = self._messages(criterion, "decompose", prompt_fields(item))
         for attempt in range(2):  # an empty list for an answer that states something is asked once more
             result = await self.client.ask(
-                claims_reply(kinds, n), messages if attempt == 0 else empty_reask(messages, item.answer),
+                claims_reply(kinds, n, criterion.ask_kinds),
+                messages if attempt == 0 else empty_reask(messages, item.answer),
                 context=self._context(criterion), usage=usage, trace=trace, step="decompose",
                 max_tokens=claims_budget(item.answer, n),
             )
             claims = within_bound(list(result.to_claims()), n, usage)
             if claims or not checkable(item.answer):
-                return claims
+                break
             usage.reasks += attempt == 0
-        return claims
+        if criterion.ask_kinds:
+            return claims
+        return [c.model_copy(update={"kind": code_kind(c.text, criterion.fact_kinds)}) for c in claims]
 
     async def check(
         self, item: Item, criterion: Criterion, claims: list[Claim], usage: Usage, trace: list[TraceEntry]

@@ -12,13 +12,15 @@ A member is "provider/model", optionally "provider/model@BASE_URL" for its own e
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Callable
 
-from ..ensembles.cascade import DEFAULT_ESCALATE_ON
+from ..backends import default_model
+from ..config.judging import DEFAULT_ESCALATE_ON, CascadeSpec, JudgeSpec, PanelSpec
+from ..ensembles.panel import RULES
 from ..errors import ConfigError
 from .argtypes import positive_int
-from ..ensembles.panel import RULES
-from ..runs.ensemble_spec import split as _split
+
+Member = Callable[..., JudgeSpec]
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -52,25 +54,72 @@ def active(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "panel", None) or getattr(args, "cascade", None) or getattr(args, "samples", 1) > 1)
 
 
-def settings(args: argparse.Namespace) -> dict[str, Any] | None:
-    """What the results depend on (recorded with the run; a resume must match)."""
-    if not active(args):
-        return None
-    return {"panel": args.panel, "panel_rule": args.panel_rule, "panel_tie": args.panel_tie, "samples": args.samples,
-            "cascade": args.cascade, "escalate_on": args.escalate_on if args.cascade else None,
-            "audit_rate": args.audit_rate if args.cascade else None, "audit_seed": args.audit_seed if args.cascade else None}
+def _split(spec: str, flag: str) -> list[str]:
+    parts = [s.strip() for s in spec.split(",") if s.strip()]
+    if not parts:
+        raise ConfigError(f"{flag} is empty: give provider/model names separated by commas")
+    return parts
 
 
-def resume_flags(args: argparse.Namespace) -> list[str]:
-    flags: list[str] = []
-    if args.panel:
-        flags += ["--panel", args.panel, "--panel-rule", args.panel_rule, "--panel-tie", args.panel_tie]
-    if args.samples > 1:
-        flags += ["--samples", str(args.samples)]
-    if args.cascade:
-        flags += ["--cascade", args.cascade, "--escalate-on", args.escalate_on, "--audit-rate", str(args.audit_rate),
-                  "--audit-seed", str(args.audit_seed)]
-    return flags
+def judging_of(args: argparse.Namespace, member: Member) -> PanelSpec | CascadeSpec:
+    """The panel or cascade the flags name; `member(ref, keep_trace=)` makes one member's JudgeSpec
+    ("provider/model" or "provider/model@BASE_URL") with the run's other flags."""
+    trace, samples = bool(args.trace), args.samples
+    common = {"keep_trace": trace, "concurrency": args.concurrency}
+    tie = 1 if str(args.panel_tie) == "1" else None
+
+    def panel(default: str | None) -> PanelSpec | None:
+        refs = _split(args.panel, "--panel") if args.panel else [default] if samples > 1 and default else []
+        if not refs:
+            return None
+        return PanelSpec(members=[member(m, keep_trace=trace) for m in refs], rule=args.panel_rule,
+                         samples=samples, tie=tie, **common)
+
+    if not args.cascade:
+        made = panel(args.model or default_model())
+        if made is None:
+            raise ConfigError("an ensemble needs --panel, --samples N > 1 or --cascade")
+        return made
+    parts = _split(args.cascade, "--cascade")
+    if len(parts) != 2:
+        raise ConfigError(f"--cascade takes two judges, CHEAP,STRONG (got {len(parts)}: {args.cascade})")
+    cheap_ref, strong_ref = parts
+    if cheap_ref == "panel":
+        if not args.panel:
+            raise ConfigError("--cascade panel,STRONG needs --panel M1,M2,... for the cheap judge")
+        cheap: JudgeSpec | PanelSpec | None = panel(None)
+    else:
+        if args.panel:
+            raise ConfigError("--panel with --cascade: write --cascade panel,STRONG to use the panel as the "
+                              "cheap judge")
+        cheap = panel(cheap_ref) or member(cheap_ref, keep_trace=trace)
+    assert cheap is not None
+    return CascadeSpec(cheap=cheap, strong=member(strong_ref, keep_trace=trace), escalate_on=args.escalate_on,
+                       audit_rate=args.audit_rate, seed=args.audit_seed, **common)
+
+
+def flags_of(spec: PanelSpec | CascadeSpec, *, at_url: bool) -> list[str]:
+    """The flags that name `spec` again (`at_url`: each member as model@its base URL)."""
+    def ref(j: JudgeSpec) -> str:
+        return f"{j.model}@{j.client.base_url}" if at_url and j.client.base_url else j.model
+
+    def panel(p: PanelSpec) -> list[str]:
+        if len(p.members) == 1:  # samples of one judge: --model is the sampled judge
+            return ["--model", ref(p.members[0]), "--samples", str(p.samples)]
+        return (["--panel", ",".join(ref(m) for m in p.members), "--panel-rule", p.rule, "--panel-tie",
+                 "1" if p.tie == 1 else "unscored"] + (["--samples", str(p.samples)] if p.samples > 1 else []))
+
+    if isinstance(spec, PanelSpec):
+        return panel(spec)
+    cheap = spec.cheap
+    flags = panel(cheap) if isinstance(cheap, PanelSpec) and len(cheap.members) > 1 else []
+    if isinstance(cheap, PanelSpec) and len(cheap.members) == 1:  # the sampled cheap judge
+        first = ref(cheap.members[0])
+        flags, name = ["--samples", str(cheap.samples)], first
+    else:
+        name = "panel" if isinstance(cheap, PanelSpec) else ref(cheap)
+    return flags + ["--cascade", f"{name},{ref(spec.strong)}", "--escalate-on", spec.escalate_on,
+                    "--audit-rate", str(spec.audit_rate), "--audit-seed", str(spec.seed)]
 
 
 def wire_family(model: str) -> str:
@@ -97,22 +146,15 @@ def check_one_wire(args: argparse.Namespace) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
-    """The panel/cascade flags' own rules, said in the flags' words (the specs check the rest)."""
+    """The panel/cascade flags' own rules (how the flags name members), said in the flags' words; how
+    the judgings compose (samples, --batch, coverage, repeats) is the specs' validators' (config/)."""
     if not active(args):
         return
-    if args.batch:
-        raise ConfigError("--batch does not support --panel, --samples or --cascade yet: run them online "
-                          "(drop --batch), or judge each model on its own with --batch and compare the runs")
     if args.model and (args.panel or args.cascade):
         raise ConfigError("--model with --panel or --cascade: name the models in --panel or --cascade instead "
                           "(with --samples alone, --model is the sampled judge)")
-    if args.samples < 1:
-        raise ConfigError(f"--samples must be at least 1, got {args.samples}")
-    if args.samples > 1 and not args.temperature:
-        raise ConfigError(f"--samples {args.samples} needs a temperature above 0: at temperature 0 every sample "
-                          f"gives the same answer; add --temperature 0.7 (or drop --samples)")
-    flag = getattr(args, "coverage", None)
-    if bool(flag) if flag is not None else args.mode == "spec":
-        raise ConfigError("requirement coverage (--mode spec / --coverage) does not run in panels or cascades "
-                          "yet: add --no-coverage, or judge with one --model")
+    if args.samples > 1 and not args.temperature:  # said before any client is built (arch3b: Panel
+        # checks samples on its built members, after a missing API key would be reported)
+        raise ConfigError(f"--samples {args.samples} needs a temperature above 0: at temperature 0 every "
+                          "sample gives the same answer; add --temperature 0.7 (or drop --samples)")
     check_one_wire(args)

@@ -4,7 +4,7 @@ Every input row ends as exactly one output row: judged (label 1/0), unscored (la
 the judge could not decide) or invalid (label null, the input row is unusable).
 
 The run itself is `runs.run.Run` (open or resume, judge, commit, finish: see its docstring for
-what a kill may lose, nothing paid for); this command parses the flags into `RunSettings`, calls
+what a kill may lose, nothing paid for); this command parses the flags into a `RunSpec`, calls
 it, shows progress, maps exceptions to exit codes and prints the summary. stdin is copied to a
 temporary file first, so the input can be read twice (checked, then judged), streamed.
 """
@@ -14,239 +14,89 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
-import signal
-import sys
-import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from ..backends.limits import DEFAULT_MAX_WAIT
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..build import build
-from ..errors import OVER_BUDGET, ConfigError, ProviderUnavailable
-from .._judge import Judge
-from ..judging import DEFAULT_CONCURRENCY, Judging
-from ..results import Judgment, Usage
-from ..runs.gc_tuning import tuned_gc
+from ..config.run import RunSpec
+from ..errors import ConfigError, ProviderUnavailable
 from ..files import STDIO
-from ..runs.output import FORMATS, OutputError, check_output, output_format, spool
-from ..runs.pricing import estimate_cost, load_prices, price_for
+from ..judging import Judging
+from ..runs.budget import spend_cap
+from ..runs.gc_tuning import tuned_gc
+from ..runs.output import OutputError, check_output, output_format, spool
 from ..runs.run import Run
-from ..runs.settings import DEFAULT_MAX_INPUT_CHARS, RunSettings
-from ..runs.store import DEFAULT_STORE, RunStore, StoreError
-from ..knowledge import shares
-from ..runs.summary import (
-    DEFAULT_MAX_UNSCORED,
-    Tally,
-    answer_line,
-    citation_line,
-    decided_line,
-    run_failure,
-    summarize,
-)
-from . import ensemble, otel_args, ray_cmd
-from .argtypes import Subparsers, non_negative_int, positive_float, positive_int, positive_seconds, share, temperature
+from ..runs.store import RunStore, StoreError
+from . import SUMMARIES, ensemble, otel_args, ray_cmd
+from .argtypes import Subparsers
+from .flags import add_run_flags, resume_command, to_spec
 from .render import console
-from . import SUMMARIES
+from .run_view import Session, note_aliases, progress_bar, report, sigterm_stops
 
-
-EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above --max-unscored, or stopped at
---budget (rows unscored 'budget: ...'; --resume continues them); 2 bad input or
-configuration; 3 stopped on a systemic provider error (authentication, refused connection, unknown
-model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume continues)"""
-
-
-class OutputPath(argparse.Action):
-    """-o PATH as a Path, remembering a trailing slash (Path drops it): `-o judged/` names a directory."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        text = os.fspath(values)  # a str from the command line; a Path when called from Python
-        setattr(namespace, self.dest, Path(text))
-        namespace.output_is_directory = text != STDIO and text.endswith(("/", os.sep))
+EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above
+--max-unscored, or stopped at --budget (rows unscored 'budget: ...'; --resume continues them); 2 bad
+input or configuration; 3 stopped on a systemic provider error (authentication, refused connection,
+unknown model or path, rejected request shape: fix it, then --resume); 130 interrupted (--resume
+continues)"""
 
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help=SUMMARIES["run"], epilog=EXIT_CODES)
-    p.add_argument("input", type=Path, help="items: .jsonl (one JSON object a line), .csv or .json; - reads stdin")
-    p.add_argument("-o", "--output", action=OutputPath,
-                   help="results file (.jsonl, one judgment a line; .csv or .parquet: see --format); - writes to "
-                        "stdout (default: ITEMS.results.jsonl beside the input)")
-    p.add_argument("--format", choices=FORMATS, dest="format",
-                   help="the results file's format (default: from the -o suffix, .csv or .parquet, else jsonl; "
-                        "parquet needs pyarrow)")
-    p.add_argument("--model", help=f"provider/model (default ${DEFAULT_MODEL_ENV}, else {OFFLINE_MODEL}, offline)")
-    p.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint (vLLM, llama.cpp, LM Studio)")
-    p.add_argument("--map", action="append", metavar="FIELD=COLUMN",
-                   help="read an item field from a column of another name, e.g. --map reference=gold_text "
-                        "(repeatable; fields: id, question, answer, reference, source, spec, label, ...)")
-    p.add_argument("--mode", default="auto", choices=["auto", "factual", "faithfulness", "spec"],
-                   help="route by fields (auto) or force a mode")
-    p.add_argument("--criterion", help="a criterion name or .toml path for every item (overrides --mode)")
-    _checking_flags(p)
-    p.add_argument("--max-source-chars", type=positive_int,
-                   help="cut sources longer than this to the passages relevant to the claims; cite passages")
-    p.add_argument("--strategy", default="graph", choices=["graph", "single"],
-                   help="graph: decompose then check (2 calls); single: one call")
-    p.add_argument("--turns", default="last", choices=["last", "all"],
-                   help="conversations (rows with messages): judge the last assistant turn, or every assistant "
-                        "turn against what came before it (one row per turn, ids ID#t3)")
-    p.add_argument("--delimiter", type=_delimiter,
-                   help="a CSV input's delimiter, e.g. ';' or '\\t' (default: comma, or ; tab | sniffed from the header)")
-    p.add_argument("--system-prompt", action="store_true",
-                   help="conversations: count the system prompt as evidence (left out by default)")
-    p.add_argument("--limit", type=positive_int, help="judge only the first N rows")
-    p.add_argument("--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY,
-                   help=f"items judged at once (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--temperature", type=temperature, default=0.0,
-                   help="sampling temperature of the judge model (default 0: the same item gets the same "
-                        "verdict; above 0 with --samples for self-consistency)")
-    p.add_argument("--threshold", type=float,
-                   help="offline judges only: baseline/lexical content-overlap or baseline/rouge-l F-measure threshold")
-    p.add_argument("--trace", action="store_true", help="write prompts and raw replies into each row")
-    _row_flags(p)
-    p.add_argument("--store", type=Path, default=DEFAULT_STORE,
-                   help=f"the run store, a SQLite file (default {DEFAULT_STORE})")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the last run that wrote OUTPUT: finished items are not judged again")
-    p.add_argument("--no-cache", action="store_true",
-                   help="do not serve results from the store's response cache (new results are still cached)")
-    provider_flags(p)
-    p.add_argument("--max-input-chars", type=positive_int, default=DEFAULT_MAX_INPUT_CHARS,
-                   help=f"an item whose texts together are longer is an invalid row (default {DEFAULT_MAX_INPUT_CHARS:,})")
-    p.add_argument("--max-unscored", type=share, default=DEFAULT_MAX_UNSCORED,
-                   help=f"exit 1 when more than this share of rows is unscored (default {DEFAULT_MAX_UNSCORED})")
-    p.add_argument("--prices", type=Path, help="a TOML/JSON price table to override the built-in one (or $JUDGEFLOW_PRICES)")
+    add_run_flags(p)  # every spec field's flag (cli/flags.py)
+    p.add_argument("--resume", action="store_true", help="continue the last run that wrote OUTPUT: "
+                   "finished items are not judged again")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true",
-                   help="print the end-of-run summary as one JSON object on stdout (counts, tokens, cost)")
-    p.add_argument("--batch", action="store_true",
-                   help="submit through the provider's batch API (about half the price; collect later "
-                        "with `judgeflow batch collect RUN_ID`)")
+    p.add_argument("--json", action="store_true", help="print the end-of-run summary as one JSON "
+                   "object on stdout (counts, tokens, cost)")
+    otel_args.add_arguments(p)
     ray_cmd.add_arguments(p)
     ensemble.add_args(p)
     p.set_defaults(func=cmd_run)
 
 
-def _checking_flags(p: argparse.ArgumentParser) -> None:
-    """What is checked besides the claims the decomposer lists."""
-    p.add_argument("--coverage", action=argparse.BooleanOptionalAction, default=None,
-                   help="requirement coverage for spec items: also check each requirement of the spec as met / "
-                        "not_met / not_applicable (default: on with --mode spec)")
-    p.add_argument("--check-dropped", action=argparse.BooleanOptionalAction, default=True,
-                   help="judge the answer whole: numbers, dates and names no claim carries are checked as added "
-                        "claims (default on; --no-check-dropped names them in the row as not checked)")
-    p.add_argument("--knowledge", choices=("default", "commit-first"), default=None,
-                   help="claims the reference does not settle (factual criteria): default (the check call decides) "
-                        "or commit-first (the judge first fills the claim's masked values; a verdict from knowledge "
-                        "stands only where both agree, else unverifiable); default: the criterion's [knowledge]")
-    p.add_argument("--evidence", default=None, metavar="FILE",
-                   help="documents for claims the reference does not settle: a JSONL file ({\"text\", \"id\", "
-                        "\"title\"} a line) or a folder of .txt/.md files; claims settled by a quote found in them "
-                        "get basis evidence")
+def make_judge(args: argparse.Namespace, budget: Any = None,
+               spec: RunSpec | None = None) -> Judging:
+    """The Judge, Panel, Cascade or repeated Judge the flags ask for, built from the run's spec
+    (`spec`, else parsed from `args`); every member's client shares `budget` (the one spend cap)."""
+    if spec is None:
+        ensemble.check(args)
+        check_ray(args)
+        spec = to_spec(args)
+    return build(spec.judging, **({"budget": budget} if budget is not None else {}))
 
 
-def add_budget(p: argparse.ArgumentParser) -> None:
-    """`--budget`: the hard spend cap (`runs.budget.Budget`), the same flag wherever a command calls a model."""
-    p.add_argument("--budget", help="a hard spend cap for this invocation: model calls (200) or estimated dollars "
-                                    "('$1.50'); each call reserves the most it can cost before it is sent, so no "
-                                    "concurrency passes it; rows that do not fit end unscored (reason 'budget: ...'), "
-                                    "the run exits 1 and --resume continues them")
-
-
-def _row_flags(p: argparse.ArgumentParser) -> None:
-    """What each result row carries besides the verdict, and where verdicts go besides the results file."""
-    p.add_argument("--with-inputs", action=argparse.BooleanOptionalAction, default=True,
-                   help="write each item's question, answer, reference, source and spec into its result row, as "
-                        "RAGAS and LangSmith show them beside the scores (the default; calibrate shows disagreements "
-                        "with them, the answer rate measures reference coverage); --no-with-inputs: the verdicts "
-                        "only (smaller files; the texts are held in memory while the output is written)")
-    otel_args.add_arguments(p)
-
-
-def provider_flags(p: argparse.ArgumentParser) -> None:
-    """How the run calls the provider: retries, rate limits, re-asks, timeout, HTTP stack, output shape, spend cap."""
-    p.add_argument("--retries", type=non_negative_int, default=4,
-                   help="provider retries on 5xx/timeouts, with backoff and jitter (default 4); 429s are waited out "
-                        "up to --max-wait instead")
-    p.add_argument("--rpm", type=positive_float, metavar="N",
-                   help="requests per minute the endpoint allows, for one that sends no rate-limit headers "
-                        "(default: learned from the replies' headers)")
-    p.add_argument("--tpm", type=positive_float, metavar="N",
-                   help="tokens per minute the endpoint allows (input tokens on the Anthropic wire), for one that "
-                        "sends no rate-limit headers (default: learned from the replies' headers)")
-    p.add_argument("--max-wait", type=positive_seconds, default=DEFAULT_MAX_WAIT, metavar="SECONDS",
-                   help="the longest an item waits on the rate limit before it is unscored as rate limited "
-                        f"(default {DEFAULT_MAX_WAIT:g}; a 429 is waited out, not counted against --retries)")
-    p.add_argument("--reasks", type=non_negative_int, default=2,
-                   help="re-asks after an invalid structured reply (default 2)")
-    p.add_argument("--timeout", type=positive_seconds, default=None,
-                   help="seconds per request, in all: connect, headers and the whole reply (default 120; 900 for a "
-                        "local endpoint, ollama/ or a --base-url on localhost, where a request that timed out is "
-                        "not sent again while the server may still be computing it)")
-    p.add_argument("--http-transport", default="auto", choices=["auto", "aiohttp", "httpx"],
-                   help="the provider SDK's HTTP stack (default auto: aiohttp when installed, which spends less "
-                        "client CPU per request; httpx is the SDKs' default)")
-    p.add_argument("--structured", default="auto", choices=["auto", "tools", "tools_strict", "json_schema", "json"],
-                   help="how the model is asked for structured output (default auto: OpenAI tools_strict, "
-                        "Anthropic tools, Ollama json_schema, other --base-url servers tools; falls back once "
-                        "if the endpoint rejects the request shape)")
-    p.add_argument("--reasoning-effort", choices=["none", "minimal", "low", "medium", "high", "xhigh"],
-                   help="reasoning effort of a reasoning judge (gpt-5*, o-series, Claude thinking, Gemini 2.5+; "
-                        "default: low for OpenAI reasoning models, thinking off for Claude; see docs/reasoning.md)")
-    p.add_argument("--profile", metavar="PROVIDER/MODEL",
-                   help="the model family a name judgeflow cannot know follows (an Azure deployment, a model "
-                        "behind --base-url), e.g. --model azure/my-deploy --profile openai/gpt-5.1")
-    p.add_argument("--max-tokens", type=positive_int,
-                   help="max_tokens for every call (default: sized to each step, e.g. a budget per claim)")
-    add_budget(p)
-
-
-def settings_of(args: argparse.Namespace) -> RunSettings:
-    """The run's settings from the command line (one model, or a panel/cascade named by its flags)."""
-    ens = ensemble.settings(args)
-    return RunSettings.from_args(args, ensemble=ens, ensemble_flags=ensemble.resume_flags(args) if ens else None)
-
-
-def make_judge(args: argparse.Namespace, budget: Any = None) -> Judging:
-    """The Judge, Panel, Cascade or repeated Judge the flags ask for, built from the run's spec; every
-    member's client shares `budget` (the run's one spend cap) when given."""
-    settings = settings_of(args)
-    ensemble.check(args)
-    check_repeats(settings, args)
-    return build(settings.spec().judging, **({"budget": budget} if budget is not None else {}))
-
-
-def check_repeats(settings: RunSettings, args: argparse.Namespace) -> None:
-    """`--repeats K` asks one judge K times about each item (test-retest), online and locally."""
-    if settings.repeats == 1:
+def check_ray(args: argparse.Namespace) -> None:
+    """What `--ray` (not a spec field: where a run is spread) does not combine with yet."""
+    if not getattr(args, "ray", False):
         return
-    for on, flags, why in ((settings.ensemble, "--panel, --samples or --cascade", "repeat one judge"),
-                           (settings.batch, "--batch", "run online"), (getattr(args, "ray", False), "--ray", "run locally")):
-        if on:
-            raise ConfigError(f"--repeats does not combine with {flags} yet: {why} (drop {flags})")
+    if getattr(args, "repeats", 1) > 1:
+        raise ConfigError("--repeats does not combine with --ray yet: run locally (drop --ray)")
+    if args.budget:
+        raise ConfigError("--budget does not combine with --ray yet: each Ray worker would hold "
+                          "its own cap; run locally (drop --ray) or cap the rows with --limit N")
 
 
 def note_offline(args: argparse.Namespace, con: Console) -> None:
     if not args.model and not ensemble.active(args) and default_model() == OFFLINE_MODEL:
-        con.print(f"[yellow]note:[/yellow] no model configured: judging offline with {OFFLINE_MODEL} "
-                  f"(a lexical floor, not an LLM judge). Use --model openai/gpt-4o-mini (with OPENAI_API_KEY), "
-                  f"--model anthropic/<model>, --model ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
+        con.print("[yellow]note:[/yellow] no model configured: judging offline with "
+                  f"{OFFLINE_MODEL} (a lexical floor, not an LLM judge). Use --model "
+                  "openai/gpt-4o-mini (with OPENAI_API_KEY), --model anthropic/<model>, --model "
+                  f"ollama/<model>, or set {DEFAULT_MODEL_ENV}.")
     model = args.model or default_model()
-    asked = [flag for flag, on in (("--knowledge commit-first", getattr(args, "knowledge", None) == "commit-first"),
-                                   ("--evidence", getattr(args, "evidence", None))) if on]
-    if asked and model.startswith("baseline/") and not ensemble.active(args):  # #48: they changed nothing, unsaid
+    asked = [flag for flag, on in (
+        ("--knowledge commit-first", getattr(args, "knowledge", None) == "commit-first"),
+        ("--evidence", getattr(args, "evidence", None))) if on]
+    if asked and model.startswith("baseline/") and not ensemble.active(args):  # #48: unsaid before
         one = len(asked) == 1
-        con.print(f"note: {' and '.join(asked)} {'is a step' if one else 'are steps'} of an LLM judge: the offline "
-                  f"{model} ignores {'it' if one else 'them'} (the labels are those of a plain run); give --model",
-                  markup=False, soft_wrap=True)
+        con.print(f"note: {' and '.join(asked)} {'is a step' if one else 'are steps'} of an LLM "
+                  f"judge: the offline {model} ignores {'it' if one else 'them'} (the labels are "
+                  "those of a plain run); give --model", markup=False, soft_wrap=True)
 
 
 def default_output(args: argparse.Namespace, con: Console) -> None:
@@ -254,83 +104,92 @@ def default_output(args: argparse.Namespace, con: Console) -> None:
     if args.output is not None:
         return
     if str(args.input) == STDIO or getattr(args, "ray", False):
-        raise ConfigError("give the results file with -o, e.g. -o results.jsonl (-o - writes to stdout)")
+        raise ConfigError("give the results file with -o, e.g. -o results.jsonl (-o - writes to "
+                          "stdout)")
     args.output = args.input.with_name(f"{args.input.stem}.results.jsonl")
-    con.print(f"note: no -o given: writing the results to {args.output}", markup=False, soft_wrap=True)
+    con.print(f"note: no -o given: writing the results to {args.output}", markup=False,
+              soft_wrap=True)
 
 
 def cmd_run(args: argparse.Namespace, *, command: Callable[[str], str] | None = None) -> int:
-    """`judgeflow run`; `command` turns the run's resume command into the caller's (`judgeflow bench`)."""
+    """`judgeflow run`; `command` turns the run's resume command into the caller's (`bench`)."""
     con = console(stderr=True)
     default_output(args, con)
     if args.ray:
-        if args.budget:
-            raise ConfigError("--budget does not combine with --ray yet: each Ray worker would hold its own cap; "
-                              "run locally (drop --ray) or cap the rows with --limit N")
+        check_ray(args)
         note_offline(args, con)
         return ray_cmd.run_on_ray(args, con, make_judge)
     if getattr(args, "output_is_directory", False):
-        raise ConfigError(f"-o {args.output}{os.sep} names a directory, and a local run writes one results file: "
-                          f"give a file path, e.g. -o {args.output / 'results.jsonl'} (a directory of shards is "
-                          "--ray's output)")
+        raise ConfigError(f"-o {args.output}{os.sep} names a directory, and a local run writes one "
+                          f"results file: give a file path, e.g. -o {args.output / 'results.jsonl'} "
+                          "(a directory of shards is --ray's output)")
     check_output(args.output, args.input, store=args.store)
     args.fmt = output_format(args.output, args.format)  # before judging: parquet needs pyarrow
     if args.batch:
         from ..runs.batch import check_batch_input
 
         check_batch_input(args.input)
-    settings = settings_of(args)
-    budget = settings.spend_cap()
-    judge = make_judge(args, budget)
+    ensemble.check(args)
+    settings = to_spec(args)
+    budget = spend_cap(settings)
+    judge = make_judge(args, budget, settings)
     exporter = otel_args.exporter_of(args)  # before judging: OTel export needs the otel extra
-    with spool(args.input) as (source, sha), RunStore(settings.store) as store:  # stdin is copied once
-        run = Run.open(store, settings, judging=judge, source=source, sha=sha, resume=args.resume,
+    with spool(args.input) as (source, sha), RunStore(settings.store) as store:  # stdin once
+        run = Run.open(store, settings, judging=judge, command=resume_command(settings),
+                       source=source, sha=sha, resume=args.resume,
                        say=lambda note: con.print(note, soft_wrap=True, markup=False))
         if command is not None:
-            run.store.update_run(run.run_id, settings=run.info.settings, command=command(run.command))
+            run.store.update_run(run.run_id, settings=run.info.settings,
+                                 command=command(run.command))
             run.info = run.store.get_run(run.run_id)
         note_offline(args, con)  # said only once the inputs are known to be fine
         note_aliases(run.aliases, con)
         if settings.batch:
             from .batch_cmd import submit
 
-            return submit(run, con=con, max_unscored=settings.max_unscored, base_url=settings.base_url)
-        return _judge_run(run, judge, settings, con, resume=args.resume, progress=not args.no_progress,
-                          as_json=args.json, budget=budget, exporter=exporter)
+            return submit(run, con=con, max_unscored=settings.max_unscored,
+                          base_url=args.base_url)
+        return _judge_run(run, judge, settings, con, resume=args.resume,
+                          progress=not args.no_progress, as_json=args.json, budget=budget,
+                          exporter=exporter, base_url=args.base_url)
 
 
-def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *, resume: bool, progress: bool,
-               as_json: bool, budget: Any = None, exporter: Any = None) -> int:
+def _judge_run(run: Run, judge: Judging, settings: RunSpec, con: Console, *, resume: bool,
+               progress: bool, as_json: bool, budget: Any = None, exporter: Any = None,
+               base_url: str | None = None) -> int:
     """Judge the run's rows with progress, then finish it; exceptions become exit codes."""
     already = run.finished()
     if already or resume:
         again = run.store.count(run.run_id) - already
         con.print(f"resuming run {run.run_id}: {already} of {run.total} rows already done"
                   + (f"; {again} unscored rows are judged again" if again else ""))
-    if resume:  # only a resumed run can have batches (a new run id has none): batch code loads only then
+    if resume:  # only a resumed run can have batches (a new run id has none): loaded only then
         from .batch_cmd import open_batches_note
 
-        if note := open_batches_note(run.store, run.run_id, con, settings.base_url):
+        if note := open_batches_note(run.store, run.run_id, con, base_url):
             con.print(note, soft_wrap=True, markup=False)
     session = Session(exporter)
     output = Path(settings.output or "-")
     try:
         with tuned_gc():
             asyncio.run(_judge_all(run, judge, settings, con, session, already, progress))
-    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (it cancels the run's task)
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (it cancels the task)
         n = run.stop("interrupted", output)
-        con.print("[yellow]interrupted:[/yellow] " + escape(f"{n} of {run.total} rows are saved (in {settings.store} "
-                  f"and {output}). Resume with:\n  {run.command}"), soft_wrap=True)
+        con.print("[yellow]interrupted:[/yellow] " + escape(
+            f"{n} of {run.total} rows are saved (in {settings.store} and {output}). Resume with:\n"
+            f"  {run.command}"), soft_wrap=True)
         return 130
     except StoreError as e:  # a failed commit stopped the run: nothing more was sent
         with contextlib.suppress(StoreError, OutputError):
             run.stop("interrupted")
-        con.print("[red]error:[/red] " + escape(f"{e}. Resume with:\n  {run.command}"), soft_wrap=True)
+        con.print("[red]error:[/red] " + escape(f"{e}. Resume with:\n  {run.command}"),
+                  soft_wrap=True)
         return 2
     except ProviderUnavailable as e:
         n = run.stop("stopped", output)
-        con.print("[red]error:[/red] " + escape(f"{e}. {n} of {run.total} rows saved; after fixing it, continue "
-                                                f"with: {run.command}"), soft_wrap=True)
+        con.print("[red]error:[/red] " + escape(f"{e}. {n} of {run.total} rows saved; after "
+                                                f"fixing it, continue with: {run.command}"),
+                  soft_wrap=True)
         return 3
     finally:
         if exporter is not None:  # the spans of whatever was judged, also when stopped
@@ -338,205 +197,22 @@ def _judge_run(run: Run, judge: Judging, settings: RunSettings, con: Console, *,
     tally = run.finish(output)
     if exporter is not None:
         con.print("  " + otel_args.describe(exporter), markup=False, soft_wrap=True)
-    return _report(run, judge, settings, tally, session, con, resume=resume, as_json=as_json, budget=budget)
+    return report(run, judge, settings, tally, session, con, resume=resume, as_json=as_json,
+                  budget=budget)
 
 
-class Session:
-    """What this invocation judged (a resumed run's earlier sessions are not in it); each result is
-    also sent to `exporter` (OpenTelemetry), if any."""
-
-    def __init__(self, exporter: Any = None) -> None:
-        self.exporter = exporter
-        self.usage = Usage()
-        self.items = self.cached = self.errors = 0
-        self.start = time.monotonic()
-        self.elapsed = 0.0
-
-    def add(self, j: Judgment) -> None:
-        self.usage.add(j.usage)
-        self.items += 1
-        self.cached += j.cached
-        # a row the spend cap left unsent is not an error: the run stops there and --resume judges it
-        self.errors += j.status == "unscored" and not (j.error or "").startswith(OVER_BUDGET)
-        self.elapsed = time.monotonic() - self.start
-        if self.exporter is not None:
-            self.exporter.export(j)
-
-    def fields(self) -> dict[str, Any]:
-        """The progress bar's fields."""
-        u = self.usage
-        return {"rate": f"{self.items / max(self.elapsed, 1e-9):.1f} items/s", "calls": u.calls,
-                "tokens": f"{u.input_tokens + u.output_tokens:,}", "cached": self.cached, "errors": self.errors}
-
-
-def _report(run: Run, judge: Judging, settings: RunSettings, tally: Tally, session: Session, con: Console, *,
-            resume: bool, as_json: bool, budget: Any = None) -> int:
-    """Print the summary (or its JSON); 1 when nothing was judged or too many rows are unscored."""
-    prices = load_prices(Path(settings.prices) if settings.prices else None)
-    failed = run_failure(tally, settings.max_unscored)
-    output = Path(settings.output or "-")
-    if as_json:
-        summary = summary_json(tally, run_id=run.run_id, model=judge.model, output=output, prices=prices,
-                               elapsed=session.elapsed, session_items=session.items)
-        # with -o - the results are stdout: the summary goes to stderr, so stdout stays one result a line
-        if budget is not None:
-            summary["budget"] = budget.summary()
-        print(json.dumps({**summary, "unreadable": dict(run.store.unreadable), "failure": failed}),
-              file=sys.stderr if str(output) == STDIO else sys.stdout)
-        return 1 if failed else 0
-    lines = summarize(tally, model=judge.model, prices=prices, elapsed=session.elapsed, session=session.usage,
-                      session_items=session.items)
-    if resume:
-        from .batch_cmd import cost_line  # a batch run finished online: price each call by how it was made
-
-        lines[-1] = cost_line(run.store, run.run_id, judge.model, prices) or lines[-1]
-    if budget is not None:
-        lines.append(f"budget: {budget.describe()} spent" + (f"; {budget.denied} call(s) refused at the cap"
-                                                             if budget.denied else "")
-                     + (f"; {tally.cached} row(s) served from the cache cost nothing" if tally.cached else ""))
-    if settings.repeats > 1:
-        lines.append(f"{settings.repeats} verdicts per item (--repeats), the calls above included: "
-                     f"`judgeflow stability {output}` reports the items that flip")
-    con.print(f"run {run.run_id}: judged with {judge.model} -> {output}", markup=False, soft_wrap=True)
-    unreadable = run.store.unreadable_note()
-    for note in [*client_notes(judge), *([unreadable] if unreadable else [])]:
-        con.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
-    from ..calibration.corrected import rate_line  # numpy: loaded once a run has finished
-
-    tail = answer_line(tally) + rate_line(tally) + citation_line(tally) + decided_line(tally)
-    for line in lines + tail + limit_report(session.elapsed, session.items):
-        con.print("  " + line, markup=False, soft_wrap=True)
-    if failed:
-        again = (f"; re-judge the unscored rows with: {run.command}" if tally.unscored
-                 else "; fix the invalid rows (each row's error names the field and the fix) and run again"
-                 if tally.invalid else f" in {settings.input}")
-        con.print(f"[red]{escape(failed)}[/red]{escape(again)}", soft_wrap=True)
-        return 1
-    return 0
-
-
-def _delimiter(value: str) -> str:
-    """--delimiter: one character (`\\t` or `tab` for a tab)."""
-    value = {"\\t": "\t", "tab": "\t"}.get(value, value)
-    if len(value) != 1 or value in "\"\r\n":
-        raise argparse.ArgumentTypeError(f"{value!r} is not one character; e.g. --delimiter ';' or --delimiter tab")
-    return value
-
-
-def limit_report(elapsed: float, items: int) -> list[str]:
-    """The rate limits met this session (no provider SDK is imported for it)."""
-    from ..backends.limits import report
-
-    return report(elapsed, items)
-
-
-def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str, output: Path, prices: Any,
-                 elapsed: float, session_items: int) -> dict[str, Any]:
-    """The end-of-run summary as data (`run --json`): the same numbers as `summarize`."""
-    t = Tally.of(results)
-    total = t.usage
-    return {
-        "run_id": run_id, "model": model, "output": str(output), "rows": t.rows,
-        "label_1": t.label_1, "label_0": t.label_0, "unscored": t.unscored, "invalid": t.invalid,
-        "cached": t.cached,
-        "unscored_reason": t.unscored_reasons.most_common(1)[0][0] if t.unscored_reasons else None,
-        "calls": total.calls, "input_tokens": total.input_tokens, "output_tokens": total.output_tokens,
-        "reasoning_tokens": total.reasoning_tokens,
-        "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
-        "priced_by": None if model.startswith("baseline/") else getattr(price_for(model, prices), "source", None),
-        "seconds": round(elapsed, 3), "items_this_session": session_items,
-        "rate_limited": t.rate_limited, "rate_limits": limit_stats(),
-        "citations": t.citations.summary(),
-        "decided_by": shares(t.decided), "claims": sum(t.decided.values()),
-    }
-
-
-def limit_stats() -> list[dict[str, Any]]:
-    from ..backends.limits import stats
-
-    return stats()
-
-
-@contextlib.contextmanager
-def sigterm_stops(task: asyncio.Task[Any]) -> Any:
-    """SIGTERM (a container stop, `kill`) stops the run as Ctrl-C does: the run's task is cancelled,
-    results are saved, the resume command printed. It is handled in the event loop itself, not by
-    re-raising SIGINT: a process started in the background by a shell ignores SIGINT, and SIGTERM
-    must still stop it."""
-    loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGTERM, task.cancel)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-        yield
-        return
-    try:
-        yield
-    finally:
-        loop.remove_signal_handler(signal.SIGTERM)
-
-
-def client_notes(judging: Judging) -> list[str]:
-    """What the model client wants the user to know (e.g. a structured-output fallback taken)."""
-    return judging.backend.notes if isinstance(judging, Judge) else []  # a panel or cascade: no one backend
-
-
-async def _judge_all(run: Run, judge: Judging, settings: RunSettings, con: Console, session: Session,
+async def _judge_all(run: Run, judge: Judging, settings: RunSpec, con: Console, session: Session,
                      already: int, progress: bool) -> None:
     task = asyncio.current_task()
     assert task is not None
     with sigterm_stops(task), progress_bar(con, total=run.total or 0, completed=already,
                                            disable=not progress) as advance:
         try:
-            async for j in run.judge(judge, concurrency=settings.concurrency, cache=not settings.no_cache):
+            async for j in run.judge(judge, concurrency=settings.judging.concurrency,
+                                     cache=not settings.no_cache):
                 session.add(j)
                 advance(**session.fields())
         finally:
             await judge.aclose()  # connections close in the loop that opened them
 
 
-def progress_bar(con: Console, *, total: int, completed: int, disable: bool) -> contextlib.AbstractContextManager[Any]:
-    """The judging progress bar, as a context that gives `advance(**fields)` (one item done).
-    With --no-progress it is a no-op, and rich.progress is not even imported."""
-    if disable:
-        return contextlib.nullcontext(lambda **fields: None)
-    return _rich_bar(con, total=total, completed=completed)
-
-
-@contextlib.contextmanager
-def _rich_bar(con: Console, *, total: int, completed: int) -> Iterator[Any]:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
-    from ..backends.limits import progress_note
-
-    class LimitColumn(ProgressColumn):
-        """The pace the provider's rate limit allows and the requests waiting on it (read live)."""
-
-        def render(self, task: Any) -> Text:
-            return Text(progress_note(), style="yellow")
-
-    columns = (
-        TextColumn("[bold]judging[/bold]"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
-        TextColumn("calls {task.fields[calls]} · tokens {task.fields[tokens]} · cached {task.fields[cached]} · "
-                   "errors {task.fields[errors]}"), LimitColumn(),
-    )
-    with Progress(*columns, console=con, refresh_per_second=4) as progress:
-        task = progress.add_task("judge", total=total, completed=completed, rate="", calls=0, tokens=0,
-                                 cached=0, errors=0)
-        yield lambda **fields: progress.update(task, advance=1, **fields)
-
-
-def note_aliases(used: Counter[tuple[str, str]], con: Console) -> None:
-    """Say which input fields were read under another name (e.g. 'context' as source, or a --map
-    column): counts of (field, alias), as `check_input` returns them."""
-    if used:
-        said = ", ".join(f"'{alias}' as {field} ({n} rows)" for (field, alias), n in sorted(used.items()))
-        con.print(f"fields read by alias: {said}", soft_wrap=True, markup=False, style="dim")

@@ -38,7 +38,8 @@ def _ids(store: RunStore, names: list[str]) -> list[str]:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
-    from ..runs.history import RunDiff, run_card, run_diff, run_list
+    from ..runs.history import RunCard, RunDiff, run_card, run_diff, run_list
+    from .flags import resume_command
     from ..runs.store import DEFAULT_STORE, RunStore
 
     where = args.store or DEFAULT_STORE
@@ -53,6 +54,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
         ids = _ids(store, args.run)
         report = (run_list(store) if args.action == "list" else run_card(store, ids[0]) if args.action == "show"
                   else run_diff(store, *ids))
+        if isinstance(report, RunCard) and not report.command:  # opened from Python: derived from its record
+            spec = store.get_run(report.run_id).spec
+            report.command = resume_command(spec) if spec is not None and spec.input and spec.output else None
     if args.json or (args.action == "show" and not _terminal()):  # a pipe gets the card as data, not a table
         print(json.dumps([c.model_dump() for c in report], indent=2) if isinstance(report, list)
               else report.model_dump_json(indent=2))

@@ -17,12 +17,10 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from ..build import build
 from ..errors import ConfigError, ProviderUnavailable
 from ..items import DEFAULT_MAX_INPUT_CHARS
 from ..judging import DEFAULT_CONCURRENCY
 from ..redact import mask_url
-from ..runs.settings import RunSettings
 from ..runs.store import DEFAULT_STORE, RunStore
 from . import SUMMARIES, otel_args
 from .argtypes import Subparsers, positive_int, positive_seconds, share
@@ -67,7 +65,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not serve results from the response cache")
     p.add_argument("--max-input-chars", type=positive_int, default=DEFAULT_MAX_INPUT_CHARS,
                    help=f"a trace whose texts together are longer is an invalid row (default {DEFAULT_MAX_INPUT_CHARS:,})")
-    from .run import provider_flags
+    from .flags import provider_flags
 
     provider_flags(p)  # --budget among them: run's cap, here per --period
     otel_args.add_arguments(p)
@@ -84,9 +82,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
     filters = parse_filters(args.filter)
     shown = mask_url(args.input) if "://" in args.input else args.input  # the run store never keeps a URL's key
     key = f"watch:{shown}" + (f"#{args.project}" if args.project else "")
-    settings = RunSettings.from_args(args, model=None)
-    budget = settings.spend_cap()  # run's --budget (runs.budget.Budget): reserved before each call, per period here
-    judge = build(settings.judging_spec(), **({"budget": budget} if budget is not None else {}))
+    from ..build import build
+    from ..runs.budget import spend_cap
+    from .flags import to_spec
+
+    settings = to_spec(args).model_copy(update={"input": shown})  # the record never keeps a URL's key
+    # run's --budget (runs.budget.Budget): reserved before each call, per period here
+    budget = spend_cap(settings)
+    judge = build(settings.judging, **({"budget": budget} if budget is not None else {}))
     spool = None
     if args.input.startswith("otlp://"):  # the receiver's bodies, fsync'd before each 200 (read again on a restart)
         spool = Path(settings.store).with_name(Path(settings.store).name + "." + re.sub(r"\W+", "-", args.input)

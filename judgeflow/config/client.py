@@ -29,9 +29,25 @@ DEFAULT_MAX_CLAIMS_PER_CHECK = 40
 DEFAULT_MAX_TOKENS_CAP = 4096
 
 
-def option(default: Any, doc: str, *, flag: str | None, results: bool, **kw: Any) -> Any:
-    """A spec field with its CLI flag (None: Python only) and whether it changes results."""
-    return Field(default, description=doc, json_schema_extra={"flag": flag, "affects_results": results}, **kw)
+def option(default: Any, doc: str, *, flag: str | None, results: bool, cli: dict[str, Any] | None = None,
+           **kw: Any) -> Any:
+    """A spec field with its CLI flag (None: Python only) and whether it changes results.
+
+    `cli`: how the command line says it, where the field's own type and `doc` do not: `help` (the
+    flag's help, `%(default)s` its default), `type` (an argparse value type by name: positive_int,
+    count, seconds, rate, temperature, share, path, delimiter), `choices`, `metavar`, `default` (the
+    command line's, where it differs), `group` (its heading in --help). `cli.flags` builds the flag
+    from these: a new option needs none of them.
+    """
+    extra = {"flag": flag, "affects_results": results, **({"cli": cli} if cli else {})}
+    return Field(default, description=doc, json_schema_extra=extra, **kw)
+
+
+def option_cli(model: type[BaseModel], name: str) -> dict[str, Any]:
+    """How the command line says a spec field (`option(cli=...)`); {}: from the field alone."""
+    extra = model.model_fields[name].json_schema_extra
+    cli = extra.get("cli") if isinstance(extra, dict) else None
+    return dict(cli) if isinstance(cli, dict) else {}
 
 
 def option_flag(model: type[BaseModel], name: str) -> str | None:
@@ -58,47 +74,90 @@ class ClientConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
-    base_url: str | None = option(None, "An OpenAI- or Anthropic-compatible endpoint; azure/: the resource endpoint.",
-                                  flag="--base-url", results=False)
+    base_url: str | None = option(
+        None, "An OpenAI- or Anthropic-compatible endpoint; azure/: the resource endpoint.",
+        flag="--base-url", results=False,
+        cli={"help": "an OpenAI- or Anthropic-compatible endpoint (vLLM, llama.cpp, LM Studio)"})
     api_key: str | None = option(None, "The key (default: the provider's environment variable); never recorded.",
                                  flag=None, results=False, exclude=True, repr=False)
-    temperature: float | None = option(0.0, "Sampling temperature (None: never sent).", flag="--temperature",
-                                       results=True)
-    max_retries: int = option(2, "Re-asks after an invalid structured reply.", flag="--reasks", results=False)
-    provider_retries: int = option(4, "SDK retries on 5xx/timeouts (429s are waited out up to max_wait).",
-                                   flag="--retries", results=False)
-    timeout: float | None = option(None, "Seconds per HTTP request (None: the endpoint's default: 120 s, 900 s for a "
-                                   "local one).", flag="--timeout", results=False)
+    temperature: float | None = option(
+        0.0, "Sampling temperature (None: never sent).", flag="--temperature", results=True,
+        cli={"type": "temperature", "help": "sampling temperature of the judge model (default 0: the same "
+             "item gets the same verdict; above 0 with --samples for self-consistency)"})
+    max_retries: int = option(2, "Re-asks after an invalid structured reply.", flag="--reasks", results=False,
+                              cli={"type": "count", "group": "provider",
+                                   "help": "re-asks after an invalid structured reply (default 2)"})
+    provider_retries: int = option(
+        4, "SDK retries on 5xx/timeouts (429s are waited out up to max_wait).", flag="--retries",
+        results=False, cli={"type": "count", "group": "provider", "help": "provider retries on 5xx/timeouts, "
+                            "with backoff and jitter (default 4); 429s are waited out up to --max-wait instead"})
+    timeout: float | None = option(
+        None, "Seconds per HTTP request (None: the endpoint's default: 120 s, 900 s for a local one).",
+        flag="--timeout", results=False,
+        cli={"type": "seconds", "group": "provider", "help": "seconds per request, in all: connect, headers "
+             "and the whole reply (default 120; 900 for a local endpoint, ollama/ or a --base-url on "
+             "localhost, where a request that timed out is not sent again while the server may still be "
+             "computing it)"})
     http_client: Any = option(None, "A ready httpx2 client for the SDK (tests: a MockTransport); never recorded.",
                               flag=None, results=False, exclude=True, repr=False)
-    structured: str = option("auto", "auto | tools | tools_strict | json_schema | json.", flag="--structured",
-                             results=True)
-    max_tokens: int | None = option(None, "A fixed max_tokens for every call (None: sized to each step).",
-                                    flag="--max-tokens", results=True)
-    reasoning_effort: str | None = option(None, "Reasoning effort for reasoning models (none | minimal | low | "
-                                          "medium | high | xhigh, as the model's family accepts; None: judgeflow's "
-                                          "default for the family, docs/reasoning.md).", flag="--reasoning-effort",
-                                          results=True)
-    profile: str | None = option(None, "The model family whose rules a model name judgeflow cannot know follows "
-                                 "(an Azure deployment, a model behind --base-url), e.g. openai/gpt-5.1.",
-                                 flag="--profile", results=True)
+    structured: str = option(
+        "auto", "auto | tools | tools_strict | json_schema | json.", flag="--structured", results=True,
+        cli={"choices": ["auto", "tools", "tools_strict", "json_schema", "json"], "group": "provider",
+             "help": "how the model is asked for structured output (default auto: OpenAI tools_strict, "
+             "Anthropic tools, Ollama json_schema, other --base-url servers tools; falls back once if the "
+             "endpoint rejects the request shape)"})
+    max_tokens: int | None = option(
+        None, "A fixed max_tokens for every call (None: sized to each step).", flag="--max-tokens",
+        results=True, cli={"type": "positive_int", "group": "provider", "help": "max_tokens for every call "
+                           "(default: sized to each step, e.g. a budget per claim)"})
+    reasoning_effort: str | None = option(
+        None, "Reasoning effort for reasoning models (none | minimal | low | medium | high | xhigh, as the "
+        "model's family accepts; None: judgeflow's default for the family, docs/reasoning.md).",
+        flag="--reasoning-effort", results=True,
+        cli={"choices": ["none", "minimal", "low", "medium", "high", "xhigh"], "group": "provider",
+             "help": "reasoning effort of a reasoning judge (gpt-5*, o-series, Claude thinking, Gemini 2.5+; "
+             "default: low for OpenAI reasoning models, thinking off for Claude; see docs/reasoning.md)"})
+    profile: str | None = option(
+        None, "The model family whose rules a model name judgeflow cannot know follows (an Azure "
+        "deployment, a model behind --base-url), e.g. openai/gpt-5.1.", flag="--profile", results=True,
+        cli={"metavar": "PROVIDER/MODEL", "group": "provider", "help": "the model family a name judgeflow "
+             "cannot know follows (an Azure deployment, a model behind --base-url), e.g. --model "
+             "azure/my-deploy --profile openai/gpt-5.1"})
     max_tokens_cap: int = option(DEFAULT_MAX_TOKENS_CAP, "The largest max_tokens a sized call asks for.",
                                  flag=None, results=True)
     api_version: str | None = option(None, "Azure OpenAI API version.", flag=None, results=False)
     max_claims_per_check: int = option(DEFAULT_MAX_CLAIMS_PER_CHECK, "Claims checked in one call at most.",
                                        flag=None, results=True)
-    http_transport: str = option("auto", "auto | aiohttp | httpx: the SDK's HTTP stack.", flag="--http-transport",
-                                 results=False)
-    rpm: float | None = option(None, "Requests per minute, for an endpoint without rate-limit headers.",
-                               flag="--rpm", results=False)
-    tpm: float | None = option(None, "Tokens per minute, for an endpoint without rate-limit headers.",
-                               flag="--tpm", results=False)
-    max_wait: float = option(DEFAULT_MAX_WAIT, "Seconds an item may wait on the rate limit before it is unscored.",
-                             flag="--max-wait", results=False)
-    threshold: float | None = option(None, "The offline judges' (baseline/*) decision threshold.", flag="--threshold",
-                                     results=True)
-    max_source_chars: int | None = option(None, "Sources longer than this are cut to relevant passages (0: whole).",
-                                          flag="--max-source-chars", results=True)
+    http_transport: str = option(
+        "auto", "auto | aiohttp | httpx: the SDK's HTTP stack.", flag="--http-transport", results=False,
+        cli={"choices": ["auto", "aiohttp", "httpx"], "group": "provider", "help": "the provider SDK's HTTP "
+             "stack (default auto: aiohttp when installed, which spends less client CPU per request; httpx "
+             "is the SDKs' default)"})
+    rpm: float | None = option(
+        None, "Requests per minute, for an endpoint without rate-limit headers.", flag="--rpm",
+        results=False, cli={"type": "rate", "metavar": "N", "group": "provider", "help": "requests per "
+                            "minute the endpoint allows, for one that sends no rate-limit headers (default: "
+                            "learned from the replies' headers)"})
+    tpm: float | None = option(
+        None, "Tokens per minute, for an endpoint without rate-limit headers.", flag="--tpm",
+        results=False, cli={"type": "rate", "metavar": "N", "group": "provider", "help": "tokens per minute "
+                            "the endpoint allows (input tokens on the Anthropic wire), for one that sends no "
+                            "rate-limit headers (default: learned from the replies' headers)"})
+    max_wait: float = option(
+        DEFAULT_MAX_WAIT, "Seconds an item may wait on the rate limit before it is unscored.",
+        flag="--max-wait", results=False,
+        cli={"type": "seconds", "metavar": "SECONDS", "group": "provider", "help": "the longest an item waits "
+             "on the rate limit before it is unscored as rate limited (default %(default)g; a 429 is waited "
+             "out, not counted against --retries)"})
+    threshold: float | None = option(
+        None, "The offline judges' (baseline/*) decision threshold.", flag="--threshold", results=True,
+        cli={"type": "float", "help": "offline judges only: baseline/lexical content-overlap or "
+             "baseline/rouge-l F-measure threshold"})
+    max_source_chars: int | None = option(
+        None, "Sources longer than this are cut to relevant passages (0: whole).",
+        flag="--max-source-chars", results=True,
+        cli={"type": "positive_int", "help": "cut sources longer than this to the passages relevant to the "
+             "claims; cite passages"})
 
     budget: Any = option(None, "A spend cap shared by every call of the judge (`judgeflow.Budget`; panels: one "
                          "for all members); never recorded.", flag=None, results=False, exclude=True, repr=False)

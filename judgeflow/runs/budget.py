@@ -331,3 +331,11 @@ class Budget:
 def _resolve(fut: asyncio.Future[None]) -> None:
     if not fut.done():
         fut.set_result(None)
+
+
+def spend_cap(spec: Any) -> Budget | None:
+    """A new Budget for a run's `--budget` (a `RunSpec`'s `budget`, priced by its `prices`): one per
+    invocation, shared by every member; None without a cap."""
+    from .pricing import load_prices
+
+    return Budget.parse(spec.budget, prices=load_prices(spec.prices) if spec.budget else None)

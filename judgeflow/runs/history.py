@@ -7,7 +7,7 @@
 
 Everything is read from the store (`runs/store.py`); no run is changed. A diff pairs the two runs'
 rows by id: the items whose label changed (0 -> 1, 1 -> 0), the ids only one run has, and the
-result settings that differ (`RunSettings`' record), so "what changed between Tuesday and today"
+result settings that differ (the recorded `RunSpec`s), so "what changed between Tuesday and today"
 is one command.
 """
 
@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..config.run import flat_view, results_view
 from ..results import Judgment
 from .store import RunInfo, RunStore
 
@@ -62,9 +63,10 @@ def _when(t: float) -> str:
 def card(info: RunInfo, rows: list[Judgment]) -> RunCard:
     """The card of `info` from its result rows."""
     out = RunCard(run_id=info.run_id, created=_when(info.created), status=info.status,
-                  model=info.settings.get("model"), criterion=info.settings.get("criterion"),
+                  model=info.model, criterion=info.settings.get("criterion"),
                   input_path=info.input_path, output_path=info.output_path, total=info.total,
-                  settings=info.settings, command=info.command, rows=len(rows), input_sha=info.input_sha)
+                  settings=flat_view(info.spec) if info.spec else info.settings, command=info.command,
+                  rows=len(rows), input_sha=info.input_sha)
     for j in rows:
         out.calls += j.usage.calls
         if j.criterion:
@@ -139,12 +141,11 @@ def judged_texts(info: RunInfo) -> dict[str, str] | None:
     from .._judge import JUDGED_FIELDS
     from ..items import Item, read_items
 
-    path, s = info.input_path, info.settings
-    if not path or path == "-" or not Path(path).is_file():
+    path, s = info.input_path, info.spec
+    if not path or path == "-" or not Path(path).is_file() or s is None:
         return None
     try:
-        rows = read_items(path, column_map=s.get("column_map"), turns=s.get("turns") or "last",
-                          delimiter=s.get("delimiter"))
+        rows = read_items(path, column_map=s.column_map, turns=s.turns, delimiter=s.delimiter)
         return {it.id: hashlib.sha256(json.dumps(it.model_dump(include=set(JUDGED_FIELDS)), sort_keys=True,
                                                  default=str).encode("utf-8", "surrogatepass")).hexdigest()
                 for it in rows if isinstance(it, Item)}
@@ -152,18 +153,20 @@ def judged_texts(info: RunInfo) -> dict[str, str] | None:
         return None
 
 
-def _settings_diff(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    from .settings import RESULT_SETTINGS
-
-    keys = [k for k in RESULT_SETTINGS if k in a or k in b] + sorted(k for k in {*a, *b} - set(RESULT_SETTINGS))
-    return [f"{k}: {a.get(k)!r} -> {b.get(k)!r}" for k in keys if a.get(k) != b.get(k)]
+def _settings_diff(a: RunInfo, b: RunInfo) -> list[str]:
+    """The recorded fields that differ, those that change results first."""
+    sa, sb = a.spec, b.spec
+    results = [*flat_view(results_view(sa)), *flat_view(results_view(sb))] if sa and sb else []
+    fa, fb = (flat_view(sa) if sa else a.settings), (flat_view(sb) if sb else b.settings)
+    keys = dict.fromkeys([*results, *sorted({*fa, *fb} - set(results))])
+    return [f"{k}: {fa.get(k)!r} -> {fb.get(k)!r}" for k in keys if fa.get(k) != fb.get(k)]
 
 
 def run_diff(store: RunStore, run_a: str, run_b: str) -> RunDiff:
     """Run A against run B, paired by id."""
     ia, ib = store.get_run(run_a), store.get_run(run_b)
     ra, rb = list(store.results(ia.run_id)), list(store.results(ib.run_id))
-    out = RunDiff(a=card(ia, ra), b=card(ib, rb), settings=_settings_diff(ia.settings, ib.settings))
+    out = RunDiff(a=card(ia, ra), b=card(ib, rb), settings=_settings_diff(ia, ib))
     by_b = {j.id: j for j in rb}
     ids_a = {j.id for j in ra}
     if ia.input_sha and ib.input_sha:

@@ -6,8 +6,8 @@
         async for j in run.judge(run.judging(), concurrency=16): ...   # each result once committed
         tally = run.finish()                                           # status done, output written
 
-`Run.open(store, settings, judging=judge)` records what `judge` is (its spec), whatever the
-settings assumed; `run.judge(other)` refuses a judging whose spec differs from the record in what
+`Run.open(store, spec, judging=judge)` records what `judge` is (its spec), whatever the
+spec assumed; `run.judge(other)` refuses a judging whose spec differs from the record in what
 changes results (the record must say what judged).
 
 Every input row ends as exactly one output row: judged, unscored or invalid. `open` reads the
@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from ..build import build
-from ..config.judging import JUDGING
 from ..config.judging_protocol import Specified
-from ..config.run import RunSpec, results_view
+from ..config.run import RunSpec, flat_view, results_view
 from ..errors import ConfigError, InvalidItemError, StoreError
 from ..files import STDIO
-from ..items import Item
+from ..redact import redact
+from ..items import DEFAULT_MAX_INPUT_CHARS, Item
 from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, as_item, judge_stream, row_id
 from ..results import Judgment
 from .cache import cached
@@ -49,7 +49,6 @@ from .output import file_sha, output_format, write_output
 from .with_inputs import input_texts
 from .inputs import check_input, raise_if_all_invalid
 from .rows import input_rows
-from .settings import DEFAULT_MAX_INPUT_CHARS, ENDPOINT, RunSettings
 from .store import RunInfo, RunStore
 from .summary import Tally
 
@@ -79,75 +78,68 @@ class Run:
         return self.info.command or ""
 
     @classmethod
-    def open(cls, store: RunStore, settings: RunSettings | RunSpec, *, judging: Judging | None = None,
-             model: str | None = None, source: Path | None = None, sha: str | None = None, resume: bool = False,
+    def open(cls, store: RunStore, spec: RunSpec, *, judging: Judging | None = None, command: str | None = None,
+             source: Path | None = None, sha: str | None = None, resume: bool = False,
              say: Callable[[str], None] | None = None) -> Run:
-        """A new run of `settings` (input, output, ...), or with `resume` the last run that wrote its output.
+        """A new run of `spec` (input, output, ...), or with `resume` the last run that wrote its output.
 
         Args:
-            settings: a RunSpec, or the CLI's flat RunSettings.
-            judging: what will judge (a Judge, Panel, ...): its spec is recorded, over what `settings` say.
-            model: what judges (`judging.model`: a panel's or cascade's description), as recorded.
-            source: where the input is read from (default `settings.input`; stdin spooled to a file).
+            spec: the run (its judging, input, output, ...): what the store records.
+            judging: what will judge (a Judge, Panel, ...): its spec is recorded, over `spec.judging`.
+            command: the command line that resumes the run (the CLI's `resume_command(spec)`).
+            source: where the input is read from (default `spec.input`; stdin spooled to a file).
             sha: the input's sha256, if known (`runs.output.spool`).
             say: where a note goes (an endpoint changed on resume); None: nowhere.
         Raises:
             InvalidItemError: two rows share an id. ConfigError: nothing to resume, or the input or
             settings changed since the run started.
         """
-        if isinstance(settings, RunSpec):
-            settings = RunSettings.from_spec(settings)
         if judging is not None and isinstance(judging, Specified):
-            model = model or judging.model
-            settings = settings.with_judging(judging.spec(), model=model)
-        elif settings.judging is None:
-            settings = settings.with_judging(settings.judging_spec(), model=model)
-        if settings.input is None or settings.output is None:
-            raise ConfigError("a run needs settings.input and settings.output")
-        source = source or Path(settings.input)
+            spec = spec.model_copy(update={"judging": judging.spec()})
+        if spec.input is None or spec.output is None:
+            raise ConfigError("a run needs spec.input and spec.output")
+        source = source or Path(spec.input)
         sha = sha or file_sha(source)
-        name = Path(settings.input)
-        check = check_input(_rows(source, name, settings), name, criterion=_criterion(settings),
-                            mode=None if settings.mode == "auto" else settings.mode)  # bad input fails before judging
+        name = Path(spec.input)
+        first = spec.judging.judges()[0]
+        check = check_input(_rows(source, name, spec), name, criterion=_criterion(spec),
+                            mode=None if first.mode in (None, "auto") else first.mode)  # fails before judging
         raise_if_all_invalid(check, name)
         total, aliases = check.rows, check.aliases
-        record = (settings.model_copy(update={"model": model}) if model else settings).record()
-        if model is not None and not settings.ensemble:  # an ensemble is named by its flags in the command
-            settings = settings.model_copy(update={"model": model})
-        output = STDIO if settings.output == STDIO else str(Path(settings.output).resolve())
+        record = record_of(spec, judging.model if judging is not None else None)
+        output = STDIO if spec.output == STDIO else str(Path(spec.output).resolve())
         if resume:
-            info = _resumable(store, settings, record, sha, output)
-            if record.get(ENDPOINT) != info.settings.get(ENDPOINT):  # where requests go, not how items are judged
-                store.update_run(info.run_id, settings={**info.settings, ENDPOINT: record.get(ENDPOINT)},
-                                 command=settings.resume_command())
-                then, now = info.settings.get(ENDPOINT) or "the default", record.get(ENDPOINT) or "the default"
+            info = _resumable(store, spec, record, sha, output)
+            then, now = info.base_url, redact(first.client.base_url) if first.client.base_url else None
+            if then != now:  # where requests go, not how items are judged: the record follows
+                store.update_run(info.run_id, settings=record, command=command or info.command or "")
                 if say is not None:
-                    say(f"note: the endpoint changed since run {info.run_id} stopped ({then} then, {now} now); "
-                        "the run goes on there and records it")
+                    say(f"note: the endpoint changed since run {info.run_id} stopped ({then or 'the default'} "
+                        f"then, {now or 'the default'} now); the run goes on there and records it")
                 info = store.get_run(info.run_id)
-            elif settings.resume_command() != info.command:  # e.g. another --budget: the command resumes as last run
-                store.update_run(info.run_id, settings=info.settings, command=settings.resume_command())
+            elif command is not None and command != info.command:  # e.g. another --budget
+                store.update_run(info.run_id, settings=info.settings, command=command)
                 info = store.get_run(info.run_id)
             store.set_status(info.run_id, "running")
         else:
-            input_path = STDIO if settings.input == STDIO else str(name.resolve())
+            input_path = STDIO if spec.input == STDIO else str(name.resolve())
             run_id = store.start_run(settings=record, input_path=input_path, input_sha=sha, output_path=output,
-                                     total=total, command=settings.resume_command())
+                                     total=total, command=command)
             store.claim(run_id)
             info = store.get_run(run_id)
         return cls(store, info, source=source, name=name, total=total, aliases=aliases)
 
     @classmethod
-    def online(cls, store: RunStore, settings: RunSettings, *, judging: Judging, key: str) -> Run:
+    def online(cls, store: RunStore, spec: RunSpec, *, judging: Judging, key: str) -> Run:
         """The run of an online source (`judgeflow watch`), named by `key` (e.g. "watch:SOURCE"): the
         last one for that key, running again, else a new one. It has no input file: `judge` is given
         the rows. ConfigError when the key's run was judged by another judging (what changes results)."""
-        settings = settings.with_judging(judging.spec(), model=judging.model) if isinstance(judging, Specified) \
-            else settings
+        if isinstance(judging, Specified):
+            spec = spec.model_copy(update={"judging": judging.spec()})
         info = store.latest_run(output_path=key)
         if info is None:
-            run_id = store.start_run(settings=settings.record(), input_path=key, output_path=key, total=None,
-                                     command=f"judgeflow watch {key.removeprefix('watch:')}")
+            run_id = store.start_run(settings=record_of(spec, judging.model), input_path=key, output_path=key,
+                                     total=None, command=f"judgeflow watch {key.removeprefix('watch:')}")
             return cls(store, store.get_run(run_id), name=Path(key))
         store.claim(info.run_id)
         run = cls(store, info, name=Path(key))
@@ -164,27 +156,29 @@ class Run:
         """The run's input rows, read from its source again (memory does not grow with it)."""
         if self.source is None:
             raise ConfigError(f"run {self.run_id} has no input file recorded")
-        settings = self.info.settings
-        return input_rows(self.source, name=str(self.name or self.source), limit=settings.get("limit"),
-                          max_input_chars=settings.get("max_input_chars") or DEFAULT_MAX_INPUT_CHARS,
-                          column_map=settings.get("column_map"), turns=settings.get("turns") or "last",
-                          system=bool(settings.get("system_prompt")), delimiter=settings.get("delimiter"))
+        spec = self.info.spec
+        if spec is None:  # a run started with no spec: its input as it is
+            return input_rows(self.source, name=str(self.name or self.source))
+        return _rows(self.source, self.name or self.source, spec)
 
     def judging(self, **client: Any) -> Judging:
-        """What judged this run, rebuilt from its record (a resume, a batch replay: `client` replaces
-        client options, e.g. `http_client`)."""
-        return build(RunSettings.from_record(self.info.settings).judging_spec(), **client)
+        """What judged this run, rebuilt from its record alone (a resume, a batch replay: `client`
+        replaces client options, e.g. `http_client`)."""
+        spec = self.info.spec
+        if spec is None:
+            raise ConfigError(f"run {self.run_id} has no recorded spec to rebuild its judging from")
+        return build(spec.judging, **client)
 
     def check_judging(self, judging: Judging) -> None:
         """ConfigError if `judging` is not what the run recorded, in what changes results."""
-        recorded = self.info.settings.get("judging")
-        if recorded is None or not isinstance(judging, Specified):
+        spec = self.info.spec
+        if spec is None or not isinstance(judging, Specified):
             return
-        then, now = results_view(JUDGING.validate_python(recorded)), results_view(judging.spec())
+        then, now = results_view(spec.judging), results_view(judging.spec())
         if then != now:
             changed = _changed(then, now)
             raise ConfigError(f"run {self.run_id} was opened for another judging ({changed}): pass the judging "
-                              "to Run.open(store, settings, judging=...) so the record says what judges")
+                              "to Run.open(store, spec, judging=...) so the record says what judges")
 
     def finished(self) -> int:
         """Rows with a final result (judged or invalid): what a resume skips."""
@@ -212,10 +206,13 @@ class Run:
         # the stream's positions are counted, never taken from the map's size (that reuses keys)
         position: dict[int, int] = {}
 
+        spec = self.info.spec
+        limit = spec.max_input_chars if spec is not None else DEFAULT_MAX_INPUT_CHARS
+
         def todo() -> Iterator[Item | InvalidItemError]:
             n = 0
             for seq, obj in enumerate(self.rows() if rows is None else rows):
-                row = as_item(obj)
+                row = as_item(obj, max_input_chars=limit)  # the run's rows pass as read (checked once)
                 if row_id(row) not in done:
                     position[n] = seq
                     n += 1
@@ -276,16 +273,42 @@ class Run:
         path = output or (Path(self.info.output_path) if self.info.output_path else None)
         if path is None:
             return 0
-        settings = self.info.settings
-        inputs = input_texts(self.rows()) if settings.get("with_inputs") and self.source is not None else None
-        return write_output(self.store, self.run_id, path, trace=bool(settings.get("trace")), tally=tally,
-                            fmt=output_format(path, settings.get("format")), inputs=inputs)
+        spec = self.info.spec
+        with_inputs = spec is not None and spec.with_inputs and self.source is not None
+        return write_output(self.store, self.run_id, path, trace=spec is not None and spec.trace, tally=tally,
+                            fmt=output_format(path, spec.format if spec else None),
+                            inputs=input_texts(self.rows()) if with_inputs else None)
 
 
-def _rows(source: Path, name: Path, settings: RunSettings) -> Iterator[Item | InvalidItemError]:
-    return input_rows(source, name=str(name), limit=settings.limit, max_input_chars=settings.max_input_chars,
-                      column_map=settings.column_map, turns=settings.turns,
-                      system=settings.system_prompt, delimiter=settings.delimiter)
+def _rows(source: Path, name: Path, spec: RunSpec) -> Iterator[Item | InvalidItemError]:
+    return input_rows(source, name=str(name), limit=spec.limit, max_input_chars=spec.max_input_chars,
+                      column_map=spec.column_map, turns=spec.turns, system=spec.system_prompt,
+                      delimiter=spec.delimiter)
+
+
+def record_of(spec: RunSpec, model: str | None = None) -> dict[str, Any]:
+    """What the store keeps of a run (`migrations.current_record`): the spec, what judged as shown
+    (`model`: the built judging's name; default: read from the spec, building a panel only to name
+    it), and the fixed criterion as "name@fingerprint" (an edited file is another criterion)."""
+    one = spec.judging.judges()[0]
+    if model is None:
+        model = one.model if spec.judging.kind in ("judge", "repeats") else build(spec.judging).model
+    crit = _criterion(spec)
+    return {"spec": spec.model_dump(mode="json"), "model": model,
+            "criterion": f"{crit.name}@{crit.fingerprint}" if crit else None}
+
+
+def record_diff(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between two records in what changes results, as "name: then-value then,
+    now-value now" (a resume must match; `runs diff` shows it)."""
+    if "spec" not in then:  # a run started with no spec: nothing to compare
+        return []
+    a = flat_view(results_view(RunSpec.model_validate(then["spec"])))
+    b = flat_view(results_view(RunSpec.model_validate(now["spec"])))
+    out = [f"{k}: {a.get(k)!r} then, {b.get(k)!r} now" for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
+    if not out and then.get("criterion") != now.get("criterion"):  # the same file, edited
+        out.append(f"criterion: {then.get('criterion')!r} then, {now.get('criterion')!r} now")
+    return out
 
 
 def _changed(then: Any, now: Any, where: str = "") -> str:
@@ -301,28 +324,29 @@ def _changed(then: Any, now: Any, where: str = "") -> str:
     return f"{where}: {then!r} then, {now!r} now"
 
 
-def _criterion(settings: RunSettings) -> Any:
+def _criterion(spec: RunSpec) -> Any:
     """The run's fixed criterion, if any (the first pass checks each row can be routed)."""
     from ..criteria import load_criterion
 
-    return load_criterion(settings.criterion_arg) if settings.criterion_arg else None
+    name = spec.judging.judges()[0].criterion
+    return load_criterion(name) if name else None
 
 
-def _resumable(store: RunStore, settings: RunSettings, record: dict[str, object], sha: str, output: str) -> RunInfo:
+def _resumable(store: RunStore, spec: RunSpec, record: dict[str, Any], sha: str, output: str) -> RunInfo:
     """The last run that wrote `output`, if it can be resumed with these settings and this input (and this
     process becomes its one writer: a second resume of it is refused, `RunBusy`)."""
     run = store.latest_run(output_path=output)
     if run is None:
-        raise ConfigError(f"nothing to resume: no run in {store.path} wrote {settings.output}; run without --resume "
+        raise ConfigError(f"nothing to resume: no run in {store.path} wrote {spec.output}; run without --resume "
                           "(results already judged are served from the cache)")
     store.claim(run.run_id)
     if run.input_sha != sha:
         raise ConfigError(
-            f"{settings.input} changed since run {run.run_id} started (its content hash differs), so its finished "
+            f"{spec.input} changed since run {run.run_id} started (its content hash differs), so its finished "
             "results may not match the rows any more; run without --resume to start a new run (unchanged "
             "items are served from the cache at no cost)"
         )
-    diff = RunSettings.from_record(record).diff(RunSettings.from_record(run.settings))
+    diff = record_diff(run.settings, record)
     if diff:
         raise ConfigError(f"run {run.run_id} used other settings ({'; '.join(diff)}); resume with "
                           f"`{run.command}`, or run without --resume to start a new run")

@@ -1,7 +1,8 @@
 """The run store: one SQLite file (WAL) holding runs, their per-item results, and a response cache.
 
     store = RunStore(".judgeflow/runs.sqlite")
-    run_id = store.start_run(settings={...}, input_path="items.jsonl", input_sha=..., output_path=...)
+    run_id = store.start_run(settings=record, input_path="items.jsonl", input_sha=..., output_path=...)
+    store.get_run(run_id).spec                           # the RunSpec it was recorded with, typed
     store.record(run_id, seq, judgment, cache_key=key)   # one atomic commit per judged item
     store.results(run_id)                                # in input order, for writing the output
 
@@ -9,7 +10,7 @@ Each judged item is committed on its own, so a kill, a crash or a power loss los
 items in flight, never a finished one, and never leaves a half-written row. (Results served from
 the cache are committed in batches, `record_many`; see `runs.run` for what that may lose.) The cache maps a key
 (a judging's `fingerprint(item)`, see `runs.cache`) to a judged result; it is shared by every run in the file. API keys are
-never written here: runs keep only the settings the CLI chose to record.
+never written here: a run's record is its `RunSpec` (which serialises no key), redacted again on the way in.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -30,7 +31,10 @@ from ..errors import StoreError
 from ..redact import redact
 from ..results import Judgment
 from .lock import RunBusy, RunLock
-from .migrations import SCHEMA_VERSION, NewerSchema, migrate, schema_of
+from .migrations import SCHEMA_VERSION, NewerSchema, current_record, migrate, schema_of
+
+if TYPE_CHECKING:
+    from ..config.run import RunSpec
 
 __all__ = ["DEFAULT_STORE", "RunBusy", "RunInfo", "RunStore", "StoreError"]
 
@@ -51,9 +55,29 @@ class RunInfo(BaseModel):
     total: int | None = None
     """Input rows in the run."""
     settings: dict[str, Any]
-    """What determines the results: model, strategy, mode, criterion, ... (never API keys)."""
+    """The run's record: `{"spec": the RunSpec as JSON, "model": what judged, as shown,
+    "criterion": "name@fingerprint" or None}` (`migrations.current_record`; never an API key)."""
     command: str | None = None
     """The command line that resumes this run."""
+
+    @property
+    def spec(self) -> RunSpec | None:
+        """The `RunSpec` the run was recorded with, read back typed (None: a run started with no
+        spec, `start_run(settings={})`, which nothing can resume)."""
+        from ..config.run import RunSpec
+
+        return RunSpec.model_validate(self.settings["spec"]) if "spec" in self.settings else None
+
+    @property
+    def model(self) -> str:
+        """What judged, as shown (a panel's or cascade's description)."""
+        return str(self.settings.get("model") or "")
+
+    @property
+    def base_url(self) -> str | None:
+        """The endpoint the run's (first) judge calls, as recorded (credentials masked)."""
+        spec = self.spec
+        return spec.judging.judges()[0].client.base_url if spec is not None else None
 
 
 class RunStore:
@@ -364,4 +388,5 @@ def _redacted(judgment: Judgment) -> str:
 def _run_info(row: tuple[Any, ...]) -> RunInfo:
     run_id, created, status, input_path, input_sha, output_path, total, settings, command = row
     return RunInfo(run_id=run_id, created=created, status=status, input_path=input_path, input_sha=input_sha,
-                   output_path=output_path, total=total, settings=json.loads(settings), command=command)
+                   output_path=output_path, total=total, settings=current_record(json.loads(settings), input_path, output_path),
+                   command=command)

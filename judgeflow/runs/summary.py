@@ -13,10 +13,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..citations import Citations
-from ..knowledge import decided_by, shares_line
+from ..knowledge import decided_by, shares, shares_line
 from ..results import Judgment, Usage
 from ..errors import OVER_BUDGET
 from .pricing import estimate_cost, price_for
@@ -242,3 +243,31 @@ def answer_line(t: Tally) -> list[str]:
     silent = t.judged - t.answered
     return [f"answer rate: {t.answered} of {t.judged} judged answers had something checkable"
             + (f" ({silent} refused or stated nothing: each a 0 that says nothing)" if silent else "")]
+
+
+def summary_json(results: Tally | Iterable[Judgment], *, run_id: str, model: str, output: Path, prices: Any,
+                 elapsed: float, session_items: int) -> dict[str, Any]:
+    """The end-of-run summary as data (`run --json`): the same numbers as `summarize`."""
+    t = Tally.of(results)
+    total = t.usage
+    return {
+        "run_id": run_id, "model": model, "output": str(output), "rows": t.rows,
+        "label_1": t.label_1, "label_0": t.label_0, "unscored": t.unscored, "invalid": t.invalid,
+        "cached": t.cached,
+        "unscored_reason": t.unscored_reasons.most_common(1)[0][0] if t.unscored_reasons else None,
+        "calls": total.calls, "input_tokens": total.input_tokens, "output_tokens": total.output_tokens,
+        "reasoning_tokens": total.reasoning_tokens,
+        "cost_usd": None if model.startswith("baseline/") else estimate_cost(model, total, prices=prices),
+        "priced_by": None if model.startswith("baseline/") else getattr(price_for(model, prices), "source", None),
+        "seconds": round(elapsed, 3), "items_this_session": session_items,
+        "rate_limited": t.rate_limited, "rate_limits": limit_stats(),
+        "citations": t.citations.summary(),
+        "decided_by": shares(t.decided), "claims": sum(t.decided.values()),
+    }
+
+
+def limit_stats() -> list[dict[str, Any]]:
+    """The rate limits met this process (no provider SDK is imported for it)."""
+    from ..backends.limits import stats
+
+    return stats()

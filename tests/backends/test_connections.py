@@ -13,7 +13,8 @@ from judgeflow.backends.connections import LoopClient, check_transport, sdk_clie
 from judgeflow.backends.llm import classify
 from judgeflow.cli import build_parser
 from judgeflow.errors import ConfigError
-from judgeflow.runs.settings import RunSettings
+from judgeflow.build import build
+from judgeflow.cli.flags import resume_command, to_spec
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -87,10 +88,10 @@ def test_a_refused_connection_is_systemic_over_either_transport() -> None:
 def test_the_cli_flag_reaches_the_client_and_the_resume_command() -> None:
     args = build_parser().parse_args(["run", "in.jsonl", "-o", "out.jsonl", "--model", "openai/gpt-4o-mini",
                                       "--base-url", "http://127.0.0.1:9/v1", "--http-transport", "httpx"])
-    settings = RunSettings.from_args(args)
-    assert settings.client_config().http_transport == "httpx"
-    assert "--http-transport httpx" in settings.resume_command()
-    client = settings.judge().backend.client
+    settings = to_spec(args)
+    assert settings.judging.judges()[0].client.http_transport == "httpx"
+    assert "--http-transport httpx" in resume_command(settings)
+    client = build(settings.judging).backend.client
     assert isinstance(client.sdk, LoopClient)
     raw = asyncio.run(client.sdk.get())
     assert transport_of(raw) == "httpx"

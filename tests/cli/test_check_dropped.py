@@ -12,7 +12,9 @@ import pytest
 from fakes.schema_provider import SchemaProvider
 
 from judgeflow.cli import main
-from judgeflow.runs.settings import RunSettings
+from judgeflow.cli.flags import resume_command
+from judgeflow.config.judging import JudgeSpec
+from judgeflow.config.run import RunSpec
 
 ITEM = {"id": "m", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1247.", "reference": "1147"}
 
@@ -44,6 +46,7 @@ def test_no_check_dropped_names_the_year_as_not_checked_and_resumes_with_the_fla
         again, _ = run(tmp_path, fake.base_url, "--resume")  # the default (on) differs from the recorded run
     err = capsys.readouterr().err
     assert again == 2 and "check_dropped" in err, err
-    settings = RunSettings(model="openai/fake", input="i.jsonl", output="o.jsonl", check_dropped=False)
-    assert "--no-check-dropped" in settings.resume_command()
-    assert "--no-check-dropped" not in RunSettings(model="openai/fake", input="i.jsonl", output="o.jsonl").resume_command()
+    off = RunSpec(judging=JudgeSpec(model="openai/fake", check_dropped=False), input="i.jsonl", output="o.jsonl")
+    assert "--no-check-dropped" in resume_command(off)
+    on = RunSpec(judging=JudgeSpec(model="openai/fake"), input="i.jsonl", output="o.jsonl")
+    assert "--no-check-dropped" not in resume_command(on)

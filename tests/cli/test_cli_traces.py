@@ -73,7 +73,7 @@ def test_the_cli_reads_a_flat_langsmith_export_and_judges_every_turn(tmp_path: P
 
     with RunStore(store) as s:
         run = s.latest_run(output_path=str(out_all))
-    assert run is not None and run.settings["turns"] == "all" and "--turns all" in (run.command or "")
+    assert run is not None and run.spec.turns == "all" and "--turns all" in (run.command or "")
 
 
 def _flat_export(tmp_path: Path, runs: list[dict]) -> Path:

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from judgeflow.cli import main
-from judgeflow.runs.settings import RunSettings
+from judgeflow.cli.flags import resume_command
+from judgeflow.config.judging import JudgeSpec
+from judgeflow.config.run import RunSpec
 
 # a reference of more than 40 words: the offline judge reads a claim it lacks as unsettled, not as contradicting it
 LONG = ("Paris is the capital and the most populous city of France, with an estimated population of two million "
@@ -66,9 +68,10 @@ def test_run_with_commit_first_and_evidence_prints_decided_by_and_resumes_with_b
     # recorded: a resume without the flags is refused, the resume command repeats them
     assert main(["run", str(items), "-o", str(out), *flags, "--resume"]) == 2
     assert "knowledge" in capsys.readouterr().err
-    settings = RunSettings(model="baseline/lexical", input="i.jsonl", output="o.jsonl", knowledge="commit-first",
-                           evidence=str(docs))
-    assert "--knowledge commit-first" in settings.resume_command() and f"--evidence {docs}" in settings.resume_command()
+    settings = RunSpec(judging=JudgeSpec(model="baseline/lexical", knowledge="commit-first", evidence=str(docs)),
+                       input="i.jsonl", output="o.jsonl")
+    command = resume_command(settings)
+    assert "--knowledge commit-first" in command and f"--evidence {docs}" in command
 
 
 def test_calibrate_by_decided_by_groups_items_by_what_settled_them(tmp_path: Path,

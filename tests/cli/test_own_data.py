@@ -44,7 +44,7 @@ def test_map_reads_fields_from_the_users_own_columns(tmp_path: Path, capsys: pyt
     with RunStore(tmp_path / "s.sqlite") as store:
         (r,) = store.runs()
     assert "--map answer=resp --map reference=gold_text" in r.command  # the resume command reads them alike
-    assert r.settings["column_map"] == {"answer": "resp", "reference": "gold_text"}
+    assert r.spec.column_map == {"answer": "resp", "reference": "gold_text"}
 
 
 def test_a_misspelt_field_gets_the_nearest_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,7 +17,6 @@ from judgeflow import Cascade, ConfigError, Judge, Panel, Repeats
 from judgeflow.build import build
 from judgeflow.config import JUDGING, CascadeSpec, ClientConfig, JudgeSpec, PanelSpec, RepeatsSpec, RunSpec, spec_of
 from judgeflow.runs.run import Run
-from judgeflow.runs.settings import RunSettings
 from judgeflow.runs.store import RunStore
 from tests.fakes.items import moscow
 
@@ -90,14 +89,18 @@ def _items(tmp_path: Path) -> Path:
 
 
 def test_the_record_says_what_judged_not_what_the_settings_assumed(tmp_path: Path) -> None:
-    """The bug in #36: `Run.open` with RunSettings and a `Judge("baseline/rouge-l", strategy="single")`
+    """The bug in #36: `Run.open` with the settings and a `Judge("baseline/rouge-l", strategy="single")`
     recorded `strategy: graph`, and the resume command would have continued with graph."""
     items = _items(tmp_path)
-    settings = RunSettings(model="baseline/rouge-l", input=str(items), output=str(tmp_path / "out.jsonl"))
+    from judgeflow.cli.flags import resume_command
+
+    settings = RunSpec(judging=JudgeSpec(model="baseline/rouge-l"), input=str(items),
+                       output=str(tmp_path / "out.jsonl"))
     judge = Judge("baseline/rouge-l", strategy="single")
     with RunStore(tmp_path / "runs.sqlite") as store:
         run = Run.open(store, settings, judging=judge)
-        assert run.info.settings["strategy"] == "single" and "--strategy single" in run.command
+        assert run.info.spec.judging.strategy == "single"
+        assert "--strategy single" in resume_command(run.info.spec)
         rebuilt = run.judging()
         assert isinstance(rebuilt, Judge) and rebuilt.strategy == "single"
 
@@ -105,7 +108,8 @@ def test_the_record_says_what_judged_not_what_the_settings_assumed(tmp_path: Pat
 def test_a_run_refuses_a_judging_its_record_does_not_describe(tmp_path: Path) -> None:
     """Seen failing on the old code: the run judged with `single` under a record saying `graph`."""
     items = _items(tmp_path)
-    settings = RunSettings(model="baseline/rouge-l", input=str(items), output=str(tmp_path / "out.jsonl"))
+    settings = RunSpec(judging=JudgeSpec(model="baseline/rouge-l"), input=str(items),
+                       output=str(tmp_path / "out.jsonl"))
     with RunStore(tmp_path / "runs.sqlite") as store:
         run = Run.open(store, settings)
 

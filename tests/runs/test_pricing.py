@@ -99,7 +99,7 @@ def test_the_summary_names_the_price_source(tmp_path: Path) -> None:
 
 
 def test_run_json_records_the_price_source(tmp_path: Path) -> None:
-    from judgeflow.cli.run import summary_json
+    from judgeflow.runs.summary import summary_json
 
     results = [Judgment(id="a", label=1, usage=Usage(calls=1, input_tokens=1000, output_tokens=10))]
     f = tmp_path / "p.json"

@@ -61,7 +61,8 @@ def test_batch_from_stdin_is_refused_before_anything_is_submitted(tmp_path: Path
 def test_collect_of_a_stdin_batch_run_says_why_it_cannot(tmp_path: Path, capsys) -> None:
     """A store written before the refusal may hold such a run: collect says so (it read stdin again)."""
     with RunStore(tmp_path / "runs.sqlite") as store:
-        run_id = store.start_run(settings={"model": "openai/fake-judge", "base_url": "http://127.0.0.1:9/v1"},
+        old = {"model": "openai/fake-judge", "base_url": "http://127.0.0.1:9/v1", "strategy": "graph"}  # flat
+        run_id = store.start_run(settings=old,
                                  input_path="-", input_sha="x",
                                  output_path=str(tmp_path / "out.jsonl"), total=2)
         from judgeflow.runs.batch.ledger import BatchLedger

@@ -276,7 +276,7 @@ def test_a_run_stopped_on_a_bad_endpoint_resumes_with_the_corrected_base_url(tmp
     assert "endpoint" in capsys.readouterr().err  # said: the base URL changed, and is recorded
     with RunStore(tmp_path / "runs.sqlite") as store:
         (run,) = store.runs()
-    assert run.settings["base_url"] == fake.base_url + "/v1"
+    assert run.base_url == fake.base_url + "/v1"
     assert fake.base_url in run.command
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from judgeflow import files
 from judgeflow.cli import main
-from judgeflow.cli.run import summary_json
+from judgeflow.runs.summary import summary_json
 from judgeflow.files import read_rows
 from judgeflow.results import Judgment, Usage
 from judgeflow.runs.store import RunStore

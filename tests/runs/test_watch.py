@@ -146,7 +146,8 @@ def test_each_period_starts_the_cap_anew_and_rows_over_it_are_unscored_budget(tm
     poll): 3 judged and 2 unscored 'budget' in each; the unscored are not judged again."""
     from judgeflow.runs.budget import Budget
     from judgeflow.runs.run import Run
-    from judgeflow.runs.settings import RunSettings
+    from judgeflow.config.judging import JudgeSpec
+    from judgeflow.config.run import RunSpec
     from judgeflow.runs.store import RunStore
     from judgeflow.runs.watch import Watch
 
@@ -158,7 +159,7 @@ def test_each_period_starts_the_cap_anew_and_rows_over_it_are_unscored_budget(tm
         return now[0]
 
     with RunStore(tmp_path / "s.sqlite") as store:
-        settings = RunSettings(model="baseline/lexical", input="batches", output="batches")
+        settings = RunSpec(judging=JudgeSpec(model="baseline/lexical"), input="batches", output="batches")
         judge = _Calls(budget)
         run = Run.online(store, settings, judging=judge, key="watch:batches")
         watch = Watch(_Polls(batches), run, judge, budget=budget, period=10, once=True, clock=clock)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from judgeflow.build import build
 from judgeflow.cli import main
 from judgeflow.io.otlp import read_otlp, spans_of
 from judgeflow.io.sources import FileSource, PhoenixSource
@@ -244,12 +243,14 @@ class _Failing:
 
 def _watch_object(tmp_path, source, **kw):
     from judgeflow.runs.run import Run
-    from judgeflow.runs.settings import RunSettings
+    from judgeflow.build import build
+    from judgeflow.config.judging import JudgeSpec
+    from judgeflow.config.run import RunSpec
     from judgeflow.runs.store import RunStore
     from judgeflow.runs.watch import Watch
 
-    settings = RunSettings(model="baseline/lexical", input="x", output="x")
-    judge = build(settings.judging_spec())
+    settings = RunSpec(judging=JudgeSpec(model="baseline/lexical"), input="x", output="x")
+    judge = build(settings.judging)
     store = RunStore(tmp_path / "s.sqlite")
     run = Run.online(store, settings, judging=judge, key="watch:x")
     return store, Watch(source, run, judge, settings=settings, **kw)

@@ -45,12 +45,15 @@ def test_a_plain_run_writes_the_texts_beside_each_verdict(tmp_path, capsys):
 
 
 def test_the_resume_command_keeps_the_choice():
-    from judgeflow.runs.settings import RunSettings
+    from judgeflow.cli.flags import resume_command
+    from judgeflow.config.judging import JudgeSpec
+    from judgeflow.config.run import RunSpec
+    from judgeflow.runs.run import record_of
 
-    s = RunSettings(model="baseline/lexical", input="i.jsonl", output="o.jsonl")
-    assert "inputs" not in s.resume_command() and s.record()["with_inputs"] is True  # the default
-    off = RunSettings(model="baseline/lexical", input="i.jsonl", output="o.jsonl", with_inputs=False)
-    assert "--no-with-inputs" in off.resume_command() and off.record()["with_inputs"] is False
+    s = RunSpec(judging=JudgeSpec(model="baseline/lexical"), input="i.jsonl", output="o.jsonl")
+    assert "inputs" not in resume_command(s) and record_of(s)["spec"]["with_inputs"] is True  # the default
+    off = s.model_copy(update={"with_inputs": False})
+    assert "--no-with-inputs" in resume_command(off) and record_of(off)["spec"]["with_inputs"] is False
 
 
 def test_dataframe_joined_with_its_items_and_nullable_labels():

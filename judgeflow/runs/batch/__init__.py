@@ -38,6 +38,8 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from ...config.judging import JudgeSpec, RepeatsSpec
+from ...config.run import RunSpec
 from ...errors import ConfigError, InvalidItemError
 from ...files import STDIO
 from ...items import Item
@@ -46,7 +48,6 @@ from ...judging import judge_stream, row_id
 from ...redact import remember_secret
 from ...results import Judgment, Usage
 from ..cache import cached
-from ..settings import RunSettings
 from ..store import RunStore
 from .ledger import MAX_ATTEMPTS, BatchLedger
 from .types import BatchStatus
@@ -174,12 +175,23 @@ def check_batch_input(path: Path) -> None:
                           "run `judgeflow run items.jsonl --batch ...`")
 
 
-def replay_judge(settings: dict[str, Any], transport: ReplayTransport) -> Judge:
+def batch_judge(spec: RunSpec, **client: Any) -> Judge:
+    """The one judge of a batch run (`spec`: its record), its trace kept as the run writes it;
+    `client` replaces client options."""
+    from ...build import build
+
+    one = spec.judging.judging if isinstance(spec.judging, RepeatsSpec) else spec.judging
+    if not isinstance(one, JudgeSpec):
+        raise ConfigError("this run judged with a panel or cascade, which a batch does not replay")
+    judge = build(one.model_copy(update={"keep_trace": spec.trace}), **client)
+    assert isinstance(judge, Judge)
+    return judge
+
+
+def replay_judge(spec: RunSpec, transport: ReplayTransport) -> Judge:
     """The run's judge, with its provider calls answered by `transport` (no re-asks, no retries)."""
-    return RunSettings.from_record(settings).judge(
-        keep_trace=bool(settings.get("trace")), api_key="batch-replay",
-        http_client=httpx2.AsyncClient(transport=transport), provider_retries=0, max_retries=0,
-    )
+    return batch_judge(spec, api_key="batch-replay", http_client=httpx2.AsyncClient(transport=transport),
+                       provider_retries=0, max_retries=0)
 
 
 def is_pending(j: Judgment) -> bool:

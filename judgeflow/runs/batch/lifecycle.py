@@ -4,8 +4,8 @@ Each step is a generator of typed events (`events.py`); nothing here prints. The
 `judgeflow run --batch` and `judgeflow batch status|collect` print what these yield, and a Python
 caller drives the same run without it:
 
-    run = Run.open(store, RunSettings(input="items.jsonl", output="out.jsonl", model="openai/gpt-4o-mini",
-                                      batch=True))
+    run = Run.open(store, RunSpec(judging=JudgeSpec(model="openai/gpt-4o-mini"), input="items.jsonl",
+                                  output="out.jsonl", batch=True))
     for event in lifecycle.submit(run):
         print(event)
     for event in lifecycle.collect(store, run.run_id, wait=60):   # until the run is done
@@ -34,10 +34,12 @@ from ..cache import cached
 from ..output import file_sha
 from ..pricing import estimate_cost
 from ..run import Run
-from ..settings import RunSettings
 from ..store import RunBusy, RunInfo, RunStore
 from ..summary import DEFAULT_MAX_UNSCORED, run_failure
-from . import BatchProvider, ReplayTransport, advance, batch_tag, make_provider, paid, replay_judge, split
+from ...config.judging import JudgeSpec
+from ...config.run import RunSpec
+from . import (BatchProvider, ReplayTransport, advance, batch_judge, batch_tag, make_provider, paid, replay_judge,
+               split)
 from .events import (Abandoned, Adopted, Busy, Collected, Event, FilesDeleted, Finished, Polled, Rejudged, RunState,
                      StillOpen, Submitted, Waiting)
 from .ledger import BatchLedger
@@ -47,20 +49,32 @@ from .types import failure_text
 def live(run: RunInfo, base_url: str | None = None) -> RunInfo:
     """`run` with the base URL its requests go to: the store keeps it with its credentials masked
     (***), so they come from `base_url` (--base-url) or $JUDGEFLOW_BASE_URL, never from the mask."""
-    recorded = run.settings.get("base_url")
+    recorded = run.base_url
     if not recorded or MASK not in recorded:
         return run
     found = next((u for u in (base_url, os.environ.get("JUDGEFLOW_BASE_URL")) if u and redact(u) == recorded), None)
     if found is None:
         raise ConfigError(f"run {run.run_id} was submitted to {recorded}, with credentials the store does not keep: "
                           f"give the same URL again with --base-url (or set JUDGEFLOW_BASE_URL)")
-    return run.model_copy(update={"settings": {**run.settings, "base_url": found}})
+    spec = run.spec
+    assert spec is not None  # a recorded base URL is in a spec
+    one = batch_judge_spec(spec)
+    judging = one.model_copy(update={"client": one.client.model_copy(update={"base_url": found})})
+    spec = {**run.settings["spec"], "judging": judging.model_dump(mode="json")}
+    return run.model_copy(update={"settings": {**run.settings, "spec": spec}})
+
+
+def batch_judge_spec(spec: RunSpec | None) -> JudgeSpec:
+    """The one judge of a batch run (a batch judges with one model)."""
+    if spec is None:
+        raise ConfigError("this run has no recorded spec: it was not submitted as a batch")
+    return spec.judging.judges()[0]
 
 
 def provider_for(run: RunInfo, *, http_client: Any = None, base_url: str | None = None) -> BatchProvider:
     """The batch API the run was submitted to (`base_url`: its credentialed URL, see `live`)."""
     run = live(run, base_url)
-    return make_provider(run.settings["model"], base_url=run.settings.get("base_url"), http_client=http_client)
+    return make_provider(batch_judge_spec(run.spec).model, base_url=run.base_url, http_client=http_client)
 
 
 def input_rows(run: Run) -> list[Any]:
@@ -154,8 +168,9 @@ def step(run: Run, rows: Sequence[Any], provider: BatchProvider, *, online: bool
         yield StillOpen(run.run_id, tuple(still))
         return
     transport = ReplayTransport(ledger, run.run_id)
-    pending = asyncio.run(advance(run, replay_judge(run.info.settings, transport), transport, rows,
-                                  cache=not run.info.settings.get("no_cache")))
+    spec = run.info.spec
+    assert spec is not None  # provider_for checked it
+    pending = asyncio.run(advance(run, replay_judge(spec, transport), transport, rows, cache=not spec.no_cache))
     if pending:
         round_ = max((j.round for j in ledger.jobs(run.run_id)), default=0) + 1
         ids = []
@@ -179,7 +194,10 @@ async def rejudge_online(run: Run, rows: Sequence[Any]) -> int:
     store = run.store
     failed = {j.id for j in store.results(run.run_id) if j.status == "unscored"}
     todo = [(n, it) for n, it in enumerate(rows) if not isinstance(it, Exception) and it.id in failed]
-    judge = RunSettings.from_record(run.info.settings).judge(keep_trace=bool(run.info.settings.get("trace")))
+    spec = run.info.spec
+    if spec is None:
+        raise ConfigError(f"run {run.run_id} has no recorded spec to judge it again with")
+    judge = batch_judge(spec)
     async for n, j in judge_stream(cached(judge, store), [it for _, it in todo]):
         run.record(todo[n][0], j)
         BatchLedger(store).mark_items(run.run_id, [j.id], batch=False)
@@ -189,7 +207,7 @@ async def rejudge_online(run: Run, rows: Sequence[Any]) -> int:
 def finish(run: Run, max_unscored: float = DEFAULT_MAX_UNSCORED) -> Finished:
     """Mark the run done and write its output from the store."""
     tally = run.finish()
-    return Finished(run.run_id, run.info.output_path, run.info.settings["model"], tally,
+    return Finished(run.run_id, run.info.output_path, run.info.model, tally,
                     run_failure(tally, max_unscored), run.store.unreadable_note())
 
 
