@@ -29,6 +29,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fakes.bench_files import faithbench_batch  # noqa: E402
 from fakes.schema_provider import SchemaProvider  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from external import say_pace  # noqa: E402
+
 SENTENCES = ["The film grossed $181 million at the worldwide box office.", "Its budget was $160 million.",
              "It opened in May 2006 in the United States.", "Critics praised the visual effects.",
              "The director had made two earlier disaster films."]
@@ -72,6 +75,7 @@ def main() -> None:
                "--workdir", str(Path(tmp) / "wd")]
         env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": "sk-fake",
                "JUDGEFLOW_CACHE_DIR": str(Path(tmp) / "cache")}
+        say_pace(cmd)
         seconds, done = run(cmd, env)
         requests = len(fake.requests)
         rows = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []

@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from external import pace_line
 from judgeflow import Judge, Judgment, compare, load_items
 from judgeflow.calibration.agreement import agreement
 from judgeflow.calibration.sampling import sample_file
@@ -121,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     items = list(load_items(sample))
     labels = {it.id: it.label for it in items if it.label is not None}
     print(f"sample: {len(items)} items from {args.data} (stratified by dataset and label, seed {args.seed}); "
-          f"judge {args.model} at {args.base_url}, --strategy single, concurrency 1", flush=True)
+          f"judge {args.model} at {args.base_url}, --strategy single, concurrency 1 "
+          f"({pace_line(base_url=args.base_url or '', timeout=args.timeout)})", flush=True)
     if not args.report:
         t0 = time.perf_counter()
         judge_all(args, items, args.out)

@@ -113,6 +113,7 @@ def main() -> None:
             judges = [("baseline/lexical", a.sizes, [])]
             if a.llm_sizes:
                 judges.append((f"{MODEL} (fake, graph)", a.llm_sizes, ["--model", MODEL, "--base-url", url]))
+                external.say_pace(["judgeflow", "run", "--base-url", url])  # the wall times' pace
             print(f"{'judge':<32} {'case':<13} {'items':>7} {'input MB':>8} {'s':>7} {'peak MB':>8} "
                   f"{'aim MB':>7} {'ratio':>6}")
             growth: list[str] = []

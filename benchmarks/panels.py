@@ -26,6 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu import start_async_fake as start_fake  # noqa: E402
+from external import pace_line  # noqa: E402
 
 from judgeflow import Judge  # noqa: E402
 from judgeflow.items import Item  # noqa: E402
@@ -104,7 +105,8 @@ def main() -> None:
              lambda: Cascade(judge(CHEAP), judge(STRONG), escalate_on="label1,unscored", audit_rate=args.audit_rate)),
         ]
         lat = ", ".join(f"{m.split('/')[1]} {lt * args.scale:.2f}s" for m, (lt, _) in MODELS.items())
-        print(f"{len(items)} items, concurrency {args.concurrency}, latency per call: {lat}\n")
+        print(f"{len(items)} items, concurrency {args.concurrency}, latency per call: {lat}")
+        print(f"({pace_line(base_url=urls[STRONG])}; every member's fake alike)\n")
         head = f"{'setup':<28} {'models':<52} {'calls':>6} {'cost $':>9} {'x strong':>8} {'wall s':>7} {'x strong':>8}"
         print(head)
         print("-" * len(head))

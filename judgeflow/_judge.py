@@ -207,10 +207,13 @@ class Judge(SyncFacade):
         it = as_item(item, self.column_map)
         if isinstance(it, InvalidItemError):
             return invalid_judgment(it, model=self.model)
-        from .workflow import JudgeState
+        from .workflow import JudgeState, graph_runs_listened, run_steps
 
-        out = await self._graph.ainvoke(JudgeState(item=it), context=self.context())
-        state = JudgeState.model_validate(out)
+        if graph_runs_listened():  # a tracer or callback sees the graph's run, as any LangGraph run
+            out = await self._graph.ainvoke(JudgeState(item=it), context=self.context())
+            state = JudgeState.model_validate(out)
+        else:
+            state = await run_steps(JudgeState(item=it), self.context())
         extra = it.extra
         if state.status == "invalid" and it.where:  # a routing error: name the row, as read errors do
             state.error = f"{it.where}: {state.error}"

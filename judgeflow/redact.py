@@ -33,12 +33,13 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-#: per pattern, substrings (lower case) without which it cannot match: a long text with none of
-#: them skips that pattern's scan (a cached judgment's JSON is redacted on every write)
-_HINTS: tuple[tuple[str, ...], ...] = (
-    ("://",), ("bearer", "basic"),
-    ("api-key", "api_key", "apikey", "access-token", "access_token", "accesstoken", "authorization"),
-    ("sk-", "sk_", "xai-", "xai_", "pk-", "pk_"),
+#: per pattern, what the lower-cased text must hold for it to match: a long text without it skips
+#: that pattern's scan (a judgment's JSON is redacted on every write); one search each, and a key
+#: shape's and an auth scheme's word boundary too ("task_" in prompts set off the key-shape scan)
+_HINTED: tuple[re.Pattern[str], ...] = (
+    re.compile("://"), re.compile(r"\b(?:bearer|basic)\s"),
+    re.compile("api-key|api_key|apikey|access-token|access_token|accesstoken|authorization"),
+    re.compile(r"\b(?:g?sk|xai|pk)[-_]"),
 )
 
 
@@ -85,17 +86,29 @@ def _common(text: str, start: int, secret: str) -> int:
     return n
 
 
+#: the last long texts redacted, with the known keys they were redacted with: a judged row's JSON is
+#: redacted twice (the response cache's copy as it comes in, then the run's row)
+_LAST: dict[str, tuple[tuple[str, ...], str]] = {}
+_LONG = 2000
+
+
 def redact(text: str) -> str:
     """`text` with credentials replaced by ***."""
     if not text:
         return text
-    if _SECRETS:
-        text = _mask_secrets(text)
-    low = text.lower()
-    for (pattern, repl), hints in zip(_PATTERNS, _HINTS):
-        if any(h in low for h in hints):
-            text = pattern.sub(repl, text)
-    return text
+    known = _SECRETS
+    if len(text) >= _LONG and (hit := _LAST.get(text)) is not None and hit[0] is known:
+        return hit[1]
+    clean = _mask_secrets(text) if known else text
+    low = clean.lower()
+    for (pattern, repl), hinted in zip(_PATTERNS, _HINTED):
+        if hinted.search(low):
+            clean = pattern.sub(repl, clean)
+    if len(text) >= _LONG:
+        if len(_LAST) >= 64:  # the oldest out
+            _LAST.pop(next(iter(_LAST), ""), None)
+        _LAST[text] = (known, clean)
+    return clean
 
 
 #: query parameters whose value is a credential, whatever the service calls it

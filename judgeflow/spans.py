@@ -58,7 +58,11 @@ def _folded(text: str) -> tuple[str, tuple[int, ...]]:
 
 
 def _needle(fragment: str) -> str:
-    return " ".join("".join(_fold(c) if not c.isascii() else c.casefold() for c in fragment).split()).strip(QUOTES + " ")
+    if fragment.isascii():  # ASCII folds one character to one: the whole string at once
+        folded = fragment.casefold()
+    else:
+        folded = "".join(_fold(c) if not c.isascii() else c.casefold() for c in fragment)
+    return " ".join(folded.split()).strip(QUOTES + " ")
 
 
 def _extends(ch: str) -> bool:
@@ -79,6 +83,7 @@ def graphemes(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+@lru_cache(maxsize=256)  # a judged item's claims are placed twice (citations, then the row's spans)
 def locate(passage: str, text: str, start: int = 0) -> tuple[int, int] | None:
     """The `[start, end)` offsets of `passage` in `text` (case and spacing ignored), or None.
 

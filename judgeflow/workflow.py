@@ -419,6 +419,55 @@ def dropped_note(state: JudgeState) -> str:
     return f"not checked (no claim carried them): {named}"
 
 
+#: the nodes, by name; those returning a plain update go on by the graph's fixed edges (`_NEXT`)
+_NODES: dict[str, Any] = {"route": route, "decompose": decompose, "check": check, "single": single,
+                          "know": know, "cover": cover}
+_NEXT = {"cover": "aggregate", "aggregate": END}
+
+
+async def run_steps(state: JudgeState, context: JudgeContext) -> JudgeState:
+    """The graph's run in this process without LangGraph's step loop: the same nodes in the same
+    order, each update applied as the graph applies it (`usage` and `trace` by their reducers, the
+    rest replaced). `Judge.ajudge` runs an item this way when nothing listens to graph runs
+    (`graph_runs_listened`): LangGraph's per-step channels, checkpoints and task bookkeeping cost
+    more client CPU than the nodes themselves; the compiled graph (`build_graph`) stays what a
+    served or traced run executes."""
+    runtime: Runtime[JudgeContext] = Runtime(context=context)
+    node = "route"
+    while node != END:
+        out = await (aggregate(state) if node == "aggregate" else _NODES[node](state, runtime))
+        update, node = (out.update, out.goto) if isinstance(out, Command) else (out, _NEXT[node])
+        changed = dict(update)
+        if "usage" in changed:
+            changed["usage"] = add_usage(state.usage, changed["usage"])
+        if "trace" in changed:
+            changed["trace"] = state.trace + changed["trace"]
+        state = state.model_copy(update=changed)
+    return state
+
+
+def graph_runs_listened() -> bool:
+    """True when a LangChain tracer or callback would see a graph run (LangSmith tracing on by its
+    environment or context, a parent run's callbacks, a registered tracing hook): then an item runs
+    through the compiled graph, so what is traced stays as it was."""
+    from langchain_core.runnables.config import var_child_runnable_config
+    from langchain_core.tracers import context as tracers
+
+    parent = var_child_runnable_config.get()
+    if parent and parent.get("callbacks"):
+        return True
+    if tracers._tracing_v2_is_enabled():
+        return True
+    hooks = tracers._configure_hooks
+    return any(var.get() is not None or (env and _env_on(env)) for var, _, _, env in hooks)
+
+
+def _env_on(name: str) -> bool:
+    import os
+
+    return os.environ.get(name, "").lower() not in ("", "0", "false", "no")
+
+
 def build_graph(context_schema: type[Any] = JudgeContext) -> Any:
     """Compile the judge graph. Invoke with `context=JudgeContext(model=...)` (or `backend=...`).
 

@@ -8,14 +8,16 @@ client of it, sits under the SDK as a transport (`attach`) and
 - **concurrency**: starts at START request in flight and grows on evidence that the server serves
   requests side by side: a reply sent with k in flight whose latency stayed within the larger of
   FLAT x and QUEUED x k x the latency of requests sent alone ("flat") raises the limit to GROWTH x k
-  (k + 1 while k <= 2); the limit is what the endpoint showed, never its host name. A slower reply
-  (latency growing with the requests in flight: the server queued it), or a 503 ("no slot
-  available"), sets the limit to the slots the endpoint showed (k x solo latency / its latency, at
-  least 1) and holds it there (a ceiling, raised by one after REPROBE flat replies at it, and at
-  least a round trip's); a timeout sets it to 1. The caller's own limit (`--concurrency`) stays the
-  ceiling of what is asked for. A server that serves 16 at once reaches 16 in flight in four round
-  trips (1, 2, 3, 12, 16); a one-slot server is sent two, held at one by the second's queued reply,
-  and sent two again now and then (a probe, which the next queued reply takes back).
+  (OPENING after the first reply, sent alone; k + 1 at k = 2); the limit is what the endpoint
+  showed, never its host name. A slower reply (latency growing with the requests in flight: the
+  server queued it), or a 503 ("no slot available"), sets the limit to the slots the endpoint
+  showed (k x solo latency / its latency, at least 1) and holds it there (a ceiling, raised by one
+  after REPROBE flat replies at it, and at least a round trip's); a timeout sets it to 1. The
+  caller's own limit (`--concurrency`) stays the ceiling of what is asked for. A server that
+  serves 16 at once reaches 16 in flight in two round trips (1, 3, 16: slow start, geometric while
+  latency stays flat); a one-slot server is sent three (one computing, two waiting their turn: at
+  2 s a call the third waits 4 s, far inside the deadline), held at one by the second's queued
+  reply, and sent two again now and then (a probe, which the next queued reply takes back).
 - **deadline**: the local default (`providers.LOCAL_TIMEOUT`) is a floor; once replies arrive, each
   request may take FACTOR x the slowest reply seen, and a timeout doubles the deadline of the
   requests after it, up to CAP.
@@ -46,9 +48,15 @@ FLAT = 1.5
 #: whole solo latency, divided by the slots: a server with fewer than 1 / QUEUED slots is held at its
 #: slots; one that batches requests slows them far less than that)
 QUEUED = 0.25
-#: a flat reply sent with k > 2 in flight allows GROWTH x k (k <= 2: k + 1; a one-slot server's second
-#: request can look flat when its replies are fast beside the client's own delays)
-GROWTH = 4
+#: a flat reply sent with k > 2 in flight allows GROWTH x k (k = 2: k + 1; a one-slot server's
+#: second request can look flat when its replies are fast beside the client's own delays); 6 takes
+#: 3 to the default 16 in one step (4 took a round trip more, at 12: a server with fewer slots is
+#: held at them by its queued replies all the same)
+GROWTH = 6
+#: requests in flight once the first reply, sent alone, is in (the solo latency known): sent
+#: together, a one-slot server queues the second and third, which shows at once (2, as before #50,
+#: cost a 16-slot server a round trip of 14 idle slots more: 0.96 of the unpaced speed)
+OPENING = 3
 #: flat replies at a ceiling (at least the limit's: a round trip) before one more request in flight is
 #: tried (20 held a limit that the client's own delays had set too low, at 50 ms replies, for seconds)
 REPROBE = 4
@@ -136,12 +144,12 @@ class LocalPace:
             self._hold(round(crowd * solo / latency))
             return
         self.flat += 1
-        if not self.waiters:
-            return
         if self.ceiling is None:  # no queue seen yet: grow from what was served side by side
-            self.limit = max(self.limit, GROWTH * crowd if crowd > 2 else crowd + 1)
+            # (also with no request waiting here: the run's other requests may still be on
+            # their way, e.g. behind the client's wait for its first answer: the limit at 1)
+            self.limit = max(self.limit, GROWTH * crowd if crowd > 2 else max(OPENING, crowd + 1))
             self.flat = 0
-        elif self.flat >= max(self.limit, REPROBE):  # at a ceiling: probe one more now and then
+        elif self.waiters and self.flat >= max(self.limit, REPROBE):  # at a ceiling: probe one more
             self.limit = self.ceiling = self.limit + 1
             self.flat = 0
 
