@@ -31,7 +31,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from judgeflow.calibration.agreement import bootstrap_indices, kappa_interval, kappa_of, percentile_ci  # noqa: E402
+from judgeflow.calibration.agreement import (  # noqa: E402
+    bootstrap_indices,
+    kappa_interval,
+    kappa_of,
+    percentile_ci,
+)
 from judgeflow.calibration.corrected import corrected_rate  # noqa: E402
 from judgeflow.calibration.rates import wilson_interval  # noqa: E402
 
@@ -112,7 +117,7 @@ def public_sets(labels: list[int], draws: int, seed: int) -> None:
         if not all((root / f.path).is_file() for f in bench.files):
             continue
         found = True
-        from judgeflow import Judge, Item, judge_many
+        from judgeflow import Item, Judge, judge_many
 
         records = [r for r in records_of(bench, root) if r.get("label") in (0, 1)][:3000]
         results = judge_many(Judge("baseline/lexical"), [Item.from_record(r) for r in records])

@@ -33,11 +33,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from local_model_ab import done_rows, judge_arms
+
 from judgeflow import Judge, Judgment, compare, load_items
 from judgeflow.calibration.agreement import agreement
 from judgeflow.calibration.sampling import sample_file
 from judgeflow.knowledge import decided_by, shares
-from local_model_ab import done_rows, judge_arms
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "examples" / "data" / "factual_qa_sample.jsonl"

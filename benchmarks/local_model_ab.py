@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from external import pace_line
+
 from judgeflow import Judge, Judgment, compare, load_items
 from judgeflow.calibration.agreement import agreement
 from judgeflow.calibration.sampling import sample_file

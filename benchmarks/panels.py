@@ -29,8 +29,8 @@ from cpu import start_async_fake as start_fake  # noqa: E402
 from external import pace_line  # noqa: E402
 
 from judgeflow import Judge  # noqa: E402
-from judgeflow.items import Item  # noqa: E402
 from judgeflow.ensembles import Cascade, Panel, cascade_estimate  # noqa: E402
+from judgeflow.items import Item  # noqa: E402
 from judgeflow.results import Judgment, Usage  # noqa: E402
 from judgeflow.runs.pricing import Price, estimate_cost  # noqa: E402
 from judgeflow.runs.run import Run  # noqa: E402

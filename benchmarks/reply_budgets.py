@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quotas import ROOT, SHARED, say_pace, limiter_cost, start_fake  # noqa: E402
+from quotas import ROOT, SHARED, limiter_cost, say_pace, start_fake  # noqa: E402
 
 FLAGS = ["--tpm", "40000", "--ratelimit-window-s", "4"]
 

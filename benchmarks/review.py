@@ -30,7 +30,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from fakes.review import start_review, write_run  # noqa: E402  (tests/fakes: the browser tests' made-up run)
 
 
-
 def start(tmp: Path) -> tuple[subprocess.Popen[str], str]:
     return start_review(tmp, env={**os.environ, "PYTHONPATH": str(ROOT)})
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quotas import ROOT, SHARED, say_pace, read_log, start_fake  # noqa: E402
+from quotas import ROOT, SHARED, read_log, say_pace, start_fake  # noqa: E402
 
 #: case -> (wire, data file, model, fake_llm.py limiter flags)
 CASES: dict[str, tuple[str, str, str, list[str]]] = {

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from external import say_pace, ROOT, need_shared  # noqa: E402
+from external import ROOT, need_shared, say_pace  # noqa: E402
 
 
 def start_fake(shared: Path, log: Path, latency_ms: int) -> tuple[subprocess.Popen[str], int]:

@@ -17,8 +17,8 @@ import argparse
 
 from rich.markup import escape
 
-from judgeflow.backends import default_model
 from judgeflow import ConfigError, Judge, review
+from judgeflow.backends import default_model
 from judgeflow.cli.render import console
 
 SPEC = """Release notes for the 2.1 release must:

@@ -24,10 +24,10 @@ from rich.markup import escape
 
 from judgeflow import ConfigError, Judge
 from judgeflow.backends import default_model
-from judgeflow.integrations.langchain import from_langchain
-from judgeflow.integrations.runnable import as_runnable
 from judgeflow.backends.passages import parse_citation
 from judgeflow.cli.render import console
+from judgeflow.integrations.langchain import from_langchain
+from judgeflow.integrations.runnable import as_runnable
 
 FILLER = ("Visitors often ask about opening hours, tickets and guided tours, which change with the "
           "season and are announced on the museum's website. ")

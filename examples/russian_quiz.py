@@ -25,9 +25,9 @@ from rich.table import Table
 
 from judgeflow import ConfigError, Judge
 from judgeflow.backends import default_model
+from judgeflow.cli.render import console
 from judgeflow.items import Item
 from judgeflow.languages import by_language, with_language
-from judgeflow.cli.render import console
 
 CARDS = {
     "ru": {

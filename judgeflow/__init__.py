@@ -43,6 +43,7 @@ _LAZY = {
 }
 
 if _TYPE_CHECKING:
+    from ._judge import Judge, judge
     from .backends import Backend, LLMJudge, make_backend
     from .backends.lexical import LexicalJudge
     from .backends.llm import LLMClient, make_client
@@ -53,12 +54,18 @@ if _TYPE_CHECKING:
     from .calibration.stability import StabilityReport, stability
     from .calibration.tune import TuneReport, TuneResult, atune, tune
     from .criteria import Criterion, list_criteria, load_criterion
-    from .errors import BudgetExceeded, ConfigError, CriterionError, InvalidItemError, JudgeflowError, LLMError
-    from .items import Item, load_items, read_items
-    from ._judge import Judge, judge
     from .ensembles import Cascade, Panel, Repeats
-    from .judging import Judging, judge_many, judge_stream
+    from .errors import (
+        BudgetExceeded,
+        ConfigError,
+        CriterionError,
+        InvalidItemError,
+        JudgeflowError,
+        LLMError,
+    )
     from .frames import results_to_dataframe
+    from .items import Item, load_items, read_items
+    from .judging import Judging, judge_many, judge_stream
     from .results import ClaimResult, JudgeVote, Judgment, RequirementResult, TraceEntry, Usage
     from .runs.budget import Budget
     from .runs.store import RunStore

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from .criteria import Criterion
 from .details import empty_reason
 from .quotes import CITATION, QUOTES, quote_in
-from .schemas import Claim, ClaimCheck
-from .criteria import Criterion
 from .results import ClaimResult, Judgment, RequirementResult
+from .schemas import Claim, ClaimCheck
 
 Label = Literal[0, 1] | None
 

@@ -9,7 +9,6 @@ name (`factual_correctness`) or a path to a user's own file.
 from __future__ import annotations
 
 import difflib
-
 import hashlib
 import os
 import re
@@ -20,10 +19,10 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10: the same parser, from PyPI
     import tomli as tomllib
+from collections.abc import Collection, Mapping
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
-from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator

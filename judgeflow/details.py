@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .citations import without_markers
 from .schemas import Claim
 from .text import STOP, WORD, sentences, stem
-from .citations import without_markers
 
 _REFUSAL = re.compile(
     r"^\W*(i have no comment|no comment|i don'?t know|i do not know|unknown|i'?m not sure|i am not sure|"

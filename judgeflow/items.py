@@ -19,14 +19,22 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pydantic import ValidationError, BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from .config.limits import DEFAULT_MAX_INPUT_CHARS
 from .errors import ConfigError, InvalidItemError
 from .io.openinference import otlp_rows
 from .trace_runs import cycle_message, langsmith_messages, run_trees
-from .traces import (TURN_EVIDENCE_CHARS, TraceError, TraceMessage, Turns, is_trace, judged_turns, read_messages,
-                     trace_fields)
+from .traces import (
+    TURN_EVIDENCE_CHARS,
+    TraceError,
+    TraceMessage,
+    Turns,
+    is_trace,
+    judged_turns,
+    read_messages,
+    trace_fields,
+)
 
 #: the criterion families, declared once: a criterion's `family`, and the routing override
 #: (`Item.mode`, `Judge(mode=...)`, `--mode`) names the family whose default criterion to use

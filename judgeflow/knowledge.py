@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from difflib import SequenceMatcher
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any, Literal
 
 from .quotes import CITATION, QUOTES, quote_in

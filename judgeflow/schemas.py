@@ -16,7 +16,15 @@ from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from .validation import exactly_once, repeated, validation_context
 

@@ -22,22 +22,22 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Awaitable
 from functools import lru_cache
 from pathlib import Path
-from collections.abc import Awaitable
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .backends import Backend, make_backend
+from .config.judging import JudgeSpec
 from .criteria import Criterion, list_criteria, load_criterion, routes, shipped_criterion
 from .errors import CriterionError, JudgeflowError, LLMError
 from .items import Item
 from .redact import redact, redact_data
-from .backends import Backend, make_backend
 from .results import TraceEntry, Usage
 from .schemas import Claim, ClaimCheck
-from .config.judging import JudgeSpec
 from .workflow import JudgeContext, Strategy, build_graph
 
 T = TypeVar("T")

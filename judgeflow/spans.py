@@ -22,7 +22,6 @@ from typing import Any
 from .quotes import ELLIPSIS, QUOTES
 from .results import ClaimResult, Judgment
 
-
 #: dropped in folding: the dot above that case folding leaves on "İ" ("i̇"), so "İstanbul" matches "istanbul"
 _DOT_ABOVE = "\u0307"
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ._judge import Judge
 from .errors import InvalidItemError
 from .items import Item
-from ._judge import Judge
 from .judging import run_sync
 from .results import Judgment
 

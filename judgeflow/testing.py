@@ -27,11 +27,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ._judge import Judge
 from .backends.llm_judge import default_model
 from .criteria import Criterion
 from .errors import ConfigError
 from .items import Item
-from ._judge import Judge
 from .judging import Judging, run_sync
 from .results import Judgment
 from .runs.cache import Cached, FileCache

@@ -14,7 +14,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .traces import ToolCall, TraceError, TraceMessage, tool_arguments, label_messages, raw_messages, content_text
+from .traces import (
+    ToolCall,
+    TraceError,
+    TraceMessage,
+    content_text,
+    label_messages,
+    raw_messages,
+    tool_arguments,
+)
 
 _QUESTION = ("question", "input", "query", "prompt", "user_input")
 _ANSWER = ("answer", "output", "result", "response", "text")

@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from .evidence_paths import structured
 from .grounding import TOOL as GROUNDING_TOOL
 from .grounding import evidence as grounding_evidence
-from .evidence_paths import structured
 from .quotes import quote_in
 from .results import ClaimResult
 

@@ -26,17 +26,17 @@ from .aggregate import aggregate as aggregate_claims
 from .aggregate import cover_label, merge, verify_evidence
 from .arguments import ground_arguments
 from .backends import Backend, Evidence, cite, make_backend
-from .config.judging import JudgeSpec
 from .citations import check_item as check_citations
-from .knowledge import candidates, mask, settle
-from .quotes import quote_in
-from .schemas import Claim, ClaimCheck
+from .config.judging import JudgeSpec
 from .criteria import Criterion, load_criterion
 from .details import uncarried, with_dropped
 from .errors import BudgetExceeded, InvalidItemError, JudgeflowError, LLMError
 from .items import DEFAULT_MAX_INPUT_CHARS, Item, checked_item
+from .knowledge import candidates, mask, settle
+from .quotes import quote_in
 from .results import ClaimResult, JudgmentStatus, RequirementResult, TraceEntry, Usage
 from .routing import choose_criterion
+from .schemas import Claim, ClaimCheck
 from .traces import attribute
 
 Strategy = Literal["graph", "single"]

@@ -378,7 +378,9 @@ def test_every_wire_lives_in_its_providers_module():
     for name, module in PROVIDERS.items():
         home = type(provider(name).wire()).__module__
         assert home in ("judgeflow.backends.providers.wire", f"judgeflow.backends.providers.{module}"), (name, home)
-    from judgeflow.backends.llm import wire as moved  # the old import path, kept until 0.4 (CHANGELOG, "Moved")
+    from judgeflow.backends.llm import (
+        wire as moved,  # the old import path, kept until 0.4 (CHANGELOG, "Moved")
+    )
     from judgeflow.backends.providers import anthropic, azure, ollama, wire
 
     assert (moved.Wire, moved.AnthropicWire, moved.AzureWire, moved.OllamaWire, moved.GivenClient) == (
@@ -441,8 +443,8 @@ def test_the_ignore_and_private_checks_can_fail(tmp_path):
 def test_every_judging_gives_its_spec_back():
     """The spec round trip (tests/config/test_spec.py checks it through JSON and the run store)."""
     from judgeflow import Cascade, Judge, Panel, Repeats
-    from judgeflow.config import spec_of
     from judgeflow.build import build
+    from judgeflow.config import spec_of
 
     lex, rouge = Judge("baseline/lexical"), Judge("baseline/rouge-l", strategy="single")
     for judging in (lex, Panel([lex, rouge]), Cascade(lex, rouge), Repeats(rouge, 2)):

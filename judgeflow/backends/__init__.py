@@ -16,9 +16,9 @@ from typing import Any
 from ..config.client import ClientConfig
 from ..errors import ConfigError
 from .base import Backend, Offline, single_from_steps
-from .providers import known
 from .llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, LLMJudge, default_model, prompt_fields
 from .passages import cite
+from .providers import known
 from .retrieval import Evidence
 
 #: the backend table: "provider" or "provider/model" -> a factory that imports its implementation lazily

@@ -7,8 +7,8 @@ from typing import Any, Protocol
 
 from ..criteria import Criterion
 from ..items import Item
-from ..results import TraceEntry, Usage
 from ..knowledge import Slot
+from ..results import TraceEntry, Usage
 from ..schemas import Claim, ClaimCheck
 
 

@@ -36,9 +36,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from ..redact import remember_secret
 from .local_pace import DEADLINE
 from .wrapping import WrappedTransport
-from ..redact import remember_secret
 
 TRANSPORTS = ("auto", "aiohttp", "httpx")
 #: clients built and not yet closed (closed at interpreter exit if still open)

@@ -15,26 +15,41 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from .base import Offline, single_from_steps
-from ..schemas import Claim, ClaimCheck
+from ..citations import without_markers
 from ..criteria import Criterion, Role
 from ..errors import ConfigError
 from ..items import Item
 from ..results import TraceEntry, Usage
-from ..traces import split_document
-from ..citations import without_markers
+from ..schemas import Claim, ClaimCheck
+from ..text import (
+    MONTHS as _MONTHS,
+)
+from ..text import (
+    NUMBER as _NUM,
+)
+from ..text import (
+    SENTENCE as _SENT,
+)
 from ..text import (
     WORD as _WORD,
-    NUMBER as _NUM,
-    SENTENCE as _SENT,
+)
+from ..text import (
     YEAR as _YEAR,
-    MONTHS as _MONTHS,
+)
+from ..text import (
     content_words as _content,
-    numbers as _numbers,
+)
+from ..text import (
     names as _names,
+)
+from ..text import (
     negated as _negated,
 )
-
+from ..text import (
+    numbers as _numbers,
+)
+from ..traces import split_document
+from .base import Offline, single_from_steps
 
 if TYPE_CHECKING:
     from .rouge import RougeJudge

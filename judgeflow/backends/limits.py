@@ -57,7 +57,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..config.client import DEFAULT_MAX_WAIT  # the longest an item waits on rate limits, in all (--max-wait)
+from ..config.client import (
+    DEFAULT_MAX_WAIT,  # the longest an item waits on rate limits, in all (--max-wait)
+)
 from ..redact import redact
 from .shared_limits import MAX_DEBT, SharedState, wall_offset
 

@@ -11,6 +11,22 @@ import hashlib
 import os
 from typing import Any, TypeVar
 
+from ..citations import CITED_SOURCES, claim_notes
+from ..config.client import DEFAULT_MAX_CLAIMS_PER_CHECK
+from ..coverage import (
+    STATUSES,
+    Requirement,
+    RequirementCheck,
+    RequirementChecks,
+    Requirements,
+    requirements_block,
+)
+from ..criteria import Criterion
+from ..details import checkable, code_kind, details, short_claim
+from ..items import Item
+from ..knowledge import Slot
+from ..prompts import documents, listed, register_tags, tag
+from ..results import TraceEntry, Usage
 from ..schemas import (
     REPLIES_VERSION,
     Claim,
@@ -25,15 +41,6 @@ from ..schemas import (
     requirements_reply,
     single_reply,
 )
-from ..config.client import DEFAULT_MAX_CLAIMS_PER_CHECK
-from ..coverage import STATUSES, Requirement, RequirementCheck, RequirementChecks, Requirements, requirements_block
-from ..criteria import Criterion
-from ..details import checkable, code_kind, details, short_claim
-from ..citations import CITED_SOURCES, claim_notes
-from ..knowledge import Slot
-from ..prompts import documents, listed, register_tags, tag
-from ..items import Item
-from ..results import TraceEntry, Usage
 
 DEFAULT_MODEL_ENV = "JUDGEFLOW_MODEL"
 OFFLINE_MODEL = "baseline/lexical"

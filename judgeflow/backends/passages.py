@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from ..citations import CITED_SOURCES, find_markers
 from ..criteria import Criterion
 from ..errors import ConfigError
+from ..evidence_paths import blocks
 from ..items import Item
 from ..knowledge import Slot
 from ..results import TraceEntry, Usage
@@ -35,7 +36,6 @@ from ..schemas import Claim, ClaimCheck
 from ..text import SENTENCE as _SENT
 from ..text import content_words as _content
 from ..text import numbers as _numbers
-from ..evidence_paths import blocks
 from ..traces import split_document
 from .base import Backend
 

@@ -12,13 +12,13 @@ import re
 from importlib.metadata import version
 from typing import Literal
 
-from .base import Offline, single_from_steps
-from ..schemas import Claim, ClaimCheck
+from ..citations import without_markers
 from ..criteria import Criterion
 from ..errors import ConfigError, LLMError
 from ..items import Item
 from ..results import TraceEntry, Usage
-from ..citations import without_markers
+from ..schemas import Claim, ClaimCheck
+from .base import Offline, single_from_steps
 
 Measure = Literal["fmeasure", "precision", "recall"]
 DEFAULT_THRESHOLD = 0.3

@@ -175,7 +175,11 @@ async def _attempts(send: Callable[..., Awaitable[Any]], handlers: Any, model: A
     everything else (provider errors included) wrapped in `InstructorRetryException` with the
     failed attempts, as `retry_async_v2` does; re-asks stop after `timeout` seconds when the
     request has one, as its `stop_after_delay` does."""
-    from instructor.v2.core.errors import FailedAttempt, IncompleteOutputException, InstructorRetryException
+    from instructor.v2.core.errors import (
+        FailedAttempt,
+        IncompleteOutputException,
+        InstructorRetryException,
+    )
     from instructor.v2.core.messages import extract_messages
     from instructor.v2.core.retry import _RETRYABLE_PARSE_ERRORS, _finalize_parsed_response
 

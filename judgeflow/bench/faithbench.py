@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..calibration.span_metrics import spans_of_results
-from ..results import Judgment
 from ..io.bounded import loads
+from ..results import Judgment
 from .base import Benchmark, Figure, Published, SourceFile
 from .fetch import local_path
 from .metrics import balanced_accuracy, f1_macro, figure, label_figures, span_figure

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..calibration.span_metrics import spans_of_results
-from ..results import Judgment
 from ..io.bounded import loads
+from ..results import Judgment
 from .base import Benchmark, Figure, Published, SourceFile
 from .fetch import local_path
 from .metrics import f1_positive, label_figures, span_figure

@@ -24,20 +24,20 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from pydantic import BaseModel, Field
 
-from . import DEFAULT_BOOT
+from ..citations import run_citations
 from ..ensembles.cascade import wilson
 from ..errors import InvalidItemError
 from ..items import Item, read_records
 from ..knowledge import decided_by, item_decided, shares
+from ..results import ClaimResult, JudgeVote, Judgment
+from . import DEFAULT_BOOT
+from .annotators import Annotations, HumanCeiling, human_ceiling, labels_for_calibration
 from .answer_rate import AnswerRate, answer_rate
 from .corrected import CorrectedRate, TypeRate, by_criterion, by_type, corrected_of
-from .trust import DEFAULT_THRESHOLD, JudgeVerdict, Verdict, judge_verdict
-from .prevalence import PrevalenceFigures, prevalence_figures
-from .annotators import Annotations, HumanCeiling, human_ceiling, labels_for_calibration
 from .labels import HumanLabels, Label, join_labels, read_results
-from ..results import ClaimResult, JudgeVote, Judgment
-from ..citations import run_citations
+from .prevalence import PrevalenceFigures, prevalence_figures
 from .span_metrics import SpanMetrics, read_human_spans, spans_beside, spans_of_results
+from .trust import DEFAULT_THRESHOLD, JudgeVerdict, Verdict, judge_verdict
 
 
 class Retested(Protocol):

@@ -21,13 +21,22 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from .agreement import (DEFAULT_BOOT, SMALL_SAMPLE, Agreement, agreement, bootstrap_indices, deciding_claim, kappa_of,
-                        percentile_ci, two_places)
 from ..errors import InvalidItemError
+from ..results import ClaimResult, Judgment
+from .agreement import (
+    DEFAULT_BOOT,
+    SMALL_SAMPLE,
+    Agreement,
+    agreement,
+    bootstrap_indices,
+    deciding_claim,
+    kappa_of,
+    percentile_ci,
+    two_places,
+)
 from .labels import HumanLabels, Label, join_labels, read_labels, read_results
 from .span_compare import SpanComparison, compare_spans
 from .span_metrics import read_human_spans, spans_of_results
-from ..results import ClaimResult, Judgment
 
 Side = Literal["a", "b"]
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any, Literal
-
 import sys
+from typing import Any, Literal
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -35,9 +35,9 @@ from .agreement import deciding_claim
 from .answer_rate import AnswerDrop, AnswerRate, answer_drop, answer_rate
 from .comparison import mcnemar_exact
 from .gate_corrected import GateCorrection, corrected_gate
-from .inject_marks import check_real
-from .gate_stability import judge_unstable, set_aside, stability_note
 from .gate_power import detectable, is_worse, noise_of, power_text, worse_p
+from .gate_stability import judge_unstable, set_aside, stability_note
+from .inject_marks import check_real
 from .labels import Label, read_labels, read_run
 from .pairing import paired
 from .rates import RunRate, pct, rate_text, run_rate

@@ -229,7 +229,9 @@ def inject_rows(records: list[tuple[int, Mapping[str, Any]]], *, seed: int = 0, 
 
 async def _ask(client: Any, rows: list[Mapping[str, Any]], types: list[str],
                close: bool) -> dict[tuple[str, str], tuple[str, Injection] | None]:
-    from .inject_model import amodel_edits  # the model's edits (inject_model imports Injection from inject_marks)
+    from .inject_model import (
+        amodel_edits,  # the model's edits (inject_model imports Injection from inject_marks)
+    )
 
     try:
         return await amodel_edits(client, [{**r, "answer": str(r["answer"])[:MAX_ANSWER_CHARS]} for r in rows], types)

@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..ensembles.cascade import wilson
 from ..errors import InvalidItemError
 from ..io.results import read_results
 from ..results import Judgment
 from .inject_marks import FIELD
-from ..ensembles.cascade import wilson
 from .rates import pct
 
 #: the most injected spans a row may list (untrusted input: bounded)

@@ -20,8 +20,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidItemError
-from ..items import ALIASES, parse_label, read_records
 from ..io.results import read_results
+from ..items import ALIASES, parse_label, read_records
 from ..results import Judgment
 
 Label = Literal[0, 1]
@@ -160,7 +160,10 @@ def read_run(source: Iterable[Judgment] | str | Path, *, store: str | Path | Non
     if Path(source).exists():
         return read_results(source), str(source)
     from ..errors import ConfigError
-    from ..runs.store import DEFAULT_STORE, RunStore  # only for run ids: sqlite is not needed for files
+    from ..runs.store import (  # only for run ids: sqlite is not needed for files
+        DEFAULT_STORE,
+        RunStore,
+    )
 
     where = Path(store) if store is not None else DEFAULT_STORE
     if not where.exists():

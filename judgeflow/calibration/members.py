@@ -15,6 +15,7 @@ import numpy as np
 
 from ..results import Judgment
 
+
 def fleiss_kappa(ratings: Sequence[Sequence[int]]) -> float | None:
     """Fleiss' kappa for binary ratings: one row per item, one 0/1 column per rater (all rows the same length).
 

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..citations import marker_view
+from ..results import ClaimResult, JudgeVote
+from ..spans import place_claims
 from .agreement import Agreement, CalibrationReport, Confusion, Disagreement, kappa_text, strength
 from .comparison import ComparisonReport, Decision
-from ..results import ClaimResult, JudgeVote
-from ..citations import marker_view
-from ..spans import place_claims
 
 FA_COLOR = "#e8891c"
 """False alarms (judge 1, human 0)."""

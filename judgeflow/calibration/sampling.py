@@ -25,8 +25,8 @@ from pydantic import BaseModel, Field
 from ..errors import ConfigError, InvalidItemError
 from ..io.jsonl import write_results
 from ..items import Item, read_records
-from .labels import LABEL_FIELDS, read_results
 from ..results import Judgment
+from .labels import LABEL_FIELDS, read_results
 
 JUDGE_LABEL = "judge_label"
 """The stratify-by name for the judge's own label (needs results)."""

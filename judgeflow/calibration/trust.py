@@ -31,7 +31,6 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-
 Verdict = Literal["TRUSTED", "UNTRUSTED", "INCONCLUSIVE"]
 #: the default Youden's J a judge must be shown to reach (the lower end of its interval) to be trusted
 DEFAULT_THRESHOLD = 0.5

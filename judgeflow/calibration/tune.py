@@ -33,16 +33,23 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..criteria import Criterion, load_criterion
-from ..errors import OVER_BUDGET, BudgetExceeded, ConfigError, InvalidItemError, LLMError, ProviderUnavailable
+from ..errors import (
+    OVER_BUDGET,
+    BudgetExceeded,
+    ConfigError,
+    InvalidItemError,
+    LLMError,
+    ProviderUnavailable,
+)
 from ..items import Item
 from ..results import Judgment, Usage
+from ..runs.budget import Budget
 from .agreement import Agreement, Disagreement, agreement, deciding_claim
 from .comparison import ComparisonReport, compare
 from .edits import CriterionEdit, EditError, apply_edit
-from .tune_prompt import editor_messages
 from .tune_own import own_gain
 from .tune_power import TunePower, of_report
-from ..runs.budget import Budget
+from .tune_prompt import editor_messages
 from .tune_seams import BudgetReached, Editor, StepBudget, StoreJudging
 
 ALPHA = 0.05
@@ -412,9 +419,9 @@ async def atune(
 def _seams(model: str | None, backend: Any, editor: Any, editor_model: str | None, store: Any, strategy: str,
            concurrency: int, proposals_dir: str | Path | None, client_kwargs: dict[str, Any],
            editor_options: dict[str, Any] | None = None) -> tuple[StoreJudging, Editor]:
+    from ..backends import make_backend
     from ..backends.llm_judge import LLMJudge
     from ..backends.passages import PassageJudge
-    from ..backends import make_backend
     from ..runs.store import RunStore
 
     if store is not None and not isinstance(store, RunStore):

@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._judge import Judge
+from ..backends import Backend
 from ..criteria import Criterion
 from ..errors import JudgeflowError
 from ..io.atomic import atomic_file
 from ..items import Item
-from .._judge import Judge
-from ..backends import Backend
 from ..results import Judgment, Usage
 from ..runs.budget import Budget
 from .edits import CriterionEdit, edits_reply, read_edits

@@ -17,7 +17,6 @@ import os
 import sys
 from typing import Any, NoReturn
 
-
 from ..errors import JudgeflowError
 
 #: modules under judgeflow.cli that define a subcommand, in help order

@@ -21,21 +21,31 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from .render import console
-
 from ..backends.llm.failures import classify, is_provider_error
 from ..errors import ProviderUnavailable
 from ..results import Usage
 from ..runs.batch import lifecycle
-from ..runs.batch.events import (Abandoned, Adopted, Busy, Collected, Event, FilesDeleted, Finished, Polled, RunState,
-                                 StillOpen, Submitted)
+from ..runs.batch.events import (
+    Abandoned,
+    Adopted,
+    Busy,
+    Collected,
+    Event,
+    FilesDeleted,
+    Finished,
+    Polled,
+    RunState,
+    StillOpen,
+    Submitted,
+)
 from ..runs.batch.lifecycle import cost_line
 from ..runs.pricing import load_prices
 from ..runs.run import Run
 from ..runs.store import DEFAULT_STORE, RunInfo, RunStore
 from ..runs.summary import DEFAULT_MAX_UNSCORED, summarize
-from .argtypes import Subparsers, positive_seconds, share
 from . import SUMMARIES
+from .argtypes import Subparsers, positive_seconds, share
+from .render import console
 
 __all__ = ["cmd_collect", "cmd_status", "cost_line", "open_batches_note", "register", "settle_intents", "submit"]
 

@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .argtypes import Subparsers
-from .render import console, fit
 from ..calibration import DEFAULT_BOOT
 from . import SUMMARIES
+from .argtypes import Subparsers
+from .render import console, fit
 
 if TYPE_CHECKING:
     from ..calibration.agreement import Agreement, CalibrationReport
@@ -81,7 +81,6 @@ def show(report: BaseModel, render_fn: Callable[[Any, Console], None], *, as_jso
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..calibration.agreement import calibrate  # numpy: only for this command
-
     from ..calibration.report_html import write_calibration_html
 
     items = args.items
@@ -106,8 +105,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def refuse_injected(path: Path) -> None:
     """Injected test rows (`judgeflow inject`) never mix with real results: refuse them here."""
-    from ..calibration.labels import read_results
     from ..calibration.inject_marks import check_real
+    from ..calibration.labels import read_results
 
     check_real(read_results(path), str(path))
 

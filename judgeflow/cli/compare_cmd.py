@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .argtypes import Subparsers
-from .render import fit
-from .calibrate_cmd import add_report_args, emit, fmt, kappa_text, refuse_injected
 from . import SUMMARIES
+from .argtypes import Subparsers
+from .calibrate_cmd import add_report_args, emit, fmt, kappa_text, refuse_injected
+from .render import fit
 
 if TYPE_CHECKING:
     from ..calibration.comparison import ComparisonReport, Decision
@@ -29,7 +29,6 @@ def register(sub: Subparsers) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from ..calibration.comparison import compare  # numpy: only for this command
-
     from ..calibration.report_html import write_comparison_html
 
     for run in (args.a, args.b):  # injected test rows (`judgeflow inject`) never mix with real results

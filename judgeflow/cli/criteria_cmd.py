@@ -9,11 +9,11 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from .argtypes import Subparsers
 from ..criteria import list_criteria, load_criterion
 from ..errors import CriterionError
-from .render import console, fit
 from . import SUMMARIES
+from .argtypes import Subparsers
+from .render import console, fit
 
 
 def register(sub: Subparsers) -> None:

@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from . import SUMMARIES
 from .argtypes import Subparsers, share
 from .calibrate_cmd import show
-from . import SUMMARIES
 from .render import console, fit
 
 if TYPE_CHECKING:

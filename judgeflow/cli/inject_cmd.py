@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from . import SUMMARIES
 from .argtypes import Subparsers
 from .calibrate_cmd import show
 from .render import console, fit
-from . import SUMMARIES
 
 if TYPE_CHECKING:
     from ..calibration.inject_report import InjectReport

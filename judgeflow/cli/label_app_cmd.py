@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .argtypes import Subparsers
 from ..errors import ConfigError
 from . import SUMMARIES
+from .argtypes import Subparsers
 
 
 def register(sub: Subparsers) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .argtypes import Subparsers
 from ..calibration.labeller import label_file
-from .render import console
 from . import SUMMARIES
+from .argtypes import Subparsers
+from .render import console
 
 
 def register(sub: Subparsers) -> None:

@@ -26,8 +26,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..errors import ConfigError, InvalidItemError
-from ..runs.pricing import estimate_cost, load_prices
 from ..results import Usage
+from ..runs.pricing import estimate_cost, load_prices
 from ..runs.store import DEFAULT_STORE
 
 INPUT_FORMATS = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}

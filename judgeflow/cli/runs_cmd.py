@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
-from .argtypes import Subparsers
 from . import SUMMARIES
+from .argtypes import Subparsers
 from .render import console, fit
 
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ def _ids(store: RunStore, names: list[str]) -> list[str]:
 def cmd_runs(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..runs.history import RunCard, RunDiff, run_card, run_diff, run_list
-    from .flags import resume_command
     from ..runs.store import DEFAULT_STORE, RunStore
+    from .flags import resume_command
 
     where = args.store or DEFAULT_STORE
     if not Path(where).exists():

@@ -8,10 +8,10 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from .argtypes import Subparsers
-from .render import console, fit
 from ..calibration.sampling import FOCUS, FOCUS_NOTE, JUDGE_LABEL, sample_file
 from . import SUMMARIES
+from .argtypes import Subparsers
+from .render import console, fit
 
 
 def register(sub: Subparsers) -> None:

@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .argtypes import Subparsers
 from ..calibration import DEFAULT_BOOT
-from .calibrate_cmd import show
 from . import SUMMARIES
+from .argtypes import Subparsers
+from .calibrate_cmd import show
 from .render import console, fit
 
 if TYPE_CHECKING:

@@ -19,9 +19,9 @@ from rich.table import Table
 from ..backends.llm_judge import DEFAULT_MODEL_ENV
 from ..errors import ConfigError
 from ..runs.store import DEFAULT_STORE
+from . import SUMMARIES
 from .argtypes import Subparsers, positive_int, positive_seconds, share
 from .render import console, fit
-from . import SUMMARIES
 
 EXIT_CODES = """exit codes: 0 done (an edit accepted or not); 1 stopped at --budget (the same command with a larger
 budget resumes from the caches), or the editor model never gave a usable reply (nothing was tuned);

@@ -73,10 +73,10 @@ def register(sub: Subparsers) -> None:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    from ..io.sources import open_source
     from ..runs.run import Run
     from ..runs.watch import Watch, parse_filters
     from ..runs.watch_output import WatchOutput, streams
-    from ..io.sources import open_source
 
     con = console(stderr=True)
     filters = parse_filters(args.filter)

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .client import ClientConfig, affects_results, option_flag
-    from .judging import JUDGING, CascadeSpec, JudgeSpec, JudgingSpec, PanelSpec, RepeatsSpec, spec_of
+    from .judging import (
+        JUDGING,
+        CascadeSpec,
+        JudgeSpec,
+        JudgingSpec,
+        PanelSpec,
+        RepeatsSpec,
+        spec_of,
+    )
     from .run import RunSpec
 
 _WHERE = {"ClientConfig": "client", "affects_results": "client", "option_flag": "client", "JUDGING": "judging",

@@ -15,10 +15,9 @@ from typing import Any, Literal
 from pydantic import ConfigDict, model_validator
 
 from ..errors import ConfigError
-from .client import option
-from .limits import DEFAULT_MAX_INPUT_CHARS  # items.checked_item applies it
-from .client import Spec
+from .client import Spec, option
 from .judging import JudgingSpec, RepeatsSpec
+from .limits import DEFAULT_MAX_INPUT_CHARS  # items.checked_item applies it
 
 #: a run exits 1 when more than this share of its rows is unscored
 DEFAULT_MAX_UNSCORED = 0.1

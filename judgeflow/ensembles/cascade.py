@@ -33,11 +33,20 @@ from ..config.judging import (
     spec_of,
 )
 from ..errors import InvalidItemError
-from .budget_cut import budget_cut
 from ..items import Item
-from ..judging import DEFAULT_CONCURRENCY, Ensemble, ItemLike, Judging, as_item, combined_key, invalid_judgment
+from ..judging import (
+    DEFAULT_CONCURRENCY,
+    Ensemble,
+    ItemLike,
+    Judging,
+    as_item,
+    combined_key,
+    invalid_judgment,
+)
 from ..results import Judgment, TraceEntry, Usage
+from .budget_cut import budget_cut
 from .panel import EnsembleBase, make_member, vote_of
+
 
 def parse_escalate_on(spec: str | Sequence[str]) -> list[str]:
     """Validate "label1,unscored,confidence<0.8" into a list of conditions (any cheap judge)."""

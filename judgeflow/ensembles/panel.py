@@ -32,14 +32,22 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from .._judge import Judge
 from ..config.judging import RULES as RULES
 from ..config.judging import PanelSpec, panel_min_votes, same_samples, spec_of
 from ..errors import InvalidItemError
 from ..items import Item
-from .._judge import Judge
-from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, SyncFacade, as_item, combined_key, invalid_judgment
-from .budget_cut import budget_cut
+from ..judging import (
+    DEFAULT_CONCURRENCY,
+    ItemLike,
+    Judging,
+    SyncFacade,
+    as_item,
+    combined_key,
+    invalid_judgment,
+)
 from ..results import JudgeVote, Judgment, TraceEntry, Usage
+from .budget_cut import budget_cut
 
 Rule = Literal["majority", "any", "all"]
 Label = Literal[0, 1] | None

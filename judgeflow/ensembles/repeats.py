@@ -19,7 +19,6 @@ import asyncio
 
 from ..config.judging import RepeatsSpec, check_repeats, spec_of
 from ..errors import InvalidItemError
-from .budget_cut import budget_cut
 from ..items import Item
 from ..judging import (
     DEFAULT_CONCURRENCY,
@@ -30,6 +29,7 @@ from ..judging import (
     invalid_judgment,
 )
 from ..results import Judgment, Usage
+from .budget_cut import budget_cut
 from .panel import EnsembleBase, Sample, sub_key, vote_of
 
 

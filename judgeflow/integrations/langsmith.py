@@ -30,12 +30,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from ..errors import InvalidItemError
 from .._judge import Judge
+from ..errors import InvalidItemError
+from ..items import Item, items_from_record, resolve_fields
 from ..judging import Judging, run_sync
 from ..languages import language_of
 from ..results import Judgment
-from ..items import Item, items_from_record, resolve_fields
 from ..trace_runs import run_trees
 from ..traces import TraceError, Turns
 from .runnable import to_item

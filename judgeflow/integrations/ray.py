@@ -49,9 +49,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._judge import Judge
 from ..errors import ConfigError, InvalidItemError
 from ..items import Item
-from .._judge import Judge
 from ..judging import DEFAULT_CONCURRENCY, Judging, judge_stream, row_id
 from ..results import JSON_FIELDS, Judgment, flat_row
 from ..runs.cache import cached

@@ -22,9 +22,9 @@ from typing import Any
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import get_config_list
 
+from .._judge import Judge
 from ..errors import InvalidItemError
 from ..items import Item
-from .._judge import Judge
 from ..judging import ItemLike, run_sync
 from ..results import Judgment
 from ..workflow import build_graph

@@ -22,8 +22,8 @@ import json
 import os
 import threading
 import time
-from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InvalidItemError
@@ -72,7 +72,9 @@ def protobuf_request(body: bytes) -> dict[str, Any]:
     """An ExportTraceServiceRequest in protobuf as its OTLP JSON form (ids as hex)."""
     try:
         from google.protobuf.json_format import MessageToDict
-        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
     except ImportError:
         raise ConfigError("OTLP protobuf needs the otel extra: pip install 'judgeflow[otel]' (or send "
                           "OTLP JSON: OTEL_EXPORTER_OTLP_PROTOCOL=http/json)") from None

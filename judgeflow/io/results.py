@@ -17,11 +17,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InvalidItemError
-from ..results import Judgment
 from ..files import read_rows as text_rows
+from ..results import Judgment
 from .csv import typed as csv_typed
-from .parquet import is_arrow, is_parquet, read_arrow_rows, typed as parquet_typed
+from .parquet import is_arrow, is_parquet, read_arrow_rows
 from .parquet import read_rows as parquet_rows
+from .parquet import typed as parquet_typed
 
 
 def format_of(path: str | Path) -> str:

@@ -24,6 +24,7 @@ from ..judging import invalid_judgment
 from ..routing import choose_criterion
 from .summary import MAX_REASONS, invalid_reason
 
+
 @dataclass
 class InputCheck:
     """What the first pass found."""

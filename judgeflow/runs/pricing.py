@@ -30,8 +30,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from functools import lru_cache
 import sys
+from functools import lru_cache
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -40,17 +40,17 @@ from ..config.judging_protocol import Specified
 from ..config.run import RunSpec, flat_view, results_view
 from ..errors import ConfigError, InvalidItemError, StoreError
 from ..files import STDIO
-from ..redact import redact
 from ..items import DEFAULT_MAX_INPUT_CHARS, Item
 from ..judging import DEFAULT_CONCURRENCY, ItemLike, Judging, as_item, judge_stream, row_id
+from ..redact import redact
 from ..results import Judgment
 from .cache import cached
-from .output import file_sha, output_format, write_output
-from .with_inputs import input_texts
 from .inputs import check_input, raise_if_all_invalid
+from .output import file_sha, output_format, write_output
 from .rows import input_rows
 from .store import RunInfo, RunStore
 from .summary import Tally
+from .with_inputs import input_texts
 
 #: results served from the cache committed in one transaction at most (see the module docstring)
 HIT_BATCH = 256

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..citations import Citations
+from ..errors import OVER_BUDGET
 from ..knowledge import decided_by, shares, shares_line
 from ..results import Judgment, Usage
-from ..errors import OVER_BUDGET
 from .pricing import estimate_cost, price_for
-
 
 #: "path:12: " or "line 12: " before a message, then "item 'q1' ": what differs from row to row
 _WHERE = re.compile(r"^(?:.*?:\d+: |line \d+: )?(?:item '.*?' )?")

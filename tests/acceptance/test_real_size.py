@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 import pytest
-from fakes.generated import generated_items, read_jsonl, write_jsonl
 from fakes import SchemaProvider
+from fakes.generated import generated_items, read_jsonl, write_jsonl
 from fakes.process import stored_count
 
 pytestmark = pytest.mark.acceptance

@@ -11,10 +11,10 @@ import pytest
 
 from judgeflow.backends.connections import LoopClient, check_transport, sdk_client
 from judgeflow.backends.llm import classify
-from judgeflow.cli import build_parser
-from judgeflow.errors import ConfigError
 from judgeflow.build import build
+from judgeflow.cli import build_parser
 from judgeflow.cli.flags import resume_command, to_spec
+from judgeflow.errors import ConfigError
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")

@@ -11,8 +11,16 @@ from typing import Any
 
 import httpx2
 import pytest
-from fakes import (MOSCOW_FOUNDER, MOSCOW_WRONG, FakeLLM, anthropic_body, moscow_by_whom, moscow_checks,
-                   moscow_claims, openai_body)
+from fakes import (
+    MOSCOW_FOUNDER,
+    MOSCOW_WRONG,
+    FakeLLM,
+    anthropic_body,
+    moscow_by_whom,
+    moscow_checks,
+    moscow_claims,
+    openai_body,
+)
 from fakes.provider import claim_lines
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge, SingleJudgment, load_criterion

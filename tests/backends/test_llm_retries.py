@@ -13,9 +13,9 @@ import pytest
 from fakes import MOSCOW_RIGHT, FakeLLM, moscow, moscow_checks, moscow_claims
 
 from judgeflow import Judge, Judgment, judge_stream
-from judgeflow.runs.summary import summarize
-from judgeflow.runs.pricing import Price, estimate_cost, load_prices, price_for
 from judgeflow.results import Usage
+from judgeflow.runs.pricing import Price, estimate_cost, load_prices, price_for
+from judgeflow.runs.summary import summarize
 
 ITEM = moscow(answer=MOSCOW_RIGHT, reference="1147")
 CLAIMS = moscow_claims(MOSCOW_RIGHT)

@@ -12,11 +12,11 @@ from typing import Any
 
 import httpx2
 import pytest
-
 from fakes import FakeLLM
+
 from judgeflow import Judge
-from judgeflow.runs.pricing import Price, estimate_cost
 from judgeflow.results import Usage
+from judgeflow.runs.pricing import Price, estimate_cost
 from judgeflow.scheduling import by_evidence
 
 LONG_SOURCE = " ".join(f"Sentence {i} of the shared article says the bridge opened in {1900 + i}." for i in range(90))

@@ -9,9 +9,9 @@ from rouge_score import rouge_scorer
 
 from judgeflow import Item, Judge, load_criterion
 from judgeflow.backends import make_backend
+from judgeflow.backends.rouge import RougeJudge, UnicodeTokenizer, verdict_pair
 from judgeflow.errors import ConfigError
 from judgeflow.results import Usage
-from judgeflow.backends.rouge import RougeJudge, UnicodeTokenizer, verdict_pair
 
 REF = "The watermelon seeds pass through your digestive system"
 

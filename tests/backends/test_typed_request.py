@@ -12,7 +12,6 @@ import pytest
 from judgeflow.backends.llm import prepared
 from judgeflow.schemas import checks_reply, claims_reply
 from judgeflow.validation import using_validation_context
-
 from tests.fakes import FakeLLM, RawArgs
 
 CLAIMS = claims_reply(("entity", "number", "date", "other"), 4)

@@ -8,12 +8,11 @@ import re
 import sqlite3
 
 import pytest
-
 from fakes import bench_files as fx
+from test_bench_data import Server
+
 from judgeflow.bench import benchmark
 from judgeflow.cli import main
-
-from test_bench_data import Server
 
 
 def bench(tmp_path, *args: str) -> int:

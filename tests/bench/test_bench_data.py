@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from fakes import bench_files as fx
+
 from judgeflow.bench import benchmark
 from judgeflow.bench.base import SourceFile, git_blob_id
 from judgeflow.bench.fetch import BenchDataError, cache_dir, ensure, from_data

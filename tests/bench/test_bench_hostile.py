@@ -4,8 +4,8 @@ and line, never a RecursionError (issue 46, F15)."""
 from __future__ import annotations
 
 import pytest
-
 from fakes import bench_files as fx
+
 from judgeflow.bench import benchmark
 from judgeflow.bench.fetch import BenchDataError
 from judgeflow.bench.prepare import records_of

@@ -8,12 +8,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score, precision_score, recall_score
+from sklearn.metrics import (
+    cohen_kappa_score,
+    confusion_matrix,
+    f1_score,
+    precision_score,
+    recall_score,
+)
 
 from judgeflow.calibration.agreement import agreement, bootstrap_indices, calibrate, kappa_of
+from judgeflow.calibration.labels import read_labels
 from judgeflow.cli import main
 from judgeflow.errors import InvalidItemError
-from judgeflow.calibration.labels import read_labels
 from judgeflow.results import ClaimResult, Judgment
 
 # 20 fixed pairs: 6 false alarms, 2 misses, 7 true positives, 5 true negatives
@@ -80,7 +86,9 @@ def test_kappa_interval_is_seeded_and_brackets_kappa() -> None:
     big = agreement(HUMAN * 10, JUDGE * 10, seed=7)
     assert big.kappa_ci[1] - big.kappa_ci[0] < hi - lo
     assert not any("only" in w for w in big.warnings)
-    from fakes.kappas import resampled_kappas  # every resample at once; spot-checked against sklearn
+    from fakes.kappas import (
+        resampled_kappas,  # every resample at once; spot-checked against sklearn
+    )
 
     kappas, defined = resampled_kappas(HUMAN * 10, JUDGE * 10, bootstrap_indices(200, seed=7, n_boot=1000))
     assert defined.all()

@@ -13,8 +13,8 @@ from sklearn.metrics import cohen_kappa_score
 from judgeflow import Judge, read_items
 from judgeflow.calibration.agreement import calibrate
 from judgeflow.calibration.annotators import read_annotations
-from judgeflow.calibration.overlap import overlap_file
 from judgeflow.calibration.labeller import label_file
+from judgeflow.calibration.overlap import overlap_file
 from judgeflow.errors import ConfigError, InvalidItemError
 
 SAMPLE = Path(__file__).parents[2] / "examples" / "data" / "factual_qa_sample.jsonl"

@@ -12,8 +12,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from judgeflow.calibration.agreement import bootstrap_indices
-from judgeflow.cli import main
 from judgeflow.calibration.comparison import compare, mcnemar_exact
+from judgeflow.cli import main
 from judgeflow.errors import InvalidItemError
 from judgeflow.results import ClaimResult, Judgment
 

@@ -18,10 +18,10 @@ from judgeflow.calibration.agreement import calibrate  # noqa: E402
 from judgeflow.calibration.comparison import compare  # noqa: E402
 from judgeflow.calibration.label_app.server import create_app, static_dir  # noqa: E402
 from judgeflow.calibration.label_app.session import NOTE, ReviewSession  # noqa: E402
-from judgeflow.cli import main  # noqa: E402
-from judgeflow.errors import ConfigError, InvalidItemError  # noqa: E402
 from judgeflow.calibration.labeller import Labeller  # noqa: E402
 from judgeflow.calibration.labels import read_labels  # noqa: E402
+from judgeflow.cli import main  # noqa: E402
+from judgeflow.errors import ConfigError, InvalidItemError  # noqa: E402
 from judgeflow.results import ClaimResult, Judgment, RequirementResult  # noqa: E402
 
 TOKEN = "test-token"

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from fakes.review import start_review, stop_review, write_run
+
 from judgeflow.calibration.labels import read_labels
 
 CHROMIUM = os.environ.get("JUDGEFLOW_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"

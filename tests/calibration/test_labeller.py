@@ -11,9 +11,9 @@ import pytest
 from rich.console import Console
 
 from judgeflow.calibration.agreement import calibrate
-from judgeflow.errors import InvalidItemError
 from judgeflow.calibration.labeller import label_file, truncate
 from judgeflow.calibration.labels import read_labels
+from judgeflow.errors import InvalidItemError
 from judgeflow.results import Judgment
 
 SECRET = "JUDGE-REASON-XYZ"

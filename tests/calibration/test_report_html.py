@@ -10,7 +10,12 @@ from fakes import MOSCOW_QUESTION, MOSCOW_RIGHT, MOSCOW_WRONG
 
 from judgeflow.calibration.agreement import Confusion, calibrate
 from judgeflow.calibration.comparison import compare
-from judgeflow.calibration.report_html import calibration_html, comparison_html, svg_confusion, svg_split
+from judgeflow.calibration.report_html import (
+    calibration_html,
+    comparison_html,
+    svg_confusion,
+    svg_split,
+)
 from judgeflow.results import ClaimResult, Judgment
 
 EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'

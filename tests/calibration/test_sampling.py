@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from judgeflow.calibration.sampling import allocate, sample_file
 from judgeflow.cli import main
 from judgeflow.errors import ConfigError, InvalidItemError
 from judgeflow.results import Judgment
-from judgeflow.calibration.sampling import allocate, sample_file
 
 
 def make_items(path: Path, n: int = 100) -> Path:

@@ -21,6 +21,7 @@ from judgeflow.cli import main
 from judgeflow.errors import ConfigError, RunsDiffer
 from judgeflow.results import ClaimResult, JudgeVote, Judgment
 
+
 def row(i: int, label: int | None, *, human: int | None = None, repeats: list[int | None] | None = None,
         model: str = "openai/gpt-4o-mini", cached: bool = False) -> Judgment:
     def claim(x: int | None) -> list[ClaimResult]:

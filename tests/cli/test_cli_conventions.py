@@ -132,8 +132,8 @@ def test_no_model_notice_is_not_printed_before_a_missing_file_error(
 
 
 def test_summary_says_no_1_0_labels_not_no_labels() -> None:
-    from judgeflow.runs.summary import summarize
     from judgeflow.results import Judgment, Usage
+    from judgeflow.runs.summary import summarize
 
     lines = summarize([Judgment(id="a", label=None, status="unscored", error="x")], model="baseline/lexical",
                       prices=None, elapsed=0, session=Usage(), session_items=0)

@@ -99,8 +99,8 @@ def test_a_two_row_run_against_a_dead_port_names_the_unscored_reason_and_its_fix
 
 
 def test_an_unscored_reason_without_a_fix_gets_one() -> None:
-    from judgeflow.runs.summary import Tally, top_unscored
     from judgeflow.results import Judgment
+    from judgeflow.runs.summary import Tally, top_unscored
 
     tally = Tally.of([Judgment.unscored(f"r{i}", "decompose: provider error after retries: APIConnectionError: "
                                                  "Connection error.") for i in range(2)]

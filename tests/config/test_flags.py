@@ -7,8 +7,16 @@ from __future__ import annotations
 import argparse
 
 from judgeflow.cli import build_parser
-from judgeflow.config import CascadeSpec, ClientConfig, JudgeSpec, PanelSpec, RepeatsSpec, RunSpec, option_flag
 from judgeflow.cli.flags import dest, flagged, resume_command, to_spec
+from judgeflow.config import (
+    CascadeSpec,
+    ClientConfig,
+    JudgeSpec,
+    PanelSpec,
+    RepeatsSpec,
+    RunSpec,
+    option_flag,
+)
 from judgeflow.config.client import affects_results
 from judgeflow.config.run import flat_view, results_view
 

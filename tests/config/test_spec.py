@@ -15,7 +15,16 @@ import pytest
 
 from judgeflow import Cascade, ConfigError, Judge, Panel, Repeats
 from judgeflow.build import build
-from judgeflow.config import JUDGING, CascadeSpec, ClientConfig, JudgeSpec, PanelSpec, RepeatsSpec, RunSpec, spec_of
+from judgeflow.config import (
+    JUDGING,
+    CascadeSpec,
+    ClientConfig,
+    JudgeSpec,
+    PanelSpec,
+    RepeatsSpec,
+    RunSpec,
+    spec_of,
+)
 from judgeflow.runs.run import Run
 from judgeflow.runs.store import RunStore
 from tests.fakes.items import moscow

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 from fakes import FakeLLM
 
-from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, InvalidItemError, Judgment
-from judgeflow.cli import main
-from judgeflow import Judge
+from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, InvalidItemError, Judge, Judgment
 from judgeflow.aggregate import combine
 from judgeflow.backends.llm_judge import LLMRequirementChecker
+from judgeflow.cli import main
 from judgeflow.coverage import (
     LexicalRequirementChecker,
     Requirement,
@@ -21,8 +20,8 @@ from judgeflow.coverage import (
     Requirements,
     split_requirements,
 )
-from judgeflow.spec_review import as_output_text, review
 from judgeflow.results import RequirementResult
+from judgeflow.spec_review import as_output_text, review
 
 SPEC = """Order confirmation:
 - Give the order number.

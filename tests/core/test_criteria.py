@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 from fakes import FakeLLM
 
-from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, CriterionError, Judge, list_criteria, load_criterion
+from judgeflow import (
+    Claim,
+    ClaimCheck,
+    ClaimChecks,
+    Claims,
+    CriterionError,
+    Judge,
+    list_criteria,
+    load_criterion,
+)
 from judgeflow.backends import prompt_fields
 from judgeflow.criteria import criteria_dirs
 from judgeflow.items import Item

@@ -11,17 +11,17 @@ from typing import Any
 
 import httpx2
 import pytest
-
 from fakes import anthropic_body, moscow, openai_body
+
 from judgeflow import Judge
 from judgeflow.backends import LLMJudge
-from judgeflow.ensembles.cascade import Cascade, audit_draw, cascade_estimate, wilson
-from judgeflow.cli import main
-from judgeflow.runs.panel_summary import summary_lines
-from judgeflow.errors import ConfigError
 from judgeflow.backends.llm import make_client
+from judgeflow.cli import main
+from judgeflow.ensembles.cascade import Cascade, audit_draw, cascade_estimate, wilson
 from judgeflow.ensembles.panel import Panel, combine
+from judgeflow.errors import ConfigError
 from judgeflow.results import Judgment
+from judgeflow.runs.panel_summary import summary_lines
 from judgeflow.runs.pricing import Price
 from judgeflow.runs.run import Run
 from judgeflow.runs.store import RunStore

@@ -26,10 +26,10 @@ from fakes import FakeLLM
 
 from judgeflow import Claim, ClaimCheck, ClaimChecks, Claims, Judge
 from judgeflow.cli import main
+from judgeflow.coverage import Requirement, RequirementCheck, RequirementChecks, Requirements
 from judgeflow.criteria import load_criterion
 from judgeflow.errors import CriterionError
 from judgeflow.prompts import neutralize
-from judgeflow.coverage import Requirement, RequirementCheck, RequirementChecks, Requirements
 from judgeflow.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -295,9 +295,9 @@ def test_a_requirement_id_from_the_model_must_be_a_plain_token() -> None:
 
 def test_every_tag_any_prompt_uses_is_neutralised() -> None:
     from judgeflow.backends.llm_judge import prompt_fields
-    from judgeflow.prompts import neutralized_tags, tags_in
-    from judgeflow.items import Item
     from judgeflow.coverage import requirements_block
+    from judgeflow.items import Item
+    from judgeflow.prompts import neutralized_tags, tags_in
 
     item = Item(id="x", answer="a", question="q", reference="r", source=["s1", "s2"], spec="p")
     texts = [*load_criterion("spec_compliance").coverage_prompts.model_dump().values(),

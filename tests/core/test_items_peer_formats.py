@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from judgeflow import Judge, Item, read_items
+from judgeflow import Item, Judge, read_items
 
 QUESTION = "What did the report say about revenue?"
 ANSWER = "Revenue rose 21% in 2023, and the company opened three new offices."

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import subprocess
 import sys
+
+import pytest
 
 SCRIPT = """
 import json, sys

@@ -10,7 +10,15 @@ from judgeflow.errors import InvalidItemError
 from judgeflow.io.openinference import nest, trace_records
 from judgeflow.io.otlp import read_otlp, spans_of
 from judgeflow.items import Item, read_items
-from tests.fakes.otel_traces import agent_trace, rag_trace, request, span, span_id, trace_id, write_jsonl
+from tests.fakes.otel_traces import (
+    agent_trace,
+    rag_trace,
+    request,
+    span,
+    span_id,
+    trace_id,
+    write_jsonl,
+)
 
 
 def _items(path):

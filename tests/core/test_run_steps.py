@@ -22,8 +22,8 @@ from judgeflow import (
     LexicalJudge,
     LLMError,
     build_graph,
+    workflow,
 )
-from judgeflow import workflow
 from judgeflow.coverage import Coverage, requirement_checker
 from judgeflow.results import TraceEntry
 

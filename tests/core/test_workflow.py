@@ -14,14 +14,16 @@ import pytest
 from judgeflow import (
     Claim,
     ClaimCheck,
+    Judge,
     JudgeContext,
     JudgeState,
-    LLMError,
+    Judgment,
     LexicalJudge,
+    LLMError,
     build_graph,
+    judge_stream,
     load_criterion,
 )
-from judgeflow import Judge, Judgment, judge_stream
 from judgeflow.backends.base import Offline
 from judgeflow.criteria import Criterion
 from judgeflow.items import Item

@@ -13,11 +13,22 @@ schema-following fake (`schema_fake`).
 items.py holds the Moscow example most tests judge (`moscow()`, `moscow_claims()`, `moscow_checks()`).
 """
 
-from .items import (MOSCOW_FOUNDER, MOSCOW_QUESTION, MOSCOW_REFERENCE, MOSCOW_RIGHT, MOSCOW_SOURCE,
-                    MOSCOW_WHO_QUESTION, MOSCOW_WHO_WRONG, MOSCOW_WRONG, moscow, moscow_by_whom, moscow_checks,
-                    moscow_claims)
-from .process import schema_fake, start_cli, stored_count, wait_for_results
+from .items import (
+                    MOSCOW_FOUNDER,
+                    MOSCOW_QUESTION,
+                    MOSCOW_REFERENCE,
+                    MOSCOW_RIGHT,
+                    MOSCOW_SOURCE,
+                    MOSCOW_WHO_QUESTION,
+                    MOSCOW_WHO_WRONG,
+                    MOSCOW_WRONG,
+                    moscow,
+                    moscow_by_whom,
+                    moscow_checks,
+                    moscow_claims,
+)
 from .limited import LimitedLLM, ProviderLimit
+from .process import schema_fake, start_cli, stored_count, wait_for_results
 from .provider import FakeProvider
 from .schema_provider import SchemaProvider
 from .scripted import FakeLLM, RawArgs, Status, anthropic_body, openai_body

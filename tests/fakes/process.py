@@ -15,10 +15,9 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Literal
-
 
 #: for the pytest runs that tests start (in a directory without this repository's pyproject.toml):
 #: the plugins that pyproject.toml's addopts turns off, as PYTEST_ADDOPTS. langsmith's and phoenix's

@@ -446,7 +446,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     limit = None
     if args.rpm or args.tpm:
-        from limited import ProviderLimit  # needs httpx2 (limited.py's scripted fake): only when asked for
+        from limited import (
+            ProviderLimit,  # needs httpx2 (limited.py's scripted fake): only when asked for
+        )
 
         limit = ProviderLimit(rpm=args.rpm, tpm=args.tpm, window=args.ratelimit_window_s)
     fake = SchemaProvider(seed=args.seed, latency=args.latency_ms / 1000, port=args.port, error_rate=args.error_rate,

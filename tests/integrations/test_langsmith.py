@@ -10,8 +10,8 @@ import pytest
 from fakes import MOSCOW_QUESTION, MOSCOW_RIGHT, MOSCOW_WRONG, FakeLLM, moscow_checks, moscow_claims
 
 from judgeflow import Judge
-from judgeflow.items import Item
 from judgeflow.integrations.langsmith import alangsmith_evaluator, langsmith_evaluator, to_record
+from judgeflow.items import Item
 
 langsmith_evaluator_mod = pytest.importorskip("langsmith.evaluation.evaluator")
 schemas = pytest.importorskip("langsmith.schemas")

@@ -10,7 +10,12 @@ pytest.importorskip("opentelemetry.sdk")
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
 from judgeflow.errors import ConfigError  # noqa: E402
-from judgeflow.integrations.otel import EVENT, VerdictExporter, evaluation_attributes, traces_endpoint  # noqa: E402
+from judgeflow.integrations.otel import (  # noqa: E402
+    EVENT,
+    VerdictExporter,
+    evaluation_attributes,
+    traces_endpoint,
+)
 from judgeflow.results import ClaimResult, Judgment  # noqa: E402
 
 TRACE, SPAN = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"

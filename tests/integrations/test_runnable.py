@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from fakes import (MOSCOW_QUESTION, MOSCOW_RIGHT, MOSCOW_SOURCE, MOSCOW_WRONG, FakeLLM, moscow_checks,
-                   moscow_claims)
+from fakes import (
+    MOSCOW_QUESTION,
+    MOSCOW_RIGHT,
+    MOSCOW_SOURCE,
+    MOSCOW_WRONG,
+    FakeLLM,
+    moscow_checks,
+    moscow_claims,
+)
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
 

@@ -10,16 +10,27 @@ import json
 from pathlib import Path
 
 import pytest
+from fakes import FakeProvider
 
 from judgeflow.config import ClientConfig, JudgeSpec, RunSpec
 from judgeflow.runs.batch import lifecycle
-from judgeflow.runs.batch.events import (Abandoned, Adopted, Collected, Event, FilesDeleted, Finished, Polled, Rejudged,
-                                         RunState, StillOpen, Submitted, Waiting)
+from judgeflow.runs.batch.events import (
+    Abandoned,
+    Adopted,
+    Collected,
+    Event,
+    FilesDeleted,
+    Finished,
+    Polled,
+    Rejudged,
+    RunState,
+    StillOpen,
+    Submitted,
+    Waiting,
+)
 from judgeflow.runs.batch.ledger import BatchLedger
 from judgeflow.runs.run import Run
 from judgeflow.runs.store import RunStore
-
-from fakes import FakeProvider
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Iterator
+
 import pytest
 
 from judgeflow import Judge, RunStore, judge_many

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+
 from judgeflow import Judgment
 from judgeflow.cli import main
 from judgeflow.runs.store import RunStore, StoreError

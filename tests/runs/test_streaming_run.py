@@ -16,16 +16,14 @@ import time
 from pathlib import Path
 
 import pytest
+from fakes import FakeProvider, start_cli
 
 from judgeflow import files
 from judgeflow.cli import main
-from judgeflow.runs.summary import summary_json
 from judgeflow.files import read_rows
 from judgeflow.results import Judgment, Usage
 from judgeflow.runs.store import RunStore
-from judgeflow.runs.summary import Tally, summarize
-
-from fakes import FakeProvider, start_cli
+from judgeflow.runs.summary import Tally, summarize, summary_json
 
 COUNTS = ("rows", "label_1", "label_0", "unscored", "invalid", "calls", "input_tokens", "output_tokens")
 

@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from judgeflow.cli import main
+from judgeflow.io.otlp import spans_of
 from judgeflow.io.sources import Assembler, FileSource
 from judgeflow.results import Judgment, Usage
 from judgeflow.runs.watch import matches, parse_filters, sampled
-from judgeflow.io.otlp import spans_of
 from tests.fakes.otel_traces import agent_trace, rag_trace, request, trace_id, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,10 +144,10 @@ class _Polls:
 def test_each_period_starts_the_cap_anew_and_rows_over_it_are_unscored_budget(tmp_path):
     """3 calls a period of 10 s: 5 traces in the first period, 5 in the second (the clock moves 10 s a
     poll): 3 judged and 2 unscored 'budget' in each; the unscored are not judged again."""
-    from judgeflow.runs.budget import Budget
-    from judgeflow.runs.run import Run
     from judgeflow.config.judging import JudgeSpec
     from judgeflow.config.run import RunSpec
+    from judgeflow.runs.budget import Budget
+    from judgeflow.runs.run import Run
     from judgeflow.runs.store import RunStore
     from judgeflow.runs.watch import Watch
 

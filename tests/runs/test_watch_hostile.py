@@ -242,10 +242,10 @@ class _Failing:
 
 
 def _watch_object(tmp_path, source, **kw):
-    from judgeflow.runs.run import Run
     from judgeflow.build import build
     from judgeflow.config.judging import JudgeSpec
     from judgeflow.config.run import RunSpec
+    from judgeflow.runs.run import Run
     from judgeflow.runs.store import RunStore
     from judgeflow.runs.watch import Watch
 
@@ -436,9 +436,8 @@ def test_the_period_budget_survives_a_restart(tmp_path, monkeypatch):
 def test_watch_once_reads_the_runs_results_once_not_once_a_chunk(tmp_path, monkeypatch):
     """F22: 300 traces with nothing to judge (no output: invalid rows), judged 2 at a time: the run's
     finished ids are read from the store at most once (each read was O(results): quadratic in all)."""
-    from tests.fakes.otel_traces import span
-
     from judgeflow.runs.store import RunStore
+    from tests.fakes.otel_traces import span
 
     reads = [0]
     real = RunStore.finished_ids

@@ -19,6 +19,8 @@ What the boundary does for the caller (structured output modes, sized requests, 
 failures, rate limits) is described once, in client.py, beside the loop that does it.
 """
 
+from ..providers import wire_of
+from ..providers.wire import Wire
 from .client import (
            DEFAULT_MAX_TOKENS_CAP,
            FALLBACK,
@@ -30,8 +32,6 @@ from .client import (
 )
 from .failures import classify
 from .providers import PROVIDERS, check_base_url, make_client, parse_model
-from ..providers import wire_of
-from ..providers.wire import Wire
 
 __all__ = ["DEFAULT_MAX_TOKENS_CAP", "FALLBACK", "PROVIDERS", "STRUCTURED", "SYSTEMIC_LIMIT", "LLMClient", "Wire",
            "check_base_url", "classify", "count_usage", "make_client", "parse_model", "prepared", "wire_of"]

@@ -39,7 +39,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ...config.client import DEFAULT_MAX_TOKENS_CAP  # the largest max_tokens a sized request asks for
+from ...config.client import (
+    DEFAULT_MAX_TOKENS_CAP,  # the largest max_tokens a sized request asks for
+)
 from ...errors import LLMError, ProviderUnavailable
 from ...redact import install_log_filter, mask_url, redact, redact_data
 from ...results import TraceEntry, Usage
@@ -47,22 +49,22 @@ from ...schemas import counting_repairs
 from ...validation import using_validation_context
 from ..connections import LoopClient
 from ..limits import CALL, DEFAULT_MAX_WAIT, Call, Limiter, RateLimited
-from ..reply_budgets import ReplyBudgets
-from .failures import (
-    SHAPE_WORDS,
-    connect_failure,
-    local_failure,
-    is_context_length,
-    is_provider_error,
-    ProviderFailure,
-    asked_wait,
-    short,
-    status_of,
-    classify,
-)
 from ..providers import wire_of
 from ..providers.profiles import PLAIN, Profile
 from ..providers.wire import Wire
+from ..reply_budgets import ReplyBudgets
+from .failures import (
+    SHAPE_WORDS,
+    ProviderFailure,
+    asked_wait,
+    classify,
+    connect_failure,
+    is_context_length,
+    is_provider_error,
+    local_failure,
+    short,
+    status_of,
+)
 
 T = TypeVar("T", bound=BaseModel)
 STRUCTURED = ("auto", "tools", "tools_strict", "json_schema", "json")

@@ -8,7 +8,6 @@ import re
 import socket
 import sys
 
-
 from ...redact import mask_urls, redact
 
 _CONTEXT_LENGTH = re.compile(

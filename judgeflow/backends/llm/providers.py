@@ -20,17 +20,19 @@ from ...config.client import ClientConfig
 from ...errors import ConfigError
 from ...redact import remember_secret
 from ..connections import LoopClient, check_transport, sdk_client
-from ..providers import PROVIDERS  # noqa: F401 - re-exported by backends.llm (the one table)
-from ..providers import provider as provider_named
-from ..providers.base import Provider
-from ..providers.profiles import profile_of
 from ..limits import limiter_for
 from ..local_pace import CAP as PACE_CAP
 from ..local_pace import pace_for
+from ..providers import (
+    PROVIDERS,  # noqa: F401 - re-exported by backends.llm (the one table)
+    wire_of,
+)
+from ..providers import provider as provider_named
+from ..providers.base import Provider
+from ..providers.profiles import profile_of
+from ..providers.wire import instructor_mode
 from .client import STRUCTURED, LLMClient
 from .failures import short
-from ..providers import wire_of
-from ..providers.wire import instructor_mode
 
 #: seconds per request to a provider's API (the default --timeout)
 DEFAULT_TIMEOUT = 120.0

@@ -15,7 +15,6 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
-
 from .wire import GivenClient, Wire
 
 if TYPE_CHECKING:

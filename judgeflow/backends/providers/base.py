@@ -7,8 +7,7 @@ runner and the CLI ask these hooks and never compare provider names (tests/test_
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...errors import ConfigError
 from .wire import ResponsesWire, Wire
@@ -110,9 +109,8 @@ class FromProvider(Provider):
     refuses = {"tools_strict": "is for OpenAI-wire models; {name}/ supports auto, tools, json_schema and json"}
 
     def owns_error(self, e: BaseException) -> bool:
-        from pydantic import ValidationError
-
         from instructor.core.exceptions import InstructorError
+        from pydantic import ValidationError
 
         root = (self.from_provider or ("",))[0].split(".")[0]
         own = type(e).__module__.split(".")[0]

@@ -63,7 +63,9 @@ class GoogleWire(Wire):
     def reasoning(self, kwargs: dict[str, Any], profile: Profile, effort: str) -> None:
         """Gemini 2.5: `thinking_budget` = the allowance (0 turns thinking off where the model allows it);
         Gemini 3: `thinking_level` = the effort. Never both (a 400: GEMINI_THINKING)."""
-        from google.genai import types  # typed, so the SDK writes the API's field names (thinkingConfig.thinkingBudget)
+        from google.genai import (
+            types,  # typed, so the SDK writes the API's field names (thinkingConfig.thinkingBudget)
+        )
 
         if profile.knob == "thinking_budget":
             kwargs["thinking_config"] = types.ThinkingConfig(thinking_budget=profile.allowance(effort))

@@ -13,18 +13,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..agreement import calibrate, deciding_claim, field_value, two_places
-from ..comparison import check_same_items, compare  # the same-items check, run at launch
+from ...citations import marker_view
 from ...errors import ConfigError, InvalidItemError
 from ...knowledge import DECIDERS, decided_by
+from ...results import ClaimResult, Judgment
+from ...spans import place
+from ...traces import split_document
+from ..agreement import calibrate, deciding_claim, field_value, two_places
+from ..comparison import check_same_items, compare  # the same-items check, run at launch
 from ..labeller import Labeller, atomic_write
 from ..labels import LABEL_FIELDS, read_results
-from ...results import ClaimResult, Judgment
 from ..sampling import JUDGE_LABEL, read_pool, stratified_sample
-from ...spans import place
 from .spans import quote_spans
-from ...traces import split_document
-from ...citations import marker_view
 
 NOTE = "label_note"
 """The labels-file field for the optional note (other tools carry it through untouched)."""

@@ -38,12 +38,12 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from ..._judge import Judge
 from ...config.judging import JudgeSpec, RepeatsSpec
 from ...config.run import RunSpec
 from ...errors import ConfigError, InvalidItemError
 from ...files import STDIO
 from ...items import Item
-from ..._judge import Judge
 from ...judging import judge_stream, row_id
 from ...redact import remember_secret
 from ...results import Judgment, Usage

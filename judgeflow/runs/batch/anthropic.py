@@ -10,8 +10,8 @@ import anthropic
 from anthropic.types.messages import MessageBatchIndividualResponse
 from pydantic import ValidationError
 
-from .types import BatchStatus, encode_reply, failure, output_rows, unreadable
 from ...errors import ConfigError
+from .types import BatchStatus, encode_reply, failure, output_rows, unreadable
 
 
 class AnthropicBatches:

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...config.judging import JudgeSpec
+from ...config.run import RunSpec
 from ...errors import ConfigError
 from ...files import STDIO
 from ...judging import judge_stream
@@ -36,12 +38,32 @@ from ..pricing import estimate_cost
 from ..run import Run
 from ..store import RunBusy, RunInfo, RunStore
 from ..summary import DEFAULT_MAX_UNSCORED, run_failure
-from ...config.judging import JudgeSpec
-from ...config.run import RunSpec
-from . import (BatchProvider, ReplayTransport, advance, batch_judge, batch_tag, make_provider, paid, replay_judge,
-               split)
-from .events import (Abandoned, Adopted, Busy, Collected, Event, FilesDeleted, Finished, Polled, Rejudged, RunState,
-                     StillOpen, Submitted, Waiting)
+from . import (
+    BatchProvider,
+    ReplayTransport,
+    advance,
+    batch_judge,
+    batch_tag,
+    make_provider,
+    paid,
+    replay_judge,
+    split,
+)
+from .events import (
+    Abandoned,
+    Adopted,
+    Busy,
+    Collected,
+    Event,
+    FilesDeleted,
+    Finished,
+    Polled,
+    Rejudged,
+    RunState,
+    StillOpen,
+    Submitted,
+    Waiting,
+)
 from .ledger import BatchLedger
 from .types import failure_text
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import openai
 
-from .types import output_rows, unreadable, BatchStatus, encode_reply, failure
 from ...errors import ConfigError
+from .types import BatchStatus, encode_reply, failure, output_rows, unreadable
 
 ENDPOINT = "/v1/chat/completions"
 ENDED = ("completed", "failed", "expired", "cancelled")

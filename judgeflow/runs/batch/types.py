@@ -7,8 +7,8 @@ package that imports them (no import cycle).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 
