@@ -96,7 +96,7 @@ def resolve(ref: str, sources: Sequence[str]) -> int | None:
 
 
 def _numbers(spec: str) -> list[str]:
-    """"1, 3-5" -> ["1", "3", "4", "5"] (a range of more than MAX_RANGE is kept as written: it names no source)."""
+    """ "1, 3-5" -> ["1", "3", "4", "5"] (a range of more than MAX_RANGE is kept as written: it names no source)."""
     out: list[str] = []
     for part in (p.strip() for p in re.split(r"\s*[,;]\s*", spec)):
         span = re.fullmatch(r"(\d{1,4})\s*[-–]\s*(\d{1,4})", part)
@@ -123,7 +123,9 @@ def _footnote_ref(text: str, label: str) -> str:
     if url:
         return url.group(0)
     number = re.search(r"\d{1,4}", text)
-    if number and re.fullmatch(r"\W*(?:source|document|doc|ref|context)?\s*\W*\d{1,4}\W*", text, re.IGNORECASE):
+    if number and re.fullmatch(
+        r"\W*(?:source|document|doc|ref|context)?\s*\W*\d{1,4}\W*", text, re.IGNORECASE
+    ):
         return number.group(0)
     return text or label
 
@@ -132,8 +134,9 @@ def find_markers(answer: str, sources: Sequence[str]) -> list[Marker]:
     """The answer's citation markers, in order, each with the sources it names (footnote definition
     lines are not markers themselves)."""
     notes = _footnotes(answer)
-    skipped = [(m.start(), m.end()) for m in _FOOTNOTE.finditer(answer)] + \
-        [(m.start(), m.end()) for m in _CODE.finditer(answer)]  # code (`a[1]`) and footnote definitions
+    skipped = [(m.start(), m.end()) for m in _FOOTNOTE.finditer(answer)] + [
+        (m.start(), m.end()) for m in _CODE.finditer(answer)
+    ]  # code (`a[1]`) and footnote definitions
     out: list[Marker] = []
     for m in _MARKER.finditer(answer):
         if len(out) >= MAX_MARKERS:
@@ -151,12 +154,22 @@ def find_markers(answer: str, sources: Sequence[str]) -> list[Marker]:
                 continue  # a relative link is not a source
             refs = [url if _URL.fullmatch(url) else m.group("link")]
         elif m.group("named") is not None:
-            refs = _numbers(m.group("named")) if re.fullmatch(r"[\d\s,;\-–]+", m.group("named")) else \
-                [r.strip() for r in re.split(r"\s*[,;]\s*", m.group("named")) if r.strip()]
+            refs = (
+                _numbers(m.group("named"))
+                if re.fullmatch(r"[\d\s,;\-–]+", m.group("named"))
+                else [r.strip() for r in re.split(r"\s*[,;]\s*", m.group("named")) if r.strip()]
+            )
         else:
             refs = _numbers(m.group("nums"))
-        out.append(Marker(text=m.group(0), start=m.start(), end=m.end(), refs=refs,
-                          docs=[resolve(r, sources) for r in refs]))
+        out.append(
+            Marker(
+                text=m.group(0),
+                start=m.start(),
+                end=m.end(),
+                refs=refs,
+                docs=[resolve(r, sources) for r in refs],
+            )
+        )
     return out
 
 
@@ -169,7 +182,9 @@ def _sentence(answer: str, at: int) -> tuple[int, int]:
     return start, len(answer)
 
 
-def claim_markers(span: Sequence[int] | None, answer: str, markers: Sequence[Marker]) -> list[Marker]:
+def claim_markers(
+    span: Sequence[int] | None, answer: str, markers: Sequence[Marker]
+) -> list[Marker]:
     """The markers a claim at `span` carries: those inside it, else the first run of markers after it
     in its sentence (`Paris is in France [1] and Berlin in Germany [2].`)."""
     if not span or not markers:
@@ -182,9 +197,13 @@ def claim_markers(span: Sequence[int] | None, answer: str, markers: Sequence[Mar
     after = [m for m in markers if end <= m.start < stop]
     run: list[Marker] = []
     for m in after:
-        if run and answer[run[-1].end:m.start].strip(" ,;.") != "":
+        if run and answer[run[-1].end : m.start].strip(" ,;.") != "":
             break
-        if not run and answer[end:m.start].strip(" ,;.:)\"'") and len(answer[end:m.start].split()) > 6:
+        if (
+            not run
+            and answer[end : m.start].strip(" ,;.:)\"'")
+            and len(answer[end : m.start].split()) > 6
+        ):
             break  # the marker belongs to a later part of the sentence, not this claim
         run.append(m)
     return run
@@ -195,8 +214,15 @@ def cites_note(markers: Sequence[Marker]) -> str:
     source: "[cites [7], which names no source]")."""
     named = sorted({d for m in markers for d in m.docs if d is not None})
     bad = [m.text for m in markers if m.fabricated]
-    parts = [f"document {', '.join(map(str, named))}" if len(named) < 2 else f"documents {', '.join(map(str, named))}"] \
-        if named else []
+    parts = (
+        [
+            f"document {', '.join(map(str, named))}"
+            if len(named) < 2
+            else f"documents {', '.join(map(str, named))}"
+        ]
+        if named
+        else []
+    )
     parts += [f"{t}, which names no source" for t in bad]
     return f" [cites {'; '.join(parts)}]" if parts else ""
 
@@ -212,8 +238,14 @@ def _where_quoted(evidence: str, sources: Sequence[str]) -> set[int]:
     return {i for i, s in enumerate(sources, 1) if quote_in(quote, s)}
 
 
-def check_claims(claims: Sequence[Any], answer: str, sources: Sequence[str], roles: dict[str, str],
-                 pass_verdict: str, error_verdicts: Iterable[str]) -> tuple[list[Any], dict[str, Any] | None]:
+def check_claims(
+    claims: Sequence[Any],
+    answer: str,
+    sources: Sequence[str],
+    roles: dict[str, str],
+    pass_verdict: str,
+    error_verdicts: Iterable[str],
+) -> tuple[list[Any], dict[str, Any] | None]:
     """Claims (`ClaimResult`s, placed: `span`) with their citations checked, and the answer's counts
     (None when the answer cites nothing). `roles`: the criterion's evidence roles. A marker naming
     no source that no placed claim carries goes to the unplaced claim sharing most words with its
@@ -238,10 +270,15 @@ def check_claims(claims: Sequence[Any], answer: str, sources: Sequence[str], rol
         if status == "supported":
             supported_claims += 1
             supporting += len(cited & holds) if holds else len(cited)
-        out.append(c.model_copy(update={"cites": [m.text for m in mine], "citation": status, **update}))
+        out.append(
+            c.model_copy(update={"cites": [m.text for m in mine], "citation": status, **update})
+        )
     counted = [c for c in out if c.verdict is not None]
     stats: dict[str, Any] = {
-        "markers": len(markers), "pairs": pairs, "supporting": supporting, "claims": len(counted),
+        "markers": len(markers),
+        "pairs": pairs,
+        "supporting": supporting,
+        "claims": len(counted),
         "supported_claims": supported_claims,
         "fabricated": sum(1 for c in out if c.citation == "fabricated"),
         "misattributed": sum(1 for c in out if c.citation == "misattributed"),
@@ -249,8 +286,13 @@ def check_claims(claims: Sequence[Any], answer: str, sources: Sequence[str], rol
     return out, stats | rates(stats)
 
 
-def _orphans(claims: Sequence[Any], carried: dict[str, list[Marker]], answer: str, markers: Sequence[Marker],
-             roles: dict[str, str]) -> list[Any]:
+def _orphans(
+    claims: Sequence[Any],
+    carried: dict[str, list[Marker]],
+    answer: str,
+    markers: Sequence[Marker],
+    roles: dict[str, str],
+) -> list[Any]:
     """Markers naming no source that no claim carries: each given to the unplaced claim sharing most
     words with its sentence (`carried` updated), else a claim of its own (returned)."""
     taken = {m.start for ms in carried.values() for m in ms}
@@ -259,29 +301,53 @@ def _orphans(claims: Sequence[Any], carried: dict[str, list[Marker]], answer: st
         start, end = _sentence(answer, m.start)
         sentence = without_markers(answer[start:end]).strip()
         words = set(norm(sentence).split())
-        overlap = [(len(words & set(norm(c.text).split())), c) for c in claims if not c.span and c.verdict is not None]
+        overlap = [
+            (len(words & set(norm(c.text).split())), c)
+            for c in claims
+            if not c.span and c.verdict is not None
+        ]
         best = max(overlap, key=lambda x: x[0], default=(0, None))
         if best[1] is not None and best[0] >= 2:
             carried.setdefault(best[1].id, []).append(m)
         elif roles.get("fabricated"):
-            added.append(ClaimResult(
-                id=f"f{len(added) + 1}", text=sentence or m.text, verdict=roles["fabricated"], error=True,
-                basis="none", span=[start, end], placed=True, cites=[m.text],
-                reason="no claim of the judge carries this citation; added in code"))
+            added.append(
+                ClaimResult(
+                    id=f"f{len(added) + 1}",
+                    text=sentence or m.text,
+                    verdict=roles["fabricated"],
+                    error=True,
+                    basis="none",
+                    span=[start, end],
+                    placed=True,
+                    cites=[m.text],
+                    reason="no claim of the judge carries this citation; added in code",
+                )
+            )
             carried[added[-1].id] = [m]
     return added
 
 
-def _status(c: Any, mine: Sequence[Marker], sources: Sequence[str], roles: dict[str, str], pass_verdict: str,
-            errors: set[str]) -> tuple[str, dict[str, Any]]:
+def _status(
+    c: Any,
+    mine: Sequence[Marker],
+    sources: Sequence[str],
+    roles: dict[str, str],
+    pass_verdict: str,
+    errors: set[str],
+) -> tuple[str, dict[str, Any]]:
     """A cited claim's citation status and what changes on the claim (verdict, error, reason)."""
     fabricated, misattributed = roles.get("fabricated"), roles.get("misattributed")
     bad = [m.text for m in mine if m.fabricated]
     if bad:
-        why = (f"cites {', '.join(bad)}, which names no source ({len(sources)} given); decided in code"
-               + (f" (the judge said {c.verdict})" if c.verdict and c.verdict != fabricated else ""))
-        return "fabricated", ({"verdict": fabricated, "error": True, "reason": f"{why}. {c.reason}".strip()}
-                              if fabricated and c.verdict is not None else {})
+        why = (
+            f"cites {', '.join(bad)}, which names no source ({len(sources)} given); decided in code"
+            + (f" (the judge said {c.verdict})" if c.verdict and c.verdict != fabricated else "")
+        )
+        return "fabricated", (
+            {"verdict": fabricated, "error": True, "reason": f"{why}. {c.reason}".strip()}
+            if fabricated and c.verdict is not None
+            else {}
+        )
     if c.verdict is None:
         return "unsupported", {}
     if misattributed and c.verdict == misattributed:
@@ -296,7 +362,11 @@ def _status(c: Any, mine: Sequence[Marker], sources: Sequence[str], roles: dict[
         where = ", ".join(f"document {d}" for d in sorted(holds))
         named = ", ".join(f"document {d}" for d in sorted(d for d in cited if d is not None))
         why = f"the evidence is in {where}, but the answer cites {named}; decided in code"
-        return "misattributed", {"verdict": misattributed, "error": True, "reason": f"{why}. {c.reason}".strip()}
+        return "misattributed", {
+            "verdict": misattributed,
+            "error": True,
+            "reason": f"{why}. {c.reason}".strip(),
+        }
     return "supported", {}
 
 
@@ -304,10 +374,21 @@ def rates(stats: dict[str, Any]) -> dict[str, float | None]:
     """Precision (supporting pairs / pairs) and recall (claims a citation supports / claims); None on nothing."""
     p = stats["supporting"] / stats["pairs"] if stats["pairs"] else None
     r = stats["supported_claims"] / stats["claims"] if stats["claims"] else None
-    return {"precision": None if p is None else round(p, 4), "recall": None if r is None else round(r, 4)}
+    return {
+        "precision": None if p is None else round(p, 4),
+        "recall": None if r is None else round(r, 4),
+    }
 
 
-COUNTS = ("markers", "pairs", "supporting", "claims", "supported_claims", "fabricated", "misattributed")
+COUNTS = (
+    "markers",
+    "pairs",
+    "supporting",
+    "claims",
+    "supported_claims",
+    "fabricated",
+    "misattributed",
+)
 
 
 @dataclass
@@ -339,17 +420,25 @@ def run_citations(rows: Iterable[dict[str, Any] | None]) -> dict[str, Any] | Non
     return total.summary()
 
 
-def check_item(claims: Sequence[Any], answer: str, sources: Sequence[str] | None, criterion: Any,
-               ) -> tuple[list[Any], dict[str, Any] | None]:
+def check_item(
+    claims: Sequence[Any],
+    answer: str,
+    sources: Sequence[str] | None,
+    criterion: Any,
+) -> tuple[list[Any], dict[str, Any] | None]:
     """`check_claims` for a judged item, when its criterion names citation roles and it has sources."""
     roles = criterion.evidence_roles()
     if not sources or not answer or not ({"fabricated", "misattributed"} & roles.keys()):
         return list(claims), None
     placed = [place(c, answer) for c in claims]
-    return check_claims(placed, answer, sources, roles, criterion.verdict_roles()["pass"], criterion.error_verdicts)
+    return check_claims(
+        placed, answer, sources, roles, criterion.verdict_roles()["pass"], criterion.error_verdicts
+    )
 
 
-def claim_notes(answer: str, sources: Sequence[str] | None, claims: Sequence[Any]) -> dict[str, str]:
+def claim_notes(
+    answer: str, sources: Sequence[str] | None, claims: Sequence[Any]
+) -> dict[str, str]:
     """Claim id -> the note on its citation shown to the judge beside the claim (" [cites document 2]");
     only claims that carry a marker (none for an answer that cites nothing)."""
     markers = find_markers(answer, sources) if sources and answer else []
@@ -357,7 +446,9 @@ def claim_notes(answer: str, sources: Sequence[str] | None, claims: Sequence[Any
         return {}
     out = {}
     for c in claims:
-        span = next((s for p in (c.quote, c.text) if p and p.strip() and (s := locate(p, answer))), None)
+        span = next(
+            (s for p in (c.quote, c.text) if p and p.strip() and (s := locate(p, answer))), None
+        )
         note = cites_note(claim_markers(span, answer, markers))
         if note:
             out[c.id] = note
@@ -373,7 +464,10 @@ def without_markers(answer: str) -> str:
     out, at = [], 0
     for m in markers:
         link = _MARKER.match(answer, m.start)
-        out += [answer[at:m.start], link.group("link") if link and link.group("link") is not None else ""]
+        out += [
+            answer[at : m.start],
+            link.group("link") if link and link.group("link") is not None else "",
+        ]
         at = m.end
     text = _FOOTNOTE.sub("", "".join(out) + answer[at:])
     return re.sub(r"[ \t]+([.,;:!?])", r"\1", text)
@@ -383,7 +477,9 @@ def without_markers(answer: str) -> str:
 _RANK = {"supported": 0, "unsupported": 1, "misattributed": 2, "fabricated": 3}
 
 
-def marker_view(answer: str, sources: Sequence[str] | None, claims: Sequence[Any]) -> list[dict[str, Any]]:
+def marker_view(
+    answer: str, sources: Sequence[str] | None, claims: Sequence[Any]
+) -> list[dict[str, Any]]:
     """Each citation marker of the answer with what it is, for the report and the review page:
     {"start", "end", "text", "docs", "status", "claims"}; status from the claims carrying it (the worst),
     "fabricated" for a marker naming no source, None for a marker no checked claim carries."""
@@ -401,6 +497,14 @@ def marker_view(answer: str, sources: Sequence[str] | None, claims: Sequence[Any
         carriers = carried.get(m.start, [])
         statuses = [c.citation for c in carriers] + (["fabricated"] if m.fabricated else [])
         status = max(statuses, key=lambda s: _RANK.get(s, 0)) if statuses else None
-        out.append({"start": m.start, "end": m.end, "text": m.text, "docs": m.docs, "status": status,
-                    "claims": [c.id for c in carriers]})
+        out.append(
+            {
+                "start": m.start,
+                "end": m.end,
+                "text": m.text,
+                "docs": m.docs,
+                "status": status,
+                "claims": [c.id for c in carriers],
+            }
+        )
     return out

@@ -38,7 +38,9 @@ class Claim(BaseModel):
     id: str = Field(description="Claim id: c1, c2, ...")
     text: str = Field(description="The claim, in the answer's own language.")
     kind: str = Field(default="other", description="The kind of fact the claim states.")
-    quote: str = Field(default="", description="The words of the answer the claim comes from, copied exactly.")
+    quote: str = Field(
+        default="", description="The words of the answer the claim comes from, copied exactly."
+    )
 
     @field_validator("text")
     @classmethod
@@ -84,9 +86,13 @@ class ClaimCheck(BaseModel):
     """
 
     claim_id: str = Field(description="The id of the claim being checked.")
-    evidence: str = Field(default="", description="A short verbatim quote from the evidence, or empty.")
+    evidence: str = Field(
+        default="", description="A short verbatim quote from the evidence, or empty."
+    )
     reason: str = Field(default="", description="One sentence explaining the verdict.")
-    basis: str = Field(description="What settled the verdict: reference, source, spec, knowledge or none.")
+    basis: str = Field(
+        description="What settled the verdict: reference, source, spec, knowledge or none."
+    )
     verdict: str = Field(description="One verdict from the criterion's list.")
 
 
@@ -96,12 +102,16 @@ def _validate_checks(checks: list[Any], context: dict[str, Any], id_attr: str) -
     problems: list[str] = []
     for c in checks:
         if verdicts and c.verdict not in verdicts:
-            problems.append(f"{getattr(c, id_attr)}: verdict {c.verdict!r} is not one of {list(verdicts)}")
+            problems.append(
+                f"{getattr(c, id_attr)}: verdict {c.verdict!r} is not one of {list(verdicts)}"
+            )
         if bases and c.basis not in bases:
             problems.append(f"{getattr(c, id_attr)}: basis {c.basis!r} is not one of {list(bases)}")
     expected = context.get("claim_ids")
     if expected is not None:
-        problems += exactly_once(expected, [getattr(c, id_attr) for c in checks], "claim", "verdict")
+        problems += exactly_once(
+            expected, [getattr(c, id_attr) for c in checks], "claim", "verdict"
+        )
     if problems:
         raise ValueError("; ".join(problems))
 
@@ -123,7 +133,9 @@ class JudgedClaim(BaseModel):
     id: str = Field(description="Claim id: c1, c2, ...")
     text: str = Field(description="The claim, in the answer's own language.")
     kind: str = Field(default="other", description="The kind of fact the claim states.")
-    evidence: str = Field(default="", description="A short verbatim quote from the evidence, or empty.")
+    evidence: str = Field(
+        default="", description="A short verbatim quote from the evidence, or empty."
+    )
     reason: str = Field(default="", description="One sentence explaining the verdict.")
     basis: str = Field(description="What settled the verdict.")
     verdict: str = Field(description="One verdict from the criterion's list.")
@@ -132,7 +144,9 @@ class JudgedClaim(BaseModel):
 class SingleJudgment(BaseModel):
     """The answer's claims, each with its verdict, from one call."""
 
-    claims: list[JudgedClaim] = Field(description="The claims with verdicts; an empty list if the answer makes none.")
+    claims: list[JudgedClaim] = Field(
+        description="The claims with verdicts; an empty list if the answer makes none."
+    )
     """Required, for the same reason as `Claims.claims`."""
 
     @model_validator(mode="after")
@@ -149,7 +163,13 @@ class SingleJudgment(BaseModel):
     def split(self) -> tuple[list[Claim], list[ClaimCheck]]:
         claims = [Claim(id=c.id, text=c.text, kind=c.kind) for c in self.claims]
         checks = [
-            ClaimCheck(claim_id=c.id, verdict=c.verdict, basis=c.basis, evidence=c.evidence, reason=c.reason)
+            ClaimCheck(
+                claim_id=c.id,
+                verdict=c.verdict,
+                basis=c.basis,
+                evidence=c.evidence,
+                reason=c.reason,
+            )
             for c in self.claims
         ]
         return claims, checks
@@ -201,7 +221,9 @@ def repair_json(text: str, pairs: Any = None) -> tuple[Any, str | None]:
         value = json.loads(body, object_pairs_hook=pairs)
     except json.JSONDecodeError:
         try:
-            value = json.loads(body, strict=False, object_pairs_hook=pairs)  # raw control characters inside strings
+            value = json.loads(
+                body, strict=False, object_pairs_hook=pairs
+            )  # raw control characters inside strings
         except json.JSONDecodeError as e:
             raise ValueError(f"invalid JSON: {e}") from None
         fixes.append("control characters in strings")
@@ -298,13 +320,19 @@ class ReplyModel(BaseModel):
         return _clean_schema(super().model_json_schema(*args, **kwargs))
 
     @classmethod
-    def model_validate_json(cls, json_data: Any, *, strict: bool | None = None, **kwargs: Any) -> Any:
+    def model_validate_json(
+        cls, json_data: Any, *, strict: bool | None = None, **kwargs: Any
+    ) -> Any:
         if isinstance(json_data, (bytes, bytearray)):
             json_data = json_data.decode("utf-8", errors="replace")
         try:
-            value, fixed = repair_json(json_data, KeyedObject.from_pairs if cls._keyed_ids else None)
+            value, fixed = repair_json(
+                json_data, KeyedObject.from_pairs if cls._keyed_ids else None
+            )
         except ValueError:
-            return super().model_validate_json(json_data, strict=strict, **kwargs)  # pydantic's own error
+            return super().model_validate_json(
+                json_data, strict=strict, **kwargs
+            )  # pydantic's own error
         if fixed:
             repairs = _REPAIRS.get()
             if repairs is not None:
@@ -324,13 +352,22 @@ class _ClaimEntry(ReplyModel):
         return v.strip()
 
 
-def enum_field(values: tuple[str, ...], description: str | None, default: Any = ...) -> tuple[Any, Any]:
+def enum_field(
+    values: tuple[str, ...], description: str | None, default: Any = ...
+) -> tuple[Any, Any]:
     """A string field that the schema restricts to `values` (an enum the model's decoder honours).
 
     Validation checks membership in the reply model's validator instead of a Literal type, so
     a model without constrained decoding gets a re-ask that names the field and the allowed values.
     """
-    return (str, Field(default, description=description, json_schema_extra={"enum": list(values)} if values else None))
+    return (
+        str,
+        Field(
+            default,
+            description=description,
+            json_schema_extra={"enum": list(values)} if values else None,
+        ),
+    )
 
 
 def _bounded(n: int | None) -> dict[str, Any] | None:
@@ -339,8 +376,9 @@ def _bounded(n: int | None) -> dict[str, Any] | None:
 
 
 @lru_cache(maxsize=256)
-def claims_reply(fact_kinds: tuple[str, ...], max_items: int | None = None,
-                 kinds: bool = True) -> type[ReplyModel]:
+def claims_reply(
+    fact_kinds: tuple[str, ...], max_items: int | None = None, kinds: bool = True
+) -> type[ReplyModel]:
     """Decompose reply: {"claims": [{"text", "kind", "quote"}]}; ids are assigned by code (c1..cn).
 
     max_items bounds the list in the schema, so a small model under a grammar cannot ramble on.
@@ -348,11 +386,17 @@ def claims_reply(fact_kinds: tuple[str, ...], max_items: int | None = None,
     kind = {"kind": enum_field(fact_kinds, None, "other")} if kinds else {}
     checks = {"_kind": _kind_validator(fact_kinds)} if kinds else {}
     entry = create_model(  # no descriptions: the decompose prompt says what text and kind are
-        "Claim", __base__=ReplyModel, __validators__={**checks, "_text": _text_validator()},
-        text=(str, Field()), **kind, quote=(str, Field(default="")),
+        "Claim",
+        __base__=ReplyModel,
+        __validators__={**checks, "_text": _text_validator()},
+        text=(str, Field()),
+        **kind,
+        quote=(str, Field(default="")),
     )
     model = create_model(
-        "Claims", __base__=ReplyModel, __doc__="The answer's claims.",
+        "Claims",
+        __base__=ReplyModel,
+        __doc__="The answer's claims.",
         claims=(list[entry], Field(json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
     )
     model.to_claims = lambda self: [  # type: ignore[attr-defined]
@@ -371,14 +415,20 @@ def _text_validator() -> Any:
     return field_validator("text")(classmethod(text))
 
 
-def _verdict_fields(bases: tuple[str, ...], verdicts: tuple[str, ...], described: bool = True) -> dict[str, Any]:
+def _verdict_fields(
+    bases: tuple[str, ...], verdicts: tuple[str, ...], described: bool = True
+) -> dict[str, Any]:
     """described=False: no descriptions (the check reply repeats the entry once per claim id, and the
     prompt already says what evidence, reason, basis and verdict are)."""
+
     def d(text: str) -> str | None:
         return text if described else None
 
     return {  # evidence and reason first: the model quotes and reasons before it decides
-        "evidence": (str, Field(default="", description=d("A short verbatim quote from the evidence, or empty."))),
+        "evidence": (
+            str,
+            Field(default="", description=d("A short verbatim quote from the evidence, or empty.")),
+        ),
         "reason": (str, Field(default="", description=d("One sentence explaining the verdict."))),
         "basis": enum_field(bases, d("What settled the verdict.")),
         "verdict": enum_field(verdicts, d("The verdict.")),
@@ -404,15 +454,28 @@ def _vocab_validator(bases: tuple[str, ...], verdicts: tuple[str, ...], checks: 
     return model_validator(mode="after")(valid)
 
 
-def _keyed(name: str, doc: str, entry: type[BaseModel], ids: tuple[str, ...], legacy: str, id_key: str,
-           noun: str, answer: str, after: Any = None) -> type[ReplyModel]:
+def _keyed(
+    name: str,
+    doc: str,
+    entry: type[BaseModel],
+    ids: tuple[str, ...],
+    legacy: str,
+    id_key: str,
+    noun: str,
+    answer: str,
+    after: Any = None,
+) -> type[ReplyModel]:
     """An object with one required property per id. An id missing, given twice (seen while the
     JSON is read: `KeyedObject`) or not asked for is re-asked with what is wrong, never read past.
     Also reads the older array form ({legacy: [{id_key: ..., ...}]}) that a model without
     constrained decoding may give, under the same rule."""
 
     def from_array(cls: Any, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get(legacy), list) and not any(i in data for i in ids):
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get(legacy), list)
+            and not any(i in data for i in ids)
+        ):
             rows = [r for r in data[legacy] if isinstance(r, dict)]
             got = [str(r.get(id_key)) for r in rows]
             problems = exactly_once(list(ids), got, noun, answer)
@@ -420,16 +483,22 @@ def _keyed(name: str, doc: str, entry: type[BaseModel], ids: tuple[str, ...], le
                 raise ValueError("; ".join(problems))
             return {str(r[id_key]): {k: v for k, v in r.items() if k != id_key} for r in rows}
         if isinstance(data, dict):
-            problems = exactly_once(list(ids), [*data, *getattr(data, "repeated", ())], noun, answer)
+            problems = exactly_once(
+                list(ids), [*data, *getattr(data, "repeated", ())], noun, answer
+            )
             if problems:
                 raise ValueError("; ".join(problems))
         return data
 
     fields: dict[str, Any] = {f"k{n}": (entry, Field(alias=i)) for n, i in enumerate(ids)}
     model = create_model(
-        name, __base__=ReplyModel, __doc__=doc,
-        __validators__={"_from_array": model_validator(mode="before")(classmethod(from_array)),
-                        **({"_after": after} if after is not None else {})},
+        name,
+        __base__=ReplyModel,
+        __doc__=doc,
+        __validators__={
+            "_from_array": model_validator(mode="before")(classmethod(from_array)),
+            **({"_after": after} if after is not None else {}),
+        },
         **fields,
     )
     model._keyed_ids = ids
@@ -437,21 +506,36 @@ def _keyed(name: str, doc: str, entry: type[BaseModel], ids: tuple[str, ...], le
 
 
 def _entries(reply: BaseModel) -> list[tuple[str, Any]]:
-    return [(info.alias or name, getattr(reply, name)) for name, info in type(reply).model_fields.items()]
+    return [
+        (info.alias or name, getattr(reply, name))
+        for name, info in type(reply).model_fields.items()
+    ]
 
 
 @lru_cache(maxsize=1024)
-def checks_reply(bases: tuple[str, ...], verdicts: tuple[str, ...], ids: tuple[str, ...]) -> type[ReplyModel]:
+def checks_reply(
+    bases: tuple[str, ...], verdicts: tuple[str, ...], ids: tuple[str, ...]
+) -> type[ReplyModel]:
     """Check reply: {"c1": {"evidence", "reason", "basis", "verdict"}, ...}, every id required."""
     # the entry's name is in every claim id's {"$ref": "#/$defs/..."}: one letter saves ~3 tokens a claim
-    entry = create_model("V", __base__=ReplyModel, **_verdict_fields(bases, verdicts, described=False))
+    entry = create_model(
+        "V", __base__=ReplyModel, **_verdict_fields(bases, verdicts, described=False)
+    )
 
     def to_checks(self: Any) -> list[ClaimCheck]:
         return [ClaimCheck(claim_id=i, **e.model_dump()) for i, e in _entries(self)]
 
-    model = _keyed("ClaimChecks", "Verdicts by claim id.", entry, ids,
-                   "checks", "claim_id", "claim", "verdict",
-                   after=_vocab_validator(bases, verdicts, to_checks))
+    model = _keyed(
+        "ClaimChecks",
+        "Verdicts by claim id.",
+        entry,
+        ids,
+        "checks",
+        "claim_id",
+        "claim",
+        "verdict",
+        after=_vocab_validator(bases, verdicts, to_checks),
+    )
     model.to_checks = to_checks  # type: ignore[attr-defined]
     return model
 
@@ -461,8 +545,16 @@ def commitments_reply(ids: tuple[str, ...]) -> type[ReplyModel]:
     """Commit-first reply: {"c1": {"values": "1147; Yuri Dolgorukiy"}, ...}, every claim id required;
     an empty string where the judge does not know (see knowledge.py)."""
     entry = create_model("Commitment", __base__=ReplyModel, values=(str, Field(default="")))
-    return _keyed("Commitments", "The blanks' values by claim id.", entry, ids,
-                  "commitments", "claim_id", "claim", "values")
+    return _keyed(
+        "Commitments",
+        "The blanks' values by claim id.",
+        entry,
+        ids,
+        "commitments",
+        "claim_id",
+        "claim",
+        "values",
+    )
 
 
 def commitments_of(reply: BaseModel) -> dict[str, str]:
@@ -471,17 +563,26 @@ def commitments_of(reply: BaseModel) -> dict[str, str]:
 
 
 @lru_cache(maxsize=256)
-def single_reply(fact_kinds: tuple[str, ...], bases: tuple[str, ...], verdicts: tuple[str, ...],
-                 max_items: int | None = None) -> type[ReplyModel]:
+def single_reply(
+    fact_kinds: tuple[str, ...],
+    bases: tuple[str, ...],
+    verdicts: tuple[str, ...],
+    max_items: int | None = None,
+) -> type[ReplyModel]:
     """One-call reply: {"claims": [{"text", "kind", "evidence", "reason", "basis", "verdict"}]}."""
     entry = create_model(  # no descriptions: the single prompt says what each field is
-        "JudgedClaim", __base__=ReplyModel,
+        "JudgedClaim",
+        __base__=ReplyModel,
         __validators__={"_kind": _kind_validator(fact_kinds), "_text": _text_validator()},
-        text=(str, Field()), kind=enum_field(fact_kinds, None, "other"), quote=(str, Field(default="")),
+        text=(str, Field()),
+        kind=enum_field(fact_kinds, None, "other"),
+        quote=(str, Field(default="")),
         **_verdict_fields(bases, verdicts, described=False),
     )
     model = create_model(
-        "SingleJudgment", __base__=ReplyModel, __doc__="The answer's claims with verdicts.",
+        "SingleJudgment",
+        __base__=ReplyModel,
+        __doc__="The answer's claims with verdicts.",
         claims=(list[entry], Field(json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
         __validators__={"_vocab": _vocab_validator(bases, verdicts, lambda self: self.split()[1])},
     )
@@ -491,9 +592,15 @@ def single_reply(fact_kinds: tuple[str, ...], bases: tuple[str, ...], verdicts: 
 
 def _split(self: Any) -> tuple[list[Claim], list[ClaimCheck]]:
     judged = [(f"c{n}", c) for n, c in enumerate(self.claims, 1)]
-    return ([Claim(id=i, text=c.text, kind=c.kind, quote=c.quote) for i, c in judged],
-            [ClaimCheck(claim_id=i, evidence=c.evidence, reason=c.reason, basis=c.basis, verdict=c.verdict)
-             for i, c in judged])
+    return (
+        [Claim(id=i, text=c.text, kind=c.kind, quote=c.quote) for i, c in judged],
+        [
+            ClaimCheck(
+                claim_id=i, evidence=c.evidence, reason=c.reason, basis=c.basis, verdict=c.verdict
+            )
+            for i, c in judged
+        ],
+    )
 
 
 def criterion_vocab(criterion: Any) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -505,12 +612,21 @@ def criterion_vocab(criterion: Any) -> tuple[tuple[str, ...], tuple[str, ...], t
 def requirements_reply(max_items: int | None = None) -> type[ReplyModel]:
     """Requirement split reply: {"requirements": [{"text"}]}; ids r1..rn are assigned by code."""
     entry = create_model(
-        "Requirement", __base__=ReplyModel,
+        "Requirement",
+        __base__=ReplyModel,
         text=(str, Field(description="One atomic requirement, in the spec's own wording.")),
     )
     return create_model(
-        "Requirements", __base__=ReplyModel, __doc__="The spec's requirements (an empty list if it asks for nothing).",
-        requirements=(list[entry], Field(description="The requirements, in spec order.", json_schema_extra=_bounded(max_items))),  # type: ignore[valid-type]
+        "Requirements",
+        __base__=ReplyModel,
+        __doc__="The spec's requirements (an empty list if it asks for nothing).",
+        requirements=(
+            list[entry],
+            Field(
+                description="The requirements, in spec order.",
+                json_schema_extra=_bounded(max_items),
+            ),
+        ),  # type: ignore[valid-type]
     )
 
 
@@ -518,20 +634,36 @@ def requirements_reply(max_items: int | None = None) -> type[ReplyModel]:
 def coverage_reply(statuses: tuple[str, ...], ids: tuple[str, ...]) -> type[ReplyModel]:
     """Coverage reply: {"r1": {"evidence", "reason", "status"}, ...}, every requirement id required."""
     entry = create_model(
-        "RequirementStatus", __base__=ReplyModel,
-        evidence=(str, Field(default="", description="A short verbatim quote from the output, or empty.")),
+        "RequirementStatus",
+        __base__=ReplyModel,
+        evidence=(
+            str,
+            Field(default="", description="A short verbatim quote from the output, or empty."),
+        ),
         reason=(str, Field(default="", description="One sentence explaining the status.")),
         status=enum_field(statuses, "The status."),
     )
 
     def valid(self: Any) -> Any:
-        bad = [f"{i}: status {e.status!r} is not one of {list(statuses)}" for i, e in _entries(self)
-               if e.status not in statuses]
+        bad = [
+            f"{i}: status {e.status!r} is not one of {list(statuses)}"
+            for i, e in _entries(self)
+            if e.status not in statuses
+        ]
         if bad:
             raise ValueError("; ".join(bad))
         return self
 
-    model = _keyed("RequirementChecks", "A status for every requirement, keyed by requirement id.", entry, ids,
-                   "checks", "requirement_id", "requirement", "status", after=model_validator(mode="after")(valid))
+    model = _keyed(
+        "RequirementChecks",
+        "A status for every requirement, keyed by requirement id.",
+        entry,
+        ids,
+        "checks",
+        "requirement_id",
+        "requirement",
+        "status",
+        after=model_validator(mode="after")(valid),
+    )
     model.entries = _entries  # type: ignore[attr-defined]
     return model

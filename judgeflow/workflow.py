@@ -107,7 +107,9 @@ class JudgeContext:
 
 
 @lru_cache(maxsize=16)
-def _served_backend(model: str | None, base_url: str | None, max_source_chars: int | None) -> Backend:
+def _served_backend(
+    model: str | None, base_url: str | None, max_source_chars: int | None
+) -> Backend:
     options: dict[str, Any] = {"max_source_chars": max_source_chars}
     if base_url:
         options["base_url"] = base_url
@@ -123,7 +125,9 @@ def _context(runtime: Runtime[JudgeContext]) -> JudgeContext:
         return JudgeContext(**ctx)
     if isinstance(ctx, JudgeContext):
         return ctx
-    return ctx.judge_context()  # a served graph's ServedContext (served.py): what the operator allows
+    return (
+        ctx.judge_context()
+    )  # a served graph's ServedContext (served.py): what the operator allows
 
 
 def add_usage(spent: Usage, more: Usage) -> Usage:
@@ -185,8 +189,9 @@ def _fresh() -> tuple[Usage, list[TraceEntry]]:
     return Usage(), []
 
 
-def _then(state: JudgeState, runtime: Runtime[JudgeContext], update: dict[str, Any],
-          decide: Any) -> Command[Any]:
+def _then(
+    state: JudgeState, runtime: Runtime[JudgeContext], update: dict[str, Any], decide: Any
+) -> Command[Any]:
     """The node's update and the next node, decided on the state as it will be after the update.
 
     Nodes route with `Command(goto=...)` rather than conditional edges: the same graph (the
@@ -195,24 +200,35 @@ def _then(state: JudgeState, runtime: Runtime[JudgeContext], update: dict[str, A
     return Command(update=update, goto=decide(state.model_copy(update=update), runtime))
 
 
-async def route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["decompose", "single", "aggregate"]]:
+async def route(
+    state: JudgeState, runtime: Runtime[JudgeContext]
+) -> Command[Literal["decompose", "single", "aggregate"]]:
     """Pick the criterion: explicit settings first, else by which evidence the item has."""
     ctx = _context(runtime)
-    checked = (state.item if state.item.checked and ctx.max_input_chars is None  # checked where it was read
-               else checked_item(state.item, ctx.max_input_chars or DEFAULT_MAX_INPUT_CHARS))
-    if isinstance(checked, InvalidItemError):  # the one item check, as for files, watch and the Python API
+    checked = (
+        state.item
+        if state.item.checked and ctx.max_input_chars is None  # checked where it was read
+        else checked_item(state.item, ctx.max_input_chars or DEFAULT_MAX_INPUT_CHARS)
+    )
+    if isinstance(
+        checked, InvalidItemError
+    ):  # the one item check, as for files, watch and the Python API
         return _then(state, runtime, {"status": "invalid", "error": str(checked)}, after_route)
     try:
-        criterion, why = choose_criterion(state.item, criterion=ctx.resolved_criterion(),
-                                          mode=None if ctx.judge_spec.mode == "auto"
-                                          else ctx.judge_spec.mode,
-                                          load=ctx.item_criterion or load_criterion)
+        criterion, why = choose_criterion(
+            state.item,
+            criterion=ctx.resolved_criterion(),
+            mode=None if ctx.judge_spec.mode == "auto" else ctx.judge_spec.mode,
+            load=ctx.item_criterion or load_criterion,
+        )
     except JudgeflowError as e:  # InvalidItemError or CriterionError: a bad input row
         return _then(state, runtime, {"status": "invalid", "error": str(e)}, after_route)
     return _then(state, runtime, {"criterion": criterion, "routed_by": why}, after_route)
 
 
-def after_route(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["decompose", "single", "aggregate"]:
+def after_route(
+    state: JudgeState, runtime: Runtime[JudgeContext]
+) -> Literal["decompose", "single", "aggregate"]:
     if state.status != "judged":
         return "aggregate"
     return "single" if _context(runtime).judge_spec.strategy == "single" else "decompose"
@@ -223,74 +239,144 @@ def _why(step: str, e: LLMError) -> str:
     return str(e) if isinstance(e, BudgetExceeded) else f"{step}: {e}"
 
 
-async def decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["check", "cover", "aggregate"]]:
+async def decompose(
+    state: JudgeState, runtime: Runtime[JudgeContext]
+) -> Command[Literal["check", "cover", "aggregate"]]:
     """Split the answer into claims."""
     assert state.criterion is not None
     usage, trace = _fresh()
     try:
-        claims = await _context(runtime).resolved_backend().decompose(state.item, state.criterion, usage, trace)
+        claims = (
+            await _context(runtime)
+            .resolved_backend()
+            .decompose(state.item, state.criterion, usage, trace)
+        )
     except LLMError as e:
-        return _then(state, runtime, {"status": "unscored", "error": _why("decompose", e), "usage": usage, "trace": trace},
-                     after_decompose)
+        return _then(
+            state,
+            runtime,
+            {"status": "unscored", "error": _why("decompose", e), "usage": usage, "trace": trace},
+            after_decompose,
+        )
     checked = _context(runtime).judge_spec.check_dropped
     if checked and claims:
         claims, dropped = with_dropped(state.item.answer, claims)
     else:
         dropped = uncarried(state.item.answer, claims) if claims else []
-    return _then(state, runtime, {"claims": claims, "dropped": dropped or None, "dropped_checked": checked,
-                                  "usage": usage, "trace": trace},
-                 after_decompose)
+    return _then(
+        state,
+        runtime,
+        {
+            "claims": claims,
+            "dropped": dropped or None,
+            "dropped_checked": checked,
+            "usage": usage,
+            "trace": trace,
+        },
+        after_decompose,
+    )
 
 
-def after_decompose(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["check", "cover", "aggregate"]:
+def after_decompose(
+    state: JudgeState, runtime: Runtime[JudgeContext]
+) -> Literal["check", "cover", "aggregate"]:
     return "check" if state.status == "judged" and state.claims else after_claims(state, runtime)
 
 
-def after_claims(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["cover", "aggregate"]:
+def after_claims(
+    state: JudgeState, runtime: Runtime[JudgeContext]
+) -> Literal["cover", "aggregate"]:
     """Requirement coverage next, for a spec criterion when the judge has it on; else aggregate."""
     c = state.criterion
-    wanted = _context(runtime).coverage is not None and c is not None and c.covers_spec and bool(state.item.spec)
+    wanted = (
+        _context(runtime).coverage is not None
+        and c is not None
+        and c.covers_spec
+        and bool(state.item.spec)
+    )
     return "cover" if wanted and state.status != "invalid" else "aggregate"
 
 
-async def check(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["know", "cover", "aggregate"]]:
+async def check(
+    state: JudgeState, runtime: Runtime[JudgeContext]
+) -> Command[Literal["know", "cover", "aggregate"]]:
     """Check all claims of the item (one call per chunk of claims)."""
     assert state.criterion is not None
     usage, trace = _fresh()
     try:
-        checks = await _context(runtime).resolved_backend().check(state.item, state.criterion, state.claims, usage, trace)
+        checks = (
+            await _context(runtime)
+            .resolved_backend()
+            .check(state.item, state.criterion, state.claims, usage, trace)
+        )
     except LLMError as e:
-        return _then(state, runtime, {"status": "unscored", "error": _why("check", e), "usage": usage, "trace": trace},
-                     after_claims)
+        return _then(
+            state,
+            runtime,
+            {"status": "unscored", "error": _why("check", e), "usage": usage, "trace": trace},
+            after_claims,
+        )
     return _then(state, runtime, {"checks": checks, "usage": usage, "trace": trace}, after_checks)
 
 
-async def single(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["know", "cover", "aggregate"]]:
+async def single(
+    state: JudgeState, runtime: Runtime[JudgeContext]
+) -> Command[Literal["know", "cover", "aggregate"]]:
     """One call: claims and their verdicts together."""
     assert state.criterion is not None
     usage, trace = _fresh()
     try:
-        claims, checks = await _context(runtime).resolved_backend().single(state.item, state.criterion, usage, trace)
+        claims, checks = (
+            await _context(runtime)
+            .resolved_backend()
+            .single(state.item, state.criterion, usage, trace)
+        )
     except LLMError as e:
-        return _then(state, runtime, {"status": "unscored", "error": _why("single", e), "usage": usage, "trace": trace},
-                     after_claims)
-    dropped = uncarried(state.item.answer, claims) if claims else []  # one call: not checked, only named
-    return _then(state, runtime, {"claims": claims, "checks": checks, "dropped": dropped or None, "usage": usage,
-                                  "trace": trace}, after_checks)
+        return _then(
+            state,
+            runtime,
+            {"status": "unscored", "error": _why("single", e), "usage": usage, "trace": trace},
+            after_claims,
+        )
+    dropped = (
+        uncarried(state.item.answer, claims) if claims else []
+    )  # one call: not checked, only named
+    return _then(
+        state,
+        runtime,
+        {
+            "claims": claims,
+            "checks": checks,
+            "dropped": dropped or None,
+            "usage": usage,
+            "trace": trace,
+        },
+        after_checks,
+    )
 
 
-def after_checks(state: JudgeState, runtime: Runtime[JudgeContext]) -> Literal["know", "cover", "aggregate"]:
+def after_checks(
+    state: JudgeState, runtime: Runtime[JudgeContext]
+) -> Literal["know", "cover", "aggregate"]:
     """The knowledge step next when it has work (commit-first or given evidence, claims the
     reference did not settle); else as after any claims."""
     ctx, c = _context(runtime), state.criterion
-    wanted = (c is not None and state.status == "judged" and "knowledge" in c.bases
-              and bool(candidates(state.checks, own_texts(state)))
-              and (ctx.evidence is not None
-                   or c.knowledge_strategy(ctx.judge_spec.knowledge) == "commit-first"))
+    wanted = (
+        c is not None
+        and state.status == "judged"
+        and "knowledge" in c.bases
+        and bool(candidates(state.checks, own_texts(state)))
+        and (
+            ctx.evidence is not None
+            or c.knowledge_strategy(ctx.judge_spec.knowledge) == "commit-first"
+        )
+    )
     return "know" if wanted else after_claims(state, runtime)
 
 
-async def know(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Literal["cover", "aggregate"]]:
+async def know(
+    state: JudgeState, runtime: Runtime[JudgeContext]
+) -> Command[Literal["cover", "aggregate"]]:
     """Claims the reference did not settle: checked against given evidence (quotes verified in code),
     then, with commit-first, against what the judge commits to before it sees their values."""
     ctx, criterion = _context(runtime), state.criterion
@@ -300,18 +386,34 @@ async def know(state: JudgeState, runtime: Runtime[JudgeContext]) -> Command[Lit
     checks, text = list(state.checks), None
     try:
         if ctx.evidence is not None:
-            checks, text = await _with_evidence(state, Evidence.of(ctx.evidence), backend, checks, usage, trace)
+            checks, text = await _with_evidence(
+                state, Evidence.of(ctx.evidence), backend, checks, usage, trace
+            )
         if criterion.knowledge_strategy(ctx.judge_spec.knowledge) == "commit-first":
             checks = await _commit_first(state, backend, checks, usage, trace)
     except LLMError as e:
-        return _then(state, runtime, {"status": "unscored", "error": _why("knowledge", e), "usage": usage,
-                                      "trace": trace}, after_claims)
-    return _then(state, runtime, {"checks": checks, "evidence_text": text, "usage": usage, "trace": trace},
-                 after_claims)
+        return _then(
+            state,
+            runtime,
+            {"status": "unscored", "error": _why("knowledge", e), "usage": usage, "trace": trace},
+            after_claims,
+        )
+    return _then(
+        state,
+        runtime,
+        {"checks": checks, "evidence_text": text, "usage": usage, "trace": trace},
+        after_claims,
+    )
 
 
-async def _with_evidence(state: JudgeState, evidence: Evidence, backend: Backend, checks: list[ClaimCheck],
-                         usage: Usage, trace: list[TraceEntry]) -> tuple[list[ClaimCheck], str | None]:
+async def _with_evidence(
+    state: JudgeState,
+    evidence: Evidence,
+    backend: Backend,
+    checks: list[ClaimCheck],
+    usage: Usage,
+    trace: list[TraceEntry],
+) -> tuple[list[ClaimCheck], str | None]:
     """One check of the open claims against the evidence's passages (as the reference); a verdict
     counts (basis `evidence`) only with a quote found in those passages, cited by passage."""
     assert state.criterion is not None
@@ -324,15 +426,24 @@ async def _with_evidence(state: JudgeState, evidence: Evidence, backend: Backend
     asked = state.item.model_copy(update={"reference": text, "source": None})
     found = await backend.check(asked, state.criterion, claims, usage, trace)
     unsettled = state.criterion.knowledge_settings.unsettled
-    settled = {f.claim_id: f.model_copy(update={"basis": "evidence", "evidence": cite(f.evidence, passages)})
-               for f in found if f.basis == "reference" and f.verdict != unsettled and quote_in_text(f.evidence, text)}
+    settled = {
+        f.claim_id: f.model_copy(
+            update={"basis": "evidence", "evidence": cite(f.evidence, passages)}
+        )
+        for f in found
+        if f.basis == "reference" and f.verdict != unsettled and quote_in_text(f.evidence, text)
+    }
     return [settled.get(c.claim_id, c) for c in checks], text
 
 
 def own_texts(state: JudgeState) -> dict[str, str | None]:
     """The item's own evidence by basis name (what a reference/source/spec quote must occur in)."""
     item = state.item
-    return {"reference": item.reference, "source": "\n\n".join(item.source or []) or None, "spec": item.spec}
+    return {
+        "reference": item.reference,
+        "source": "\n\n".join(item.source or []) or None,
+        "spec": item.spec,
+    }
 
 
 def quote_in_text(quote: str, text: str) -> bool:
@@ -340,27 +451,51 @@ def quote_in_text(quote: str, text: str) -> bool:
     return bool(quote.strip(" .\"'")) and quote_in(quote, text)
 
 
-async def _commit_first(state: JudgeState, backend: Backend, checks: list[ClaimCheck], usage: Usage,
-                        trace: list[TraceEntry]) -> list[ClaimCheck]:
+async def _commit_first(
+    state: JudgeState,
+    backend: Backend,
+    checks: list[ClaimCheck],
+    usage: Usage,
+    trace: list[TraceEntry],
+) -> list[ClaimCheck]:
     """The judge fills the open claims' masked values (one call), code compares (`knowledge.settle`)."""
     criterion = state.criterion
     assert criterion is not None
     unsettled = criterion.knowledge_settings.unsettled
     # a claim the check already left unsettled stays so: no commitment could make it settled alone
     open_ids = {c.claim_id for c in candidates(checks, own_texts(state)) if c.verdict != unsettled}
-    slots = {c.id: mask(c.id, c.text, state.item.question) for c in state.claims if c.id in open_ids}
+    slots = {
+        c.id: mask(c.id, c.text, state.item.question) for c in state.claims if c.id in open_ids
+    }
     asked = [s for s in slots.values() if s is not None]
     said = await backend.commit(state.item, criterion, asked, usage, trace) if asked else {}
-    return [settle(_unquoted(c), slots[c.claim_id], said.get(c.claim_id), errors=criterion.error_verdicts,
-                   unsettled=unsettled) if c.claim_id in open_ids else c for c in checks]
+    return [
+        settle(
+            _unquoted(c),
+            slots[c.claim_id],
+            said.get(c.claim_id),
+            errors=criterion.error_verdicts,
+            unsettled=unsettled,
+        )
+        if c.claim_id in open_ids
+        else c
+        for c in checks
+    ]
 
 
 def _unquoted(check: ClaimCheck) -> ClaimCheck:
     """A check that named the reference with a quote the reference lacks: read as knowledge."""
     if check.basis not in ("reference", "source", "spec"):
         return check
-    return check.model_copy(update={"basis": "knowledge", "evidence": "", "reason": (
-        f"{check.reason} (its quote {check.evidence[:80]!r} is not in the {check.basis})").strip()})
+    return check.model_copy(
+        update={
+            "basis": "knowledge",
+            "evidence": "",
+            "reason": (
+                f"{check.reason} (its quote {check.evidence[:80]!r} is not in the {check.basis})"
+            ).strip(),
+        }
+    )
 
 
 async def cover(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
@@ -382,15 +517,22 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
         update: dict[str, Any] = {"label": None, "results": results}
     else:
         item = state.item
-        evidence = {"reference": item.reference, "source": "\n\n".join(item.source or []) or None, "spec": item.spec,
-                    "evidence": state.evidence_text}
+        evidence = {
+            "reference": item.reference,
+            "source": "\n\n".join(item.source or []) or None,
+            "spec": item.spec,
+            "evidence": state.evidence_text,
+        }
         results = verify_evidence(merge(state.claims, state.checks, state.criterion), evidence)
         if item.messages is not None and item.source:  # a trace: each quote against its own message
             results = attribute(results, item.source)
-        results, citations = check_citations(results, item.answer, item.source if item.messages is None else None,
-                                             state.criterion)
+        results, citations = check_citations(
+            results, item.answer, item.source if item.messages is None else None, state.criterion
+        )
         results, arguments = ground_arguments(results, item, state.criterion)
-        update_more = {k: v for k, v in (("citations", citations), ("arguments", arguments)) if v is not None}
+        update_more = {
+            k: v for k, v in (("citations", citations), ("arguments", arguments)) if v is not None
+        }
         label, reason = aggregate_claims(results, state.criterion, answer=item.answer)
         update = {"label": label, "reason": reason, "results": results, **update_more}
         if label is None:
@@ -398,16 +540,24 @@ async def aggregate(state: JudgeState) -> dict[str, Any]:
     if state.coverage_error is not None:
         if update["label"] != 1:  # a found violation stands; otherwise the judge could not decide
             why = state.coverage_error
-            update |= {"label": None, "status": "unscored",
-                       "error": why if why.startswith("budget") else f"requirements: {why}"}
+            update |= {
+                "label": None,
+                "status": "unscored",
+                "error": why if why.startswith("budget") else f"requirements: {why}",
+            }
     elif state.requirements is not None:
-        update["label"], update["reason"] = cover_label(update["label"], update.get("reason", state.reason),
-                                                        state.requirements)
+        update["label"], update["reason"] = cover_label(
+            update["label"], update.get("reason", state.reason), state.requirements
+        )
     if state.dropped:
-        update["reason"] = f"{update.get('reason') or state.reason or ''}; {dropped_note(state)}".lstrip("; ")
+        update["reason"] = (
+            f"{update.get('reason') or state.reason or ''}; {dropped_note(state)}".lstrip("; ")
+        )
     if state.usage.over_bound:  # the backend cut a reply's list to its schema's bound (maxItems)
-        update["reason"] = (f"{update.get('reason') or state.reason or ''}; {state.usage.over_bound} more listed "
-                            "beyond the reply's bound were cut, not checked").lstrip("; ")
+        update["reason"] = (
+            f"{update.get('reason') or state.reason or ''}; {state.usage.over_bound} more listed "
+            "beyond the reply's bound were cut, not checked"
+        ).lstrip("; ")
     return update
 
 
@@ -420,8 +570,14 @@ def dropped_note(state: JudgeState) -> str:
 
 
 #: the nodes, by name; those returning a plain update go on by the graph's fixed edges (`_NEXT`)
-_NODES: dict[str, Any] = {"route": route, "decompose": decompose, "check": check, "single": single,
-                          "know": know, "cover": cover}
+_NODES: dict[str, Any] = {
+    "route": route,
+    "decompose": decompose,
+    "check": check,
+    "single": single,
+    "know": know,
+    "cover": cover,
+}
 _NEXT = {"cover": "aggregate", "aggregate": END}
 
 
@@ -480,5 +636,3 @@ def build_graph(context_schema: type[Any] = JudgeContext) -> Any:
     g.add_edge("cover", "aggregate")
     g.add_edge("aggregate", END)
     return g.compile(name="judgeflow")
-
-

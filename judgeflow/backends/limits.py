@@ -79,8 +79,10 @@ BELIEVE_FOR = 60.0
 #: the paths of model requests (everything else, e.g. batch file uploads, passes unpaced)
 MODEL_PATHS = ("/chat/completions", "/messages", "/responses")
 DIMS = ("requests", "tokens", "input", "output")
-_HEADER = re.compile(rb"^(?:x-ratelimit-(limit|remaining|reset)-(requests|tokens)|"
-                     rb"anthropic-ratelimit-(requests|input-tokens|output-tokens)-(limit|remaining|reset))$")
+_HEADER = re.compile(
+    rb"^(?:x-ratelimit-(limit|remaining|reset)-(requests|tokens)|"
+    rb"anthropic-ratelimit-(requests|input-tokens|output-tokens)-(limit|remaining|reset))$"
+)
 _ANTHROPIC_DIM = {b"requests": "requests", b"input-tokens": "input", b"output-tokens": "output"}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
@@ -103,7 +105,9 @@ class Call:
 
 
 #: the call being sent in this task (a ContextVar: concurrent items each see their own)
-CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("judgeflow_limits_call", default=None)
+CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar(
+    "judgeflow_limits_call", default=None
+)
 
 
 @dataclass
@@ -137,8 +141,13 @@ class Bucket:
         if reset is not None and reset > 0 and remaining < limit:
             self.low = max(self.low, (limit - remaining - 1) / (reset + slack))
             self.high = min(self.high, (limit - remaining) / reset)
-            if self.low > self.high:  # the replies disagree (limit changed, clock moved): start again
-                self.low, self.high = (limit - remaining - 1) / (reset + slack), (limit - remaining) / reset
+            if (
+                self.low > self.high
+            ):  # the replies disagree (limit changed, clock moved): start again
+                self.low, self.high = (
+                    (limit - remaining - 1) / (reset + slack),
+                    (limit - remaining) / reset,
+                )
         self.rate = self.low if self.low > 0 else min(self.high, limit / MINUTE)
 
 
@@ -190,26 +199,38 @@ class Limiter:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- settings ------------------------------------------------------------------------------
-    def configure(self, rpm: float | None = None, tpm: float | None = None, wire: str = "openai") -> None:
+    def configure(
+        self, rpm: float | None = None, tpm: float | None = None, wire: str = "openai"
+    ) -> None:
         """Limits per minute set by hand (`--rpm`, `--tpm`; tpm is input tokens on the Anthropic
         wire); replies' headers still refine them. This process's part of them (see `split`)."""
         from .providers import provider
 
         now = time.monotonic()
-        dims = [(dim, float(n) / _SHARE[0]) for dim, n in (("requests", rpm), (provider(wire).tpm_bucket(), tpm)) if n]
+        dims = [
+            (dim, float(n) / _SHARE[0])
+            for dim, n in (("requests", rpm), (provider(wire).tpm_bucket(), tpm))
+            if n
+        ]
         self.set_limits.update(dims)
         with self._synced(create=bool(dims)):
             for dim, limit in dims:
                 b = self.buckets.get(dim)
-                if b is None or b.source != "set" or b.limit != limit:  # (another process's bucket is kept)
+                if (
+                    b is None or b.source != "set" or b.limit != limit
+                ):  # (another process's bucket is kept)
                     self.buckets[dim] = Bucket(limit, limit / MINUTE, limit, now, "set", seen=now)
 
     @property
     def idle(self) -> bool:
         """True when nothing limits requests (the fast path): no limit known here, nor shared by
         another process (one stat of the state file)."""
-        return not self.buckets and self.window is None and not self.blocked_until and \
-            (self.shared is None or not self.shared.exists())
+        return (
+            not self.buckets
+            and self.window is None
+            and not self.blocked_until
+            and (self.shared is None or not self.shared.exists())
+        )
 
     # -- the state shared with other processes -------------------------------------------------
     @contextlib.contextmanager
@@ -233,18 +254,31 @@ class Limiter:
     def _load(self, data: dict[str, Any], now: float, offset: float) -> None:
         buckets: dict[str, Bucket] = {}
         raw_buckets = data.get("buckets")
-        for dim, b in (raw_buckets.items() if isinstance(raw_buckets, dict) else ()):
+        for dim, b in raw_buckets.items() if isinstance(raw_buckets, dict) else ():
             try:
                 if not all(_finite(b[k]) for k in ("limit", "rate", "level", "at", "low", "seen")):
                     continue  # NaN, inf or not a number: a value no process wrote
-                bucket = Bucket(float(b["limit"]), float(b["rate"]), float(b["level"]), min(now, b["at"] - offset),
-                                str(b["source"])[:16], float(b["low"]), float(b["high"]), float(b["seen"]) - offset)
+                bucket = Bucket(
+                    float(b["limit"]),
+                    float(b["rate"]),
+                    float(b["level"]),
+                    min(now, b["at"] - offset),
+                    str(b["source"])[:16],
+                    float(b["low"]),
+                    float(b["high"]),
+                    float(b["seen"]) - offset,
+                )
             except (KeyError, TypeError, ValueError, AttributeError):
                 continue
             if dim in DIMS and bucket.limit > 0 and bucket.rate > 0:
-                bucket.level = max(bucket.level, -MAX_DEBT * bucket.limit)  # a corrupt file claims no endless debt
+                bucket.level = max(
+                    bucket.level, -MAX_DEBT * bucket.limit
+                )  # a corrupt file claims no endless debt
                 buckets[dim] = bucket
-        for dim, limit in self.set_limits.items():  # this process's --rpm/--tpm, unless a reply taught better
+        for (
+            dim,
+            limit,
+        ) in self.set_limits.items():  # this process's --rpm/--tpm, unless a reply taught better
             if dim not in buckets or (buckets[dim].source == "set" and buckets[dim].limit != limit):
                 level = min(limit, buckets[dim].level) if dim in buckets else limit
                 buckets[dim] = Bucket(limit, limit / MINUTE, level, now, "set")
@@ -264,23 +298,44 @@ class Limiter:
         if not raw:
             return 0.0
         if not _finite(raw):
-            log.warning("rate limits: %s: the shared state's blocked_until %.40r is not a time; ignored", self.name, raw)
+            log.warning(
+                "rate limits: %s: the shared state's blocked_until %.40r is not a time; ignored",
+                self.name,
+                raw,
+            )
             return 0.0
         blocked = float(raw) - offset
         if blocked > now + MAX_BELIEVED_WAIT + 1:
-            log.warning("rate limits: %s: the shared state says the endpoint is blocked for %.0f s more, over the %g s "
-                        "any reply is believed for; ignored (a stray or hostile file: %s)", self.name, blocked - now,
-                        MAX_BELIEVED_WAIT, self.shared.path if self.shared is not None else "?")
+            log.warning(
+                "rate limits: %s: the shared state says the endpoint is blocked for %.0f s more, over the %g s "
+                "any reply is believed for; ignored (a stray or hostile file: %s)",
+                self.name,
+                blocked - now,
+                MAX_BELIEVED_WAIT,
+                self.shared.path if self.shared is not None else "?",
+            )
             return 0.0
         return blocked
 
     def _state(self, offset: float) -> dict[str, Any]:
-        return {"endpoint": self.name, "spent": list(self.spent),
-                "blocked_until": self.blocked_until + offset if self.blocked_until else 0.0,
-                "buckets": {dim: {"limit": b.limit, "rate": b.rate, "level": b.level, "at": b.at + offset,
-                                  "source": b.source, "low": b.low, "high": b.high if math.isfinite(b.high) else 1e300,
-                                  "seen": b.seen + offset}
-                            for dim, b in self.buckets.items()}}
+        return {
+            "endpoint": self.name,
+            "spent": list(self.spent),
+            "blocked_until": self.blocked_until + offset if self.blocked_until else 0.0,
+            "buckets": {
+                dim: {
+                    "limit": b.limit,
+                    "rate": b.rate,
+                    "level": b.level,
+                    "at": b.at + offset,
+                    "source": b.source,
+                    "low": b.low,
+                    "high": b.high if math.isfinite(b.high) else 1e300,
+                    "seen": b.seen + offset,
+                }
+                for dim, b in self.buckets.items()
+            },
+        }
 
     # -- before a request ----------------------------------------------------------------------
     def too_large(self, costs: tuple[float, float, float, float]) -> str | None:
@@ -292,16 +347,23 @@ class Limiter:
         confirmed = now - self.too_large_at <= BELIEVE_FOR
         for dim, cost in zip(DIMS, costs):
             bucket = self.buckets.get(dim)
-            if bucket is not None and (bucket.source == "set" or confirmed) and dim != "requests" \
-                    and cost > bucket.limit * _SHARE[0]:
+            if (
+                bucket is not None
+                and (bucket.source == "set" or confirmed)
+                and dim != "requests"
+                and cost > bucket.limit * _SHARE[0]
+            ):
                 what = {"tokens": "tokens", "input": "input tokens", "output": "output tokens"}[dim]
-                return (f"rate limited: request too large for {self.name}: about {cost:,.0f} {what} against a limit "
-                        f"of {bucket.limit * _SHARE[0]:,.0f} per window ({bucket.source}); it can never pass: shorten it "
-                        "with --max-source-chars or --max-tokens")
+                return (
+                    f"rate limited: request too large for {self.name}: about {cost:,.0f} {what} against a limit "
+                    f"of {bucket.limit * _SHARE[0]:,.0f} per window ({bucket.source}); it can never pass: shorten it "
+                    "with --max-source-chars or --max-tokens"
+                )
         return None
 
-    async def acquire(self, costs: tuple[float, float, float, float], call: Call | None,
-                      not_before: float = 0.0) -> Ticket:
+    async def acquire(
+        self, costs: tuple[float, float, float, float], call: Call | None, not_before: float = 0.0
+    ) -> Ticket:
         """Wait for a slot (concurrency window, buckets, a 429's retry-after), count the request."""
         ticket = Ticket(costs)
         if self.idle and not not_before:
@@ -320,7 +382,9 @@ class Limiter:
                 bucket = self.buckets.get(dim)
                 if bucket is not None:
                     pace = bucket.reserve(cost, now)
-                    wait = max(wait, pace if bucket.source == "set" else min(pace, MAX_BELIEVED_WAIT))
+                    wait = max(
+                        wait, pace if bucket.source == "set" else min(pace, MAX_BELIEVED_WAIT)
+                    )
             self._count(ticket, now)
             self.pending.add(ticket)
         if wait > 0:
@@ -348,8 +412,12 @@ class Limiter:
 
     def _expire_locked(self, now: float) -> None:
         # a limit set by hand in another process is believed while that process re-affirms it
-        for dim in [d for d, b in self.buckets.items() if now - b.seen > BELIEVE_FOR and (
-                b.source == "learned" or (self.shared is not None and d not in self.set_limits))]:
+        for dim in [
+            d
+            for d, b in self.buckets.items()
+            if now - b.seen > BELIEVE_FOR
+            and (b.source == "learned" or (self.shared is not None and d not in self.set_limits))
+        ]:
             del self.buckets[dim]
         self.blocked_until = min(self.blocked_until, now + MAX_BELIEVED_WAIT)
 
@@ -357,9 +425,11 @@ class Limiter:
         budget = call.max_wait - _spent(call, time.monotonic()) if call is not None else math.inf
         if wait > budget:
             self.gave_up += 1
-            raise RateLimited(f"rate limited: {self.name} would make this item wait more than --max-wait "
-                              f"{call.max_wait:g}s in all ({self.describe() or 'limit unknown'}); "
-                              "lower --concurrency, raise --max-wait, or --resume later")
+            raise RateLimited(
+                f"rate limited: {self.name} would make this item wait more than --max-wait "
+                f"{call.max_wait:g}s in all ({self.describe() or 'limit unknown'}); "
+                "lower --concurrency, raise --max-wait, or --resume later"
+            )
         self.waiting += 1
         try:
             await asyncio.sleep(wait)
@@ -406,9 +476,12 @@ class Limiter:
                 if m is not None:
                     if m.group(1):
                         found.setdefault("requests" if m.group(2) == b"requests" else "tokens", {})[
-                            m.group(1).decode()] = value
+                            m.group(1).decode()
+                        ] = value
                     else:
-                        found.setdefault(_ANTHROPIC_DIM[m.group(3)], {})[m.group(4).decode()] = value
+                        found.setdefault(_ANTHROPIC_DIM[m.group(3)], {})[m.group(4).decode()] = (
+                            value
+                        )
             elif key == b"retry-after-ms":
                 retry = _number(value, 0.001)
             elif key == b"retry-after":
@@ -432,7 +505,9 @@ class Limiter:
                 reset = min(reset, MAX_BELIEVED_WAIT) if reset is not None else None
                 bucket = self.buckets.get(dim)
                 if bucket is None or bucket.source == "set":
-                    bucket = self.buckets[dim] = Bucket(limit, limit / MINUTE, remaining, now, "learned")
+                    bucket = self.buckets[dim] = Bucket(
+                        limit, limit / MINUTE, remaining, now, "learned"
+                    )
                 bucket.learn(limit, remaining, reset, slack)
                 i = DIMS.index(dim)
                 later = max(0.0, self.spent[i] - ticket.marks[i]) if ticket.marks else 0.0
@@ -450,8 +525,11 @@ class Limiter:
         if not ticket.marks:
             return 0.0
         mark, sent = ticket.marks[i], ticket.sent
-        return sum(t.costs[i] for t in self.pending
-                   if t is not ticket and t.marks and t.marks[i] < mark and (t.queued or t.sent > sent))
+        return sum(
+            t.costs[i]
+            for t in self.pending
+            if t is not ticket and t.marks and t.marks[i] < mark and (t.queued or t.sent > sent)
+        )
 
     def give_back(self, dim: str, tokens: float) -> None:
         """A reply used `tokens` less of bucket `dim` than was charged for it (its reply budget), and
@@ -489,8 +567,12 @@ class Limiter:
         for dim in DIMS:
             b = self.buckets.get(dim)
             if b is not None:
-                unit = {"requests": "requests", "tokens": "tokens", "input": "input tokens",
-                        "output": "output tokens"}[dim]
+                unit = {
+                    "requests": "requests",
+                    "tokens": "tokens",
+                    "input": "input tokens",
+                    "output": "output tokens",
+                }[dim]
                 parts.append(f"{b.limit:,.0f} {unit} per window, {b.rate:,.1f}/s ({b.source})")
         split = f" (this process's 1/{_SHARE[0]} of the limit)" if _SHARE[0] > 1 and parts else ""
         return "; ".join(parts) + split
@@ -580,8 +662,13 @@ def split(processes: int) -> None:
         for lim in _LIMITERS.values():
             with lim._lock:
                 for b in lim.buckets.values():
-                    b.limit, b.rate, b.level, b.low, b.high = (b.limit * scale, b.rate * scale, b.level * scale,
-                                                               b.low * scale, b.high * scale)
+                    b.limit, b.rate, b.level, b.low, b.high = (
+                        b.limit * scale,
+                        b.rate * scale,
+                        b.level * scale,
+                        b.low * scale,
+                        b.high * scale,
+                    )
 
 
 _LIMITERS: dict[tuple[str, str, str, str], Limiter] = {}
@@ -595,8 +682,12 @@ def limiter_for(provider: str, base_url: str | None, api_key: str | None, model:
     with _REGISTRY_LOCK:
         limiter = _LIMITERS.get(key)
         if limiter is None:
-            where = redact(base_url) if base_url else f"{provider}'s API"  # never credentials in a URL
-            limiter = _LIMITERS[key] = Limiter(name=f"{model} at {where}", shared=SharedState.for_key(key))
+            where = (
+                redact(base_url) if base_url else f"{provider}'s API"
+            )  # never credentials in a URL
+            limiter = _LIMITERS[key] = Limiter(
+                name=f"{model} at {where}", shared=SharedState.for_key(key)
+            )
         return limiter
 
 
@@ -622,7 +713,9 @@ def progress_note() -> str:
     for lim in limiters():
         pace = ", ".join(f"{_short(b.rate)} {_UNIT[d]}/s" for d, b in lim.buckets.items())
         if pace or lim.waiting:
-            parts.append(f"limit {pace or 'unknown'}" + (f" · {lim.waiting} waiting" if lim.waiting else ""))
+            parts.append(
+                f"limit {pace or 'unknown'}" + (f" · {lim.waiting} waiting" if lim.waiting else "")
+            )
     return " | ".join(parts)
 
 
@@ -633,14 +726,20 @@ def report(elapsed: float, items: int) -> list[str]:
         if not (lim.buckets or lim.rate_limited):
             continue
         lines.append(f"rate limit of {lim.name}: {lim.describe() or 'not announced (429s only)'}")
-        per_item = f"; limiter tokens per item {lim.charged / items:,.0f}" if items and lim.charged else ""
-        lines.append(f"  429s received: {lim.rate_limited} of {lim.sent} requests; waited on the limit "
-                     f"{lim.waited:,.1f}s in all{per_item}")
+        per_item = (
+            f"; limiter tokens per item {lim.charged / items:,.0f}" if items and lim.charged else ""
+        )
+        lines.append(
+            f"  429s received: {lim.rate_limited} of {lim.sent} requests; waited on the limit "
+            f"{lim.waited:,.1f}s in all{per_item}"
+        )
         if lim.gave_up:
             lines.append(f"  {lim.gave_up} requests given up after --max-wait")
         if lim.waited and elapsed >= 120:
-            lines.append("  the rate limit set this run's pace: for large runs, --batch uses the provider's batch "
-                         "quota (separate and much larger) at about half the price")
+            lines.append(
+                "  the rate limit set this run's pace: for large runs, --batch uses the provider's batch "
+                "quota (separate and much larger) at about half the price"
+            )
     return lines
 
 
@@ -653,7 +752,16 @@ def _short(n: float) -> str:
 
 def stats() -> list[dict[str, Any]]:
     """The limits met in this run, as data (`run --json`)."""
-    return [{"endpoint": lim.name, "limits": lim.describe() or None, "responses_429": lim.rate_limited,
-             "requests": lim.sent, "waited_s": round(lim.waited, 3), "given_up": lim.gave_up,
-             "limiter_tokens": round(lim.charged)}
-            for lim in limiters() if lim.buckets or lim.rate_limited]
+    return [
+        {
+            "endpoint": lim.name,
+            "limits": lim.describe() or None,
+            "responses_429": lim.rate_limited,
+            "requests": lim.sent,
+            "waited_s": round(lim.waited, 3),
+            "given_up": lim.gave_up,
+            "limiter_tokens": round(lim.charged),
+        }
+        for lim in limiters()
+        if lim.buckets or lim.rate_limited
+    ]

@@ -74,14 +74,24 @@ def atomic_write(path: Path, rows: list[dict[str, Any]]) -> None:
 class Labeller:
     """The labelling session over one JSONL file."""
 
-    def __init__(self, path: str | Path, *, input_fn: Callable[[str], str] | None = None,
-                 console: Console | None = None, max_chars: int = 1500, name: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        input_fn: Callable[[str], str] | None = None,
+        console: Console | None = None,
+        max_chars: int = 1500,
+        name: str | None = None,
+    ) -> None:
         self.path = Path(path)
         self.name = name.strip() if name and name.strip() else None
         """Who labels (`--as NAME`): written into each label as `labelled_by`."""
         if self.path.suffix.lower() != ".jsonl":
-            raise InvalidItemError("the labeller works on .jsonl files; make one with `judgeflow sample INPUT -o "
-                                   "TO_LABEL.jsonl`", path=str(path))
+            raise InvalidItemError(
+                "the labeller works on .jsonl files; make one with `judgeflow sample INPUT -o "
+                "TO_LABEL.jsonl`",
+                path=str(path),
+            )
         self.input_fn = input_fn or (lambda prompt: input(prompt))  # looked up at call time
         self.max_chars = max_chars
         self.con = console or Console(highlight=False)
@@ -112,12 +122,18 @@ class Labeller:
     def invalid(self, i: int) -> bool:
         """The judge found item i's input row invalid: there is nothing judged to label (never asked)."""
         judge = self.rows[i].get("judge")
-        return isinstance(judge, dict) and judge.get("status") == "invalid" and self.label_of(i) is None
+        return (
+            isinstance(judge, dict)
+            and judge.get("status") == "invalid"
+            and self.label_of(i) is None
+        )
 
     def next_open(self, after: int = -1) -> int | None:
         """The next item neither labelled nor skipped after `after`, wrapping round; None if none."""
         n = len(self.rows)
-        return next(((after + k) % n for k in range(1, n + 1) if not self.done((after + k) % n)), None)
+        return next(
+            ((after + k) % n for k in range(1, n + 1) if not self.done((after + k) % n)), None
+        )
 
     def set_label(self, i: int, label: int | None, *, row: dict[str, Any] | None = None) -> None:
         """Label item i (None = skip) and save; `row` is item i's row with other edits (a note)."""
@@ -147,7 +163,7 @@ class Labeller:
         with file_lock(self.path):
             self._merge_from_disk(skip=i)
             lines, line = self._lines_now(), json_line(row)
-            write_results(self.path, [*lines[:i], line, *lines[i + 1:]])
+            write_results(self.path, [*lines[:i], line, *lines[i + 1 :]])
             self._stamp = _stamp(self.path)
         self._lines[i] = line
         self.rows[i] = row
@@ -164,7 +180,9 @@ class Labeller:
 
     def _merge_from_disk(self, *, skip: int) -> None:
         """Take every row but `skip` from the file on disk; rows only the file has are added at the end."""
-        if not self.path.exists() or _stamp(self.path) == self._stamp:  # no one wrote since this process did
+        if (
+            not self.path.exists() or _stamp(self.path) == self._stamp
+        ):  # no one wrote since this process did
             return
         index = {it.id: k for k, it in enumerate(self.items)}
         for line, rec in read_records(self.path):
@@ -184,24 +202,50 @@ class Labeller:
     def show(self, i: int) -> None:
         it, n = self.items[i], len(self.rows)
         s = self.summary()
-        self.con.rule(f"item {i + 1} of {n} · {escape(it.id)} · labelled {s.labelled}, skipped {s.skipped}")
+        self.con.rule(
+            f"item {i + 1} of {n} · {escape(it.id)} · labelled {s.labelled}, skipped {s.skipped}"
+        )
         if it.question:
-            self.con.print(Panel(escape(truncate(it.question, self.max_chars)), title="question", title_align="left"))
+            self.con.print(
+                Panel(
+                    escape(truncate(it.question, self.max_chars)),
+                    title="question",
+                    title_align="left",
+                )
+            )
         if it.reference:
-            self.con.print(Panel(escape(truncate(it.reference, self.max_chars)), title="reference", title_align="left"))
+            self.con.print(
+                Panel(
+                    escape(truncate(it.reference, self.max_chars)),
+                    title="reference",
+                    title_align="left",
+                )
+            )
         if it.source:
             per_doc = max(300, self.max_chars * 2 // len(it.source))
             for k, doc in enumerate(it.source[:8], 1):
                 title = f"source {k} of {len(it.source)}" if len(it.source) > 1 else "source"
-                self.con.print(Panel(escape(truncate(doc, per_doc)), title=title, title_align="left"))
+                self.con.print(
+                    Panel(escape(truncate(doc, per_doc)), title=title, title_align="left")
+                )
             if len(it.source) > 8:
                 self.con.print(f"… {len(it.source) - 8} more source documents not shown")
         if it.spec:
-            self.con.print(Panel(escape(truncate(it.spec, self.max_chars)), title="spec", title_align="left"))
-        self.con.print(Panel(escape(truncate(it.answer, self.max_chars * 2)), title="answer", title_align="left",
-                             border_style="bold"))
+            self.con.print(
+                Panel(escape(truncate(it.spec, self.max_chars)), title="spec", title_align="left")
+            )
+        self.con.print(
+            Panel(
+                escape(truncate(it.answer, self.max_chars * 2)),
+                title="answer",
+                title_align="left",
+                border_style="bold",
+            )
+        )
         if self.label_of(i) is not None:
-            self.con.print(f"your label: {self.label_of(i)} (type 1 or 0 to change it, s to keep it)")
+            self.con.print(
+                f"your label: {self.label_of(i)} (type 1 or 0 to change it, s to keep it)"
+            )
 
     def reveal(self, i: int) -> None:
         """After the person labelled item i: what the judge said, and whether they agree."""
@@ -216,18 +260,33 @@ class Labeller:
         elif theirs == mine:
             outcome = "[green]you agree[/green]"
         else:
-            outcome = "[yellow]a false alarm by the judge[/yellow]" if theirs == 1 else "[magenta]a miss by the judge[/magenta]"
-        said = "nothing (invalid input)" if judge.get("status") == "invalid" else "unscored" if theirs is None else theirs
+            outcome = (
+                "[yellow]a false alarm by the judge[/yellow]"
+                if theirs == 1
+                else "[magenta]a miss by the judge[/magenta]"
+            )
+        said = (
+            "nothing (invalid input)"
+            if judge.get("status") == "invalid"
+            else "unscored"
+            if theirs is None
+            else theirs
+        )
         crit = f" ({escape(str(judge['criterion']))})" if judge.get("criterion") else ""
         self.con.print(f"judge said {said}{crit}: {escape(why)} → {outcome}")
 
     def summary(self) -> LabelSummary:
         labels = [self.label_of(i) for i in range(len(self.rows))]
-        s = LabelSummary(path=str(self.path), total=len(labels), labelled=sum(x is not None for x in labels),
-                         ones=labels.count(1), zeros=labels.count(0),
-                         skipped=sum(1 for i, x in enumerate(labels) if x is None and self.rows[i].get(SKIPPED)),
-                         remaining=sum(1 for i in range(len(labels)) if not self.done(i)),
-                         invalid=sum(1 for i in range(len(labels)) if self.invalid(i)))
+        s = LabelSummary(
+            path=str(self.path),
+            total=len(labels),
+            labelled=sum(x is not None for x in labels),
+            ones=labels.count(1),
+            zeros=labels.count(0),
+            skipped=sum(1 for i, x in enumerate(labels) if x is None and self.rows[i].get(SKIPPED)),
+            remaining=sum(1 for i in range(len(labels)) if not self.done(i)),
+            invalid=sum(1 for i in range(len(labels)) if self.invalid(i)),
+        )
         for i, mine in enumerate(labels):
             judge = self.rows[i].get("judge")
             theirs = judge.get("label") if isinstance(judge, dict) else None
@@ -242,7 +301,10 @@ class Labeller:
         """Label until every item is labelled or skipped, or the person quits."""
         i = start if start is not None else self.next_open()
         if i is None:
-            self.con.print(f"all {len(self.rows)} items are labelled or skipped; `--start N` revisits item N", markup=False)
+            self.con.print(
+                f"all {len(self.rows)} items are labelled or skipped; `--start N` revisits item N",
+                markup=False,
+            )
             return self.finish()
         i = max(0, min(i, len(self.rows) - 1))
         if any(r.get("sample_focus") for r in self.rows):
@@ -266,7 +328,9 @@ class Labeller:
                 i = max(0, i - 1)
                 continue
             elif key in ("q", "quit"):
-                self.con.print(f"saved; run `judgeflow label {self.path}` again to resume", markup=False)
+                self.con.print(
+                    f"saved; run `judgeflow label {self.path}` again to resume", markup=False
+                )
                 return self.finish()
             else:
                 self.con.print(f"[red]unknown key {escape(key)!r}[/red]: {HELP}")
@@ -279,22 +343,38 @@ class Labeller:
 
     def finish(self) -> LabelSummary:
         s = self.summary()
-        self.con.print(f"{s.labelled} of {s.total} labelled ({s.ones} × 1, {s.zeros} × 0), {s.skipped} skipped, "
-                       f"{s.remaining} to go -> {self.path}")
+        self.con.print(
+            f"{s.labelled} of {s.total} labelled ({s.ones} × 1, {s.zeros} × 0), {s.skipped} skipped, "
+            f"{s.remaining} to go -> {self.path}"
+        )
         if s.invalid:
-            self.con.print(f"{s.invalid} item(s) not asked: the judge found their input invalid (no verdict to "
-                           "compare a label with; fix the rows and run again)", markup=False)
+            self.con.print(
+                f"{s.invalid} item(s) not asked: the judge found their input invalid (no verdict to "
+                "compare a label with; fix the rows and run again)",
+                markup=False,
+            )
         if s.agree + s.false_alarms + s.misses:
-            self.con.print(f"the judge agrees on {s.agree}; {s.false_alarms} false alarm(s), {s.misses} miss(es). "
-                           f"Full report: judgeflow calibrate RESULTS.jsonl --labels {self.path}")
+            self.con.print(
+                f"the judge agrees on {s.agree}; {s.false_alarms} false alarm(s), {s.misses} miss(es). "
+                f"Full report: judgeflow calibrate RESULTS.jsonl --labels {self.path}"
+            )
         return s
 
 
-def label_file(path: str | Path, *, input_fn: Callable[[str], str] | None = None, console: Console | None = None,
-               start: int | None = None, max_chars: int = 1500, name: str | None = None) -> LabelSummary:
+def label_file(
+    path: str | Path,
+    *,
+    input_fn: Callable[[str], str] | None = None,
+    console: Console | None = None,
+    start: int | None = None,
+    max_chars: int = 1500,
+    name: str | None = None,
+) -> LabelSummary:
     """Label the items in `path` interactively (see the module docstring); returns where it stands.
     `name`: who labels (written as `labelled_by`; a file someone else labelled is refused)."""
-    return Labeller(path, input_fn=input_fn, console=console, max_chars=max_chars, name=name).run(start=start)
+    return Labeller(path, input_fn=input_fn, console=console, max_chars=max_chars, name=name).run(
+        start=start
+    )
 
 
 def check_labeller(path: Path, rows: list[dict[str, Any]], name: str) -> None:
@@ -303,10 +383,17 @@ def check_labeller(path: Path, rows: list[dict[str, Any]], name: str) -> None:
     Raises:
         ConfigError: a row of `path` is labelled by someone other than `name`.
     """
-    others = sorted({str(r[LABELLER_FIELD]) for r in rows if r.get(LABELLER_FIELD) not in (None, "", name)
-                     and any(r.get(f) not in (None, "") for f in LABEL_FIELDS)})
+    others = sorted(
+        {
+            str(r[LABELLER_FIELD])
+            for r in rows
+            if r.get(LABELLER_FIELD) not in (None, "", name)
+            and any(r.get(f) not in (None, "") for f in LABEL_FIELDS)
+        }
+    )
     if others:
-        raise ConfigError(f"{path} holds labels by {', '.join(others)}; label your own copy so both sets are kept: "
-                          f"judgeflow sample {path} --overlap -n 20 -o {path.stem}.{name}.jsonl, then "
-                          f"judgeflow label {path.stem}.{name}.jsonl --as {name}")
-
+        raise ConfigError(
+            f"{path} holds labels by {', '.join(others)}; label your own copy so both sets are kept: "
+            f"judgeflow sample {path} --overlap -n 20 -o {path.stem}.{name}.jsonl, then "
+            f"judgeflow label {path.stem}.{name}.jsonl --as {name}"
+        )

@@ -83,19 +83,28 @@ class Assembler:
         now = self.clock()
         touched: set[str] = set()
         for s in spans:
-            if s.trace_id in self.given or "gen_ai.evaluation.name" in s.attributes:  # a verdict's own span
+            if (
+                s.trace_id in self.given or "gen_ai.evaluation.name" in s.attributes
+            ):  # a verdict's own span
                 continue
             self.pending.setdefault(s.trace_id, []).append(s)
             self.last[s.trace_id] = now
             touched.add(s.trace_id)
             if s.parent_id is None:
                 self.rooted.add(s.trace_id)
-        ready = [t for t in self.pending if t in self.rooted or now - self.last[t] >= self.settle
-                 or (t in touched and cyclic(self.pending[t]))]
+        ready = [
+            t
+            for t in self.pending
+            if t in self.rooted
+            or now - self.last[t] >= self.settle
+            or (t in touched and cyclic(self.pending[t]))
+        ]
         over = len(self.pending) - len(ready) - MAX_PENDING
         if over > 0:  # too many traces waiting for a root: the oldest are given as they are
             chosen = set(ready)
-            waiting = sorted((t for t in self.pending if t not in chosen), key=self.last.__getitem__)
+            waiting = sorted(
+                (t for t in self.pending if t not in chosen), key=self.last.__getitem__
+            )
             ready += waiting[:over]
         out = []
         for t in ready:
@@ -103,8 +112,10 @@ class Assembler:
             del self.last[t]
             self.rooted.discard(t)
             self.given[t] = None
-        if len(self.given) > MAX_GIVEN:  # forget the oldest half at once (amortised: not a pass per add)
-            for t in list(self.given)[:len(self.given) - MAX_GIVEN // 2]:
+        if (
+            len(self.given) > MAX_GIVEN
+        ):  # forget the oldest half at once (amortised: not a pass per add)
+            for t in list(self.given)[: len(self.given) - MAX_GIVEN // 2]:
                 del self.given[t]
         return out
 
@@ -127,8 +138,10 @@ class FileSource:
 
     def __init__(self, path: Path, *, settle: float = SETTLE) -> None:
         if not path.exists():
-            raise ConfigError(f"{path}: no such file; give an OTLP JSON file (one ExportTraceServiceRequest a line), "
-                              "an otlp://127.0.0.1:PORT receiver, or a Phoenix server's URL")
+            raise ConfigError(
+                f"{path}: no such file; give an OTLP JSON file (one ExportTraceServiceRequest a line), "
+                "an otlp://127.0.0.1:PORT receiver, or a Phoenix server's URL"
+            )
         self.path, self.name, self.project = path, str(path), None
         self.offset = self.line = 0
         self._f: Any = None
@@ -145,7 +158,9 @@ class FileSource:
     def poll(self) -> list[list[Span] | InvalidItemError]:
         if self._f is None and not self._open():
             return list(self.traces.add([]))
-        if os.fstat(self._f.fileno()).st_size < self.offset:  # truncated in place (copytruncate): from the start
+        if (
+            os.fstat(self._f.fileno()).st_size < self.offset
+        ):  # truncated in place (copytruncate): from the start
             self.offset = self.line = 0
         spans, bad = self._read()
         try:
@@ -169,11 +184,19 @@ class FileSource:
             end = len(data)  # one line longer than a poll reads: an invalid row, and on
             self.offset += end
             self.line += 1
-            return [], [InvalidItemError(f"a line over {MAX_READ:,} bytes; write one request a line",
-                                         path=self.name, line=self.line, field="resourceSpans")]
+            return [], [
+                InvalidItemError(
+                    f"a line over {MAX_READ:,} bytes; write one request a line",
+                    path=self.name,
+                    line=self.line,
+                    field="resourceSpans",
+                )
+            ]
         spans: list[Span] = []
         bad: list[InvalidItemError] = []
-        for got in otlp_text(data[:end].decode("utf-8", errors="replace"), name=self.name, first=self.line + 1):
+        for got in otlp_text(
+            data[:end].decode("utf-8", errors="replace"), name=self.name, first=self.line + 1
+        ):
             if isinstance(got, InvalidItemError):
                 bad.append(got)
             else:
@@ -231,55 +254,88 @@ class PhoenixSource:
     `deadline` seconds (a reply read byte by byte is cut there), and a reply at most MAX_REPLY bytes.
     A root span that is not a span (no `context`, an id that is not hex) is an invalid row."""
 
-    def __init__(self, url: str, project: str, *, keep: Callable[[str], bool] = lambda t: True,
-                 client: Any = None, page: int = 100, max_pages: int = MAX_PAGES, deadline: float = DEADLINE) -> None:
+    def __init__(
+        self,
+        url: str,
+        project: str,
+        *,
+        keep: Callable[[str], bool] = lambda t: True,
+        client: Any = None,
+        page: int = 100,
+        max_pages: int = MAX_PAGES,
+        deadline: float = DEADLINE,
+    ) -> None:
         import httpx
 
         self.url, self.project, self.keep, self.page = url.rstrip("/"), project, keep, page
         self.max_pages, self.deadline = max_pages, deadline
         self.name = f"{mask_url(self.url)} (project {project})"
-        self.client = client or httpx.Client(base_url=self.url, timeout=httpx.Timeout(min(deadline, 10.0)))
-        self.given: dict[str, None] = {}  # bounded like an Assembler's (MAX_GIVEN, the oldest forgotten)
+        self.client = client or httpx.Client(
+            base_url=self.url, timeout=httpx.Timeout(min(deadline, 10.0))
+        )
+        self.given: dict[
+            str, None
+        ] = {}  # bounded like an Assembler's (MAX_GIVEN, the oldest forgotten)
         self.since: str | None = None
-        self._walk: tuple[dict[str, Any], str, list[str]] | None = None  # roots' params, next cursor, start times
+        self._walk: tuple[dict[str, Any], str, list[str]] | None = (
+            None  # roots' params, next cursor, start times
+        )
         self._until = 0.0
 
     def _page(self, params: dict[str, Any]) -> Any:
         path = f"/v1/projects/{self.project}/spans"
         left = self._until - time.monotonic()
         if left <= 0:
-            raise SourceError(f"{self.name}: the poll's deadline of {self.deadline:g} seconds passed")
+            raise SourceError(
+                f"{self.name}: the poll's deadline of {self.deadline:g} seconds passed"
+            )
         import httpx
 
         try:
-            with self.client.stream("GET", path, params=params, timeout=httpx.Timeout(min(left, 10.0))) as r:
-                raw = read_capped(r.iter_bytes(), limit=MAX_REPLY, deadline=self._until,
-                                  what=f"{self.name}: the answer to GET {path}")
+            with self.client.stream(
+                "GET", path, params=params, timeout=httpx.Timeout(min(left, 10.0))
+            ) as r:
+                raw = read_capped(
+                    r.iter_bytes(),
+                    limit=MAX_REPLY,
+                    deadline=self._until,
+                    what=f"{self.name}: the answer to GET {path}",
+                )
                 status, kind = r.status_code, r.headers.get("content-type")
         except httpx.HTTPError as e:
-            raise SourceError(f"{self.name}: GET {path} failed: {type(e).__name__}: {mask_url(str(e))[:200]}") from None
+            raise SourceError(
+                f"{self.name}: GET {path} failed: {type(e).__name__}: {mask_url(str(e))[:200]}"
+            ) from None
         except ValueError as e:
             raise SourceError(f"{e} ({self.deadline:g} seconds a poll)") from None
         if status == 404:
             return None  # no such project yet: nothing has been sent to it
         if status >= 400:
-            raise SourceError(f"{self.name}: Phoenix answered {status} for the spans: {raw[:200].decode(errors='replace')}")
+            raise SourceError(
+                f"{self.name}: Phoenix answered {status} for the spans: {raw[:200].decode(errors='replace')}"
+            )
         try:
             body = loads(raw)
         except ValueError:
             body = None
         if not isinstance(body, dict) or not isinstance(body.get("data"), list):
-            raise ConfigError(f"{self.name}: the answer to GET {path} is not Phoenix's span list ({kind}); is "
-                              f"{mask_url(self.url)} a Phoenix server's base URL (e.g. http://127.0.0.1:6006)? "
-                              "It looks like not a Phoenix server")
+            raise ConfigError(
+                f"{self.name}: the answer to GET {path} is not Phoenix's span list ({kind}); is "
+                f"{mask_url(self.url)} a Phoenix server's base URL (e.g. http://127.0.0.1:6006)? "
+                "It looks like not a Phoenix server"
+            )
         return body
 
-    def _get(self, params: dict[str, Any], cursor: str | None = None) -> tuple[list[Any], str | None]:
+    def _get(
+        self, params: dict[str, Any], cursor: str | None = None
+    ) -> tuple[list[Any], str | None]:
         """The rows of a walk from `cursor`, and the cursor to go on from (None: the walk is done)."""
         out: list[Any] = []
         seen: set[str] = set()
         for _ in range(self.max_pages):
-            body = self._page({**params, "limit": self.page, **({"cursor": cursor} if cursor else {})})
+            body = self._page(
+                {**params, "limit": self.page, **({"cursor": cursor} if cursor else {})}
+            )
             if body is None:
                 return out, None
             out.extend(body["data"])
@@ -287,8 +343,10 @@ class PhoenixSource:
             if not nxt or not body["data"]:
                 return out, None
             if not isinstance(nxt, str) or nxt in seen or nxt == cursor:
-                raise SourceError(f"{self.name}: Phoenix gave the cursor {str(nxt)[:40]!r} twice; the walk of "
-                                  "its pages stops here (a server bug, or not Phoenix)")
+                raise SourceError(
+                    f"{self.name}: Phoenix gave the cursor {str(nxt)[:40]!r} twice; the walk of "
+                    "its pages stops here (a server bug, or not Phoenix)"
+                )
             seen.add(nxt)
             cursor = nxt
         return out, cursor  # the page budget: the rest next poll
@@ -311,20 +369,25 @@ class PhoenixSource:
                 if err.item_id not in self.given:
                     self.given[str(err.item_id)] = None
                     bad.append(err)
-            elif tid not in self.given and "gen_ai.evaluation.name" not in (r.get("attributes") or {}):
+            elif tid not in self.given and "gen_ai.evaluation.name" not in (
+                r.get("attributes") or {}
+            ):
                 roots.append(r)
                 if isinstance(r.get("start_time"), str):
                     starts.append(r["start_time"])
         self._walk = (params, cursor, starts) if cursor else None
         if cursor is None and starts:
             self.since = min(starts) if self.since is None else max(self.since, max(starts))
-        wanted, left = [], []  # a trace left out is given as its root span alone (it is counted, not fetched)
+        wanted, left = (
+            [],
+            [],
+        )  # a trace left out is given as its root span alone (it is counted, not fetched)
         for r in roots:
             tid = r["context"]["trace_id"]
             self.given[tid] = None
             (wanted if self.keep(tid) else left).append(r)
         if len(self.given) > MAX_GIVEN:
-            for t in list(self.given)[:len(self.given) - MAX_GIVEN // 2]:
+            for t in list(self.given)[: len(self.given) - MAX_GIVEN // 2]:
                 del self.given[t]
         ids = [r["context"]["trace_id"] for r in wanted]
         out = self._traces(ids)
@@ -341,7 +404,7 @@ class PhoenixSource:
         traces: dict[str, list[Span]] = {}
         broken: dict[str, InvalidItemError] = {}
         for i in range(0, len(ids), 20):
-            got, _ = self._get({"trace_id": ids[i:i + 20]})
+            got, _ = self._get({"trace_id": ids[i : i + 20]})
             for one in got:
                 try:
                     span = phoenix_span(one, self.project)
@@ -375,16 +438,26 @@ def _trace_id(raw: Any) -> str | None:
 
 
 def _not_a_span(raw: Any) -> InvalidItemError:
-    ident = "phoenix-" + hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    return InvalidItemError("a root span from Phoenix without a well-formed context.trace_id (32 hex digits): "
-                            "it cannot be judged; is the URL a Phoenix server?", path="phoenix",
-                            field="context.trace_id", item_id=ident)
+    ident = (
+        "phoenix-"
+        + hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    )
+    return InvalidItemError(
+        "a root span from Phoenix without a well-formed context.trace_id (32 hex digits): "
+        "it cannot be judged; is the URL a Phoenix server?",
+        path="phoenix",
+        field="context.trace_id",
+        item_id=ident,
+    )
 
 
 def _nanos(stamp: str | None) -> int:
     if not stamp:
         return 0
-    return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(timezone.utc).timestamp() * 1e9)
+    return int(
+        datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(timezone.utc).timestamp()
+        * 1e9
+    )
 
 
 def phoenix_span(raw: dict[str, Any], project: str | None = None) -> Span:
@@ -394,18 +467,35 @@ def phoenix_span(raw: dict[str, Any], project: str | None = None) -> Span:
         attrs = dict(raw.get("attributes") or {})
         if raw.get("span_kind"):
             attrs.setdefault("openinference.span.kind", raw["span_kind"])
-        return Span(trace_id=ctx["trace_id"], span_id=ctx["span_id"], parent_id=raw.get("parent_id") or None,
-                    name=str(raw.get("name") or ""), start=_nanos(raw.get("start_time")), end=_nanos(raw.get("end_time")),
-                    attributes=attrs, resource={"openinference.project.name": project} if project else {},
-                    error=(raw.get("status_message") or "") if raw.get("status_code") == "ERROR" else None,
-                    path="phoenix")
+        return Span(
+            trace_id=ctx["trace_id"],
+            span_id=ctx["span_id"],
+            parent_id=raw.get("parent_id") or None,
+            name=str(raw.get("name") or ""),
+            start=_nanos(raw.get("start_time")),
+            end=_nanos(raw.get("end_time")),
+            attributes=attrs,
+            resource={"openinference.project.name": project} if project else {},
+            error=(raw.get("status_message") or "") if raw.get("status_code") == "ERROR" else None,
+            path="phoenix",
+        )
     except (KeyError, TypeError, ValueError) as e:
-        raise InvalidItemError(f"a span from Phoenix lacks {e} (context.trace_id, context.span_id, start_time); "
-                               "is the URL a Phoenix server?", path="phoenix", field=str(e)) from None
+        raise InvalidItemError(
+            f"a span from Phoenix lacks {e} (context.trace_id, context.span_id, start_time); "
+            "is the URL a Phoenix server?",
+            path="phoenix",
+            field=str(e),
+        ) from None
 
 
-def open_source(spec: str, *, project: str | None = None, keep: Callable[[str], bool] = lambda t: True,
-                settle: float = SETTLE, spool: Path | None = None) -> Source:
+def open_source(
+    spec: str,
+    *,
+    project: str | None = None,
+    keep: Callable[[str], bool] = lambda t: True,
+    settle: float = SETTLE,
+    spool: Path | None = None,
+) -> Source:
     """The source SPEC names: an http(s) URL (a Phoenix server; `project` default "default"),
     otlp://127.0.0.1:PORT (a receiver judgeflow starts), or a file path."""
     if spec.startswith(("http://", "https://")):
@@ -413,7 +503,9 @@ def open_source(spec: str, *, project: str | None = None, keep: Callable[[str], 
     if spec.startswith("otlp://"):
         host, _, port = spec.removeprefix("otlp://").rstrip("/").rpartition(":")
         if host not in ("127.0.0.1", "localhost") or not port.isdigit():
-            raise ConfigError(f"watch {spec}: the receiver listens on 127.0.0.1 only; write otlp://127.0.0.1:PORT "
-                              "(e.g. otlp://127.0.0.1:4318)")
+            raise ConfigError(
+                f"watch {spec}: the receiver listens on 127.0.0.1 only; write otlp://127.0.0.1:PORT "
+                "(e.g. otlp://127.0.0.1:4318)"
+            )
         return ReceiverSource(int(port), settle=settle, spool=spool)
     return FileSource(Path(spec), settle=settle)

@@ -100,7 +100,9 @@ class RunStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # the sync facade runs the judging on a background loop thread: the connection may be
             # used from there, one statement (or transaction) at a time under self._lock
-            self._db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(
+                str(self.path), timeout=30, isolation_level=None, check_same_thread=False
+            )
             self._refuse_foreign()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -116,32 +118,52 @@ class RunStore:
         except sqlite3.DatabaseError as e:
             raise self._error(e, "open") from None
         except OSError as e:
-            raise StoreError(f"{self.path}: cannot create the run store ({e.strerror}); "
-                             "pass --store PATH in a writable directory") from None
+            raise StoreError(
+                f"{self.path}: cannot create the run store ({e.strerror}); "
+                "pass --store PATH in a writable directory"
+            ) from None
 
     def _refuse_foreign(self) -> None:
         """Refuse (closing it) a SQLite file with tables of its own and no run store schema mark."""
-        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        marked = "meta" in tables and self._db.execute("SELECT 1 FROM meta WHERE key='schema'").fetchone() is not None
+        tables = {
+            r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        marked = (
+            "meta" in tables
+            and self._db.execute("SELECT 1 FROM meta WHERE key='schema'").fetchone() is not None
+        )
         if tables and not marked:
             self._db.close()
-            raise StoreError(f"{self.path}: a SQLite file that is not a judgeflow run store (its tables: "
-                             f"{', '.join(sorted(tables)[:5])}); nothing was written to it: pass --store PATH "
-                             "naming a run store, or a new file")
+            raise StoreError(
+                f"{self.path}: a SQLite file that is not a judgeflow run store (its tables: "
+                f"{', '.join(sorted(tables)[:5])}); nothing was written to it: pass --store PATH "
+                "naming a run store, or a new file"
+            )
 
     def _open_readonly(self) -> None:
         if not self.path.is_file():
-            raise StoreError(f"no run store at {self.path}: `judgeflow run` makes one (or pass --store FILE)")
+            raise StoreError(
+                f"no run store at {self.path}: `judgeflow run` makes one (or pass --store FILE)"
+            )
         try:
-            self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30,
-                                       isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                timeout=30,
+                isolation_level=None,
+                check_same_thread=False,
+            )
             self._refuse_foreign()
             try:
-                schema_of(self._db)  # an older one reads as it is (steps only add); a newer one is refused
+                schema_of(
+                    self._db
+                )  # an older one reads as it is (steps only add); a newer one is refused
             except NewerSchema as e:
                 self._db.close()
-                raise StoreError(f"{self.path}: run store schema {str(e)!r} is newer than this judgeflow's "
-                                 f"{SCHEMA_VERSION}; read it with the judgeflow version that wrote it") from None
+                raise StoreError(
+                    f"{self.path}: run store schema {str(e)!r} is newer than this judgeflow's "
+                    f"{SCHEMA_VERSION}; read it with the judgeflow version that wrote it"
+                ) from None
         except sqlite3.DatabaseError as e:
             raise self._error(e, "read") from None
 
@@ -158,8 +180,10 @@ class RunStore:
                 "saved: free some space and run the same command with --resume"
             )
         if "readonly" in msg or "read-only" in msg or "unable to open" in msg:
-            return StoreError(f"{self.path}: cannot {doing} the run store ({msg}); pass --store PATH "
-                              "in a writable directory")
+            return StoreError(
+                f"{self.path}: cannot {doing} the run store ({msg}); pass --store PATH "
+                "in a writable directory"
+            )
         return StoreError(f"{self.path}: cannot {doing} the run store: {msg}")
 
     def close(self) -> None:
@@ -219,15 +243,26 @@ class RunStore:
         self._write(
             "start a run in",
             "INSERT INTO runs VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
-            (run_id, time.time(), input_path, input_sha, output_path, total,
-             redact(json.dumps(settings, sort_keys=True)), redact(command) if command else command),
+            (
+                run_id,
+                time.time(),
+                input_path,
+                input_sha,
+                output_path,
+                total,
+                redact(json.dumps(settings, sort_keys=True)),
+                redact(command) if command else command,
+            ),
         )
         return run_id
 
     def update_run(self, run_id: str, *, settings: dict[str, Any], command: str) -> None:
         """Record a run's settings and resume command anew (a resume with another endpoint)."""
-        self._write("update", "UPDATE runs SET settings=?, command=? WHERE run_id=?",
-                    (redact(json.dumps(settings, sort_keys=True)), redact(command), run_id))
+        self._write(
+            "update",
+            "UPDATE runs SET settings=?, command=? WHERE run_id=?",
+            (redact(json.dumps(settings, sort_keys=True)), redact(command), run_id),
+        )
 
     def set_status(self, run_id: str, status: str) -> None:
         self._write("update", "UPDATE runs SET status=? WHERE run_id=?", (status, run_id))
@@ -235,7 +270,9 @@ class RunStore:
     def get_state(self, key: str) -> Any:
         """A small JSON value kept under `key` (a watch's period budget), or None."""
         with self._lock:
-            row = self._db.execute("SELECT value FROM meta WHERE key=?", ("state:" + key,)).fetchone()
+            row = self._db.execute(
+                "SELECT value FROM meta WHERE key=?", ("state:" + key,)
+            ).fetchone()
         if row is None:
             return None
         try:
@@ -247,7 +284,9 @@ class RunStore:
         """Keep a small JSON value under `key` (committed at once)."""
         with self._lock:
             try:
-                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", ("state:" + key, json.dumps(value)))
+                self._db.execute(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", ("state:" + key, json.dumps(value))
+                )
             except sqlite3.DatabaseError as e:
                 raise self._error(e, "write") from None
 
@@ -264,12 +303,16 @@ class RunStore:
 
     def latest_run(self, *, output_path: str) -> RunInfo | None:
         """The newest run that wrote to `output_path`, if any."""
-        rows = self._read("SELECT * FROM runs WHERE output_path=? ORDER BY created DESC LIMIT 1", (output_path,))
+        rows = self._read(
+            "SELECT * FROM runs WHERE output_path=? ORDER BY created DESC LIMIT 1", (output_path,)
+        )
         return _run_info(rows[0]) if rows else None
 
     # results --------------------------------------------------------------------------------
 
-    def record(self, run_id: str, seq: int, judgment: Judgment, *, cache_key: str | None = None) -> None:
+    def record(
+        self, run_id: str, seq: int, judgment: Judgment, *, cache_key: str | None = None
+    ) -> None:
         """Commit one item's result (and its cache entry, if judged) in one transaction.
 
         Credentials (a key echoed in a provider error, a URL with a password) are redacted first.
@@ -284,10 +327,15 @@ class RunStore:
             with self._lock, self._db:  # BEGIN ... COMMIT, or ROLLBACK on error
                 self._db.execute("BEGIN")
                 for seq, judgment, key, text in data:
-                    self._db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
-                                     (run_id, judgment.id, seq, judgment.status, text))
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
+                        (run_id, judgment.id, seq, judgment.status, text),
+                    )
                     if key is not None and judgment.status == "judged" and not judgment.cached:
-                        self._db.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, text, time.time()))
+                        self._db.execute(
+                            "INSERT OR REPLACE INTO cache VALUES (?, ?, ?)",
+                            (key, text, time.time()),
+                        )
         except sqlite3.Error as e:
             raise self._error(e, "save a result in") from None
 
@@ -298,7 +346,10 @@ class RunStore:
         """Ids with a final result (judged or invalid): what a resume skips. Unscored items (the
         judge failed, e.g. during a provider outage) are judged again, and so are rows that no longer
         validate (another judgeflow version wrote them, or they were damaged): one pass, reading only."""
-        rows = self._read("SELECT item_id, judgment FROM results WHERE run_id=? AND status != 'unscored'", (run_id,))
+        rows = self._read(
+            "SELECT item_id, judgment FROM results WHERE run_id=? AND status != 'unscored'",
+            (run_id,),
+        )
         return {item_id for item_id, data in rows if _readable(data)}
 
     def count(self, run_id: str) -> int:
@@ -308,9 +359,11 @@ class RunStore:
         """The run's results in input order, read `page` rows at a time (memory does not grow with the run)."""
         seq, item_id = -1, ""
         while True:
-            rows = self._read("SELECT seq, item_id, judgment FROM results WHERE run_id=? AND "
-                              "(seq > ? OR (seq = ? AND item_id > ?)) ORDER BY seq, item_id LIMIT ?",
-                              (run_id, seq, seq, item_id, page))
+            rows = self._read(
+                "SELECT seq, item_id, judgment FROM results WHERE run_id=? AND "
+                "(seq > ? OR (seq = ? AND item_id > ?)) ORDER BY seq, item_id LIMIT ?",
+                (run_id, seq, seq, item_id, page),
+            )
             for _, item_id, data in rows:
                 yield self._result(item_id, data)
             if len(rows) < page:
@@ -325,8 +378,11 @@ class RunStore:
             return Judgment.model_validate_json(data)
         except ValueError as e:
             self.unreadable["results"] += 1
-            return Judgment.unscored(item_id, f"the stored result could not be read ({_first_line(e)}); it is judged "
-                                              "again when the run is resumed (--resume)")
+            return Judgment.unscored(
+                item_id,
+                f"the stored result could not be read ({_first_line(e)}); it is judged "
+                "again when the run is resumed (--resume)",
+            )
 
     # cache ----------------------------------------------------------------------------------
 
@@ -334,15 +390,20 @@ class RunStore:
         """Cache a judged result outside any run (the Python API without `run=`); anything else is not cached."""
         if judgment.status != "judged":
             return
-        self._write("cache a result in", "INSERT OR REPLACE INTO cache VALUES (?, ?, ?)",
-                    (key, _redacted(judgment), time.time()))
+        self._write(
+            "cache a result in",
+            "INSERT OR REPLACE INTO cache VALUES (?, ?, ?)",
+            (key, _redacted(judgment), time.time()),
+        )
 
     def cached(self, key: str) -> Judgment | None:
         """The cached judged result for `key`; never an unscored one (a failure is not an answer)."""
         rows = self._read("SELECT judgment FROM cache WHERE key=?", (key,))
         try:
             hit = Judgment.model_validate_json(rows[0][0]) if rows else None
-        except ValueError:  # written by another judgeflow version, or damaged: a miss (judged again, replaced)
+        except (
+            ValueError
+        ):  # written by another judgeflow version, or damaged: a miss (judged again, replaced)
             self.unreadable["cache"] += 1
             return None
         return hit if hit is not None and hit.status == "judged" else None
@@ -350,13 +411,18 @@ class RunStore:
     def unreadable_note(self) -> str | None:
         """What the summary says about stored rows that could not be read (None if there were none)."""
         cache, results = self.unreadable["cache"], self.unreadable["results"]
-        said = [f"{cache} cache entr{'y' if cache == 1 else 'ies'} (judged again)" if cache else "",
-                f"{results} stored result{'s' if results != 1 else ''} (unscored; --resume judges them again)"
-                if results else ""]
+        said = [
+            f"{cache} cache entr{'y' if cache == 1 else 'ies'} (judged again)" if cache else "",
+            f"{results} stored result{'s' if results != 1 else ''} (unscored; --resume judges them again)"
+            if results
+            else "",
+        ]
         if not cache and not results:
             return None
-        return (f"could not read {' and '.join(x for x in said if x)} in {self.path}: written by another judgeflow "
-                "version, or damaged")
+        return (
+            f"could not read {' and '.join(x for x in said if x)} in {self.path}: written by another judgeflow "
+            "version, or damaged"
+        )
 
 
 def _first_line(e: Exception) -> str:
@@ -382,11 +448,21 @@ def _redacted(judgment: Judgment) -> str:
     clean = redact(data)
     if clean == data:
         return data
-    return Judgment.model_validate_json(clean).model_copy(update={"id": judgment.id}).model_dump_json()
+    return (
+        Judgment.model_validate_json(clean).model_copy(update={"id": judgment.id}).model_dump_json()
+    )
 
 
 def _run_info(row: tuple[Any, ...]) -> RunInfo:
     run_id, created, status, input_path, input_sha, output_path, total, settings, command = row
-    return RunInfo(run_id=run_id, created=created, status=status, input_path=input_path, input_sha=input_sha,
-                   output_path=output_path, total=total, settings=current_record(json.loads(settings), input_path, output_path),
-                   command=command)
+    return RunInfo(
+        run_id=run_id,
+        created=created,
+        status=status,
+        input_path=input_path,
+        input_sha=input_sha,
+        output_path=output_path,
+        total=total,
+        settings=current_record(json.loads(settings), input_path, output_path),
+        command=command,
+    )

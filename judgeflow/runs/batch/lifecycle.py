@@ -74,10 +74,19 @@ def live(run: RunInfo, base_url: str | None = None) -> RunInfo:
     recorded = run.base_url
     if not recorded or MASK not in recorded:
         return run
-    found = next((u for u in (base_url, os.environ.get("JUDGEFLOW_BASE_URL")) if u and redact(u) == recorded), None)
+    found = next(
+        (
+            u
+            for u in (base_url, os.environ.get("JUDGEFLOW_BASE_URL"))
+            if u and redact(u) == recorded
+        ),
+        None,
+    )
     if found is None:
-        raise ConfigError(f"run {run.run_id} was submitted to {recorded}, with credentials the store does not keep: "
-                          f"give the same URL again with --base-url (or set JUDGEFLOW_BASE_URL)")
+        raise ConfigError(
+            f"run {run.run_id} was submitted to {recorded}, with credentials the store does not keep: "
+            f"give the same URL again with --base-url (or set JUDGEFLOW_BASE_URL)"
+        )
     spec = run.spec
     assert spec is not None  # a recorded base URL is in a spec
     one = batch_judge_spec(spec)
@@ -93,10 +102,14 @@ def batch_judge_spec(spec: RunSpec | None) -> JudgeSpec:
     return spec.judging.judges()[0]
 
 
-def provider_for(run: RunInfo, *, http_client: Any = None, base_url: str | None = None) -> BatchProvider:
+def provider_for(
+    run: RunInfo, *, http_client: Any = None, base_url: str | None = None
+) -> BatchProvider:
     """The batch API the run was submitted to (`base_url`: its credentialed URL, see `live`)."""
     run = live(run, base_url)
-    return make_provider(batch_judge_spec(run.spec).model, base_url=run.base_url, http_client=http_client)
+    return make_provider(
+        batch_judge_spec(run.spec).model, base_url=run.base_url, http_client=http_client
+    )
 
 
 def input_rows(run: Run) -> list[Any]:
@@ -104,14 +117,20 @@ def input_rows(run: Run) -> list[Any]:
     info = run.info
     if info.input_path is None:
         raise ConfigError(f"run {run.run_id} has no input file recorded")
-    if info.input_path == STDIO:  # submitted before `run - --batch` was refused: its rows were never kept
-        raise ConfigError(f"run {run.run_id} read its items from stdin, which cannot be read again to collect its "
-                          "batches; cancel its batch at the provider and submit the items from a file: "
-                          "`judgeflow run items.jsonl --batch ...`")
+    if (
+        info.input_path == STDIO
+    ):  # submitted before `run - --batch` was refused: its rows were never kept
+        raise ConfigError(
+            f"run {run.run_id} read its items from stdin, which cannot be read again to collect its "
+            "batches; cancel its batch at the provider and submit the items from a file: "
+            "`judgeflow run items.jsonl --batch ...`"
+        )
     path = Path(info.input_path)
     if file_sha(path) != info.input_sha:
-        raise ConfigError(f"{path} changed since run {run.run_id} was submitted; its batch replies may not match "
-                          "the rows any more: restore the file, or start a new run")
+        raise ConfigError(
+            f"{path} changed since run {run.run_id} was submitted; its batch replies may not match "
+            "the rows any more: restore the file, or start a new run"
+        )
     return list(run.rows())
 
 
@@ -120,8 +139,13 @@ def open_batches(store: RunStore, run_id: str) -> list[str]:
     return [str(j.batch_id) for j in BatchLedger(store).jobs(run_id) if j.open]
 
 
-def submit(run: Run, *, http_client: Any = None, base_url: str | None = None,
-           max_unscored: float = DEFAULT_MAX_UNSCORED) -> Iterator[Event]:
+def submit(
+    run: Run,
+    *,
+    http_client: Any = None,
+    base_url: str | None = None,
+    max_unscored: float = DEFAULT_MAX_UNSCORED,
+) -> Iterator[Event]:
     """Record what needs no model call and submit the first round (`Submitted`), or finish a run that needs
     no batch at all (`Finished`). `run`: opened with `batch=True` settings (`Run.open`)."""
     provider = provider_for(run.info, http_client=http_client, base_url=base_url)
@@ -143,12 +167,16 @@ def reconcile(store: RunStore, run: RunInfo, provider: BatchProvider) -> Iterato
             ledger.set_submitted(run.run_id, job.tag, found)
             yield Adopted(run.run_id, found)
             continue
-        left = provider.discard(job.tag, job.created)  # an upload the interruption left without a batch
+        left = provider.discard(
+            job.tag, job.created
+        )  # an upload the interruption left without a batch
         ledger.mark_job(run.run_id, job.tag, "abandoned")
         yield Abandoned(run.run_id, provider.name, job.tag, tuple(left))
 
 
-def settle(store: RunStore, run: RunInfo, *, http_client: Any = None, base_url: str | None = None) -> Iterator[Event]:
+def settle(
+    store: RunStore, run: RunInfo, *, http_client: Any = None, base_url: str | None = None
+) -> Iterator[Event]:
     """Resolve the run's batch intents (see `reconcile`) if this process may write the run: it holds the run's
     lock or can take it (a writer still uploading holds it, and its upload is no orphan: `Busy`)."""
     if not any(j.status == "intent" for j in BatchLedger(store).jobs(run.run_id)):
@@ -158,12 +186,16 @@ def settle(store: RunStore, run: RunInfo, *, http_client: Any = None, base_url: 
     except RunBusy:
         yield Busy(run.run_id)
         return
-    yield from reconcile(store, run, provider_for(store.get_run(run.run_id), http_client=http_client,
-                                                  base_url=base_url))
+    yield from reconcile(
+        store,
+        run,
+        provider_for(store.get_run(run.run_id), http_client=http_client, base_url=base_url),
+    )
 
 
-def status(store: RunStore, run_id: str, *, http_client: Any = None,
-           base_url: str | None = None) -> Iterator[Event]:
+def status(
+    store: RunStore, run_id: str, *, http_client: Any = None, base_url: str | None = None
+) -> Iterator[Event]:
     """Where a batch run is: its interruptions settled, then `RunState`, then a `Polled` for each of its
     batches (the provider asked about the open ones)."""
     run = live(store.get_run(run_id), base_url)
@@ -175,12 +207,28 @@ def status(store: RunStore, run_id: str, *, http_client: Any = None,
     provider = provider_for(run, http_client=http_client)
     for job in jobs:
         st = provider.status(job.batch_id) if job.open and job.batch_id else None
-        yield Polled(run.run_id, job.round, job.part, job.provider, job.batch_id, job.status, len(job.keys),
-                     st.state if st else None, bool(st and st.done), dict(st.counts) if st else {})
+        yield Polled(
+            run.run_id,
+            job.round,
+            job.part,
+            job.provider,
+            job.batch_id,
+            job.status,
+            len(job.keys),
+            st.state if st else None,
+            bool(st and st.done),
+            dict(st.counts) if st else {},
+        )
 
 
-def step(run: Run, rows: Sequence[Any], provider: BatchProvider, *, online: bool = False,
-         max_unscored: float = DEFAULT_MAX_UNSCORED) -> Iterator[Event]:
+def step(
+    run: Run,
+    rows: Sequence[Any],
+    provider: BatchProvider,
+    *,
+    online: bool = False,
+    max_unscored: float = DEFAULT_MAX_UNSCORED,
+) -> Iterator[Event]:
     """Judge as far as the replies allow, then submit the next round (`Submitted`), or finish the run
     (`Finished`); `StillOpen` when a batch of the run is still at the provider."""
     store = run.store
@@ -192,7 +240,9 @@ def step(run: Run, rows: Sequence[Any], provider: BatchProvider, *, online: bool
     transport = ReplayTransport(ledger, run.run_id)
     spec = run.info.spec
     assert spec is not None  # provider_for checked it
-    pending = asyncio.run(advance(run, replay_judge(spec, transport), transport, rows, cache=not spec.no_cache))
+    pending = asyncio.run(
+        advance(run, replay_judge(spec, transport), transport, rows, cache=not spec.no_cache)
+    )
     if pending:
         round_ = max((j.round for j in ledger.jobs(run.run_id)), default=0) + 1
         ids = []
@@ -203,8 +253,15 @@ def step(run: Run, rows: Sequence[Any], provider: BatchProvider, *, online: bool
             ledger.set_submitted(run.run_id, tag, batch_id)
             ids.append(batch_id)
         run.submitted()
-        yield Submitted(run.run_id, round_, provider.name, tuple(ids), len(pending), store.count(run.run_id),
-                        len(rows))
+        yield Submitted(
+            run.run_id,
+            round_,
+            provider.name,
+            tuple(ids),
+            len(pending),
+            store.count(run.run_id),
+            len(rows),
+        )
         return
     if online:
         yield Rejudged(run.run_id, asyncio.run(rejudge_online(run, rows)))
@@ -215,7 +272,9 @@ async def rejudge_online(run: Run, rows: Sequence[Any]) -> int:
     """Judge online the run's unscored rows (a batch reply invalid or failed); the number judged again."""
     store = run.store
     failed = {j.id for j in store.results(run.run_id) if j.status == "unscored"}
-    todo = [(n, it) for n, it in enumerate(rows) if not isinstance(it, Exception) and it.id in failed]
+    todo = [
+        (n, it) for n, it in enumerate(rows) if not isinstance(it, Exception) and it.id in failed
+    ]
     spec = run.info.spec
     if spec is None:
         raise ConfigError(f"run {run.run_id} has no recorded spec to judge it again with")
@@ -229,12 +288,19 @@ async def rejudge_online(run: Run, rows: Sequence[Any]) -> int:
 def finish(run: Run, max_unscored: float = DEFAULT_MAX_UNSCORED) -> Finished:
     """Mark the run done and write its output from the store."""
     tally = run.finish()
-    return Finished(run.run_id, run.info.output_path, run.info.model, tally,
-                    run_failure(tally, max_unscored), run.store.unreadable_note())
+    return Finished(
+        run.run_id,
+        run.info.output_path,
+        run.info.model,
+        tally,
+        run_failure(tally, max_unscored),
+        run.store.unreadable_note(),
+    )
 
 
-def collect_ended(store: RunStore, run: RunInfo, provider: BatchProvider, *,
-                  keep_files: bool = False) -> Iterator[Event]:
+def collect_ended(
+    store: RunStore, run: RunInfo, provider: BatchProvider, *, keep_files: bool = False
+) -> Iterator[Event]:
     """Store the replies of every ended batch of the run (`Collected`), deleting its files at the provider
     unless `keep_files` (`FilesDeleted`); a `Polled` for every open batch, ended or not."""
     ledger = BatchLedger(store)
@@ -242,23 +308,51 @@ def collect_ended(store: RunStore, run: RunInfo, provider: BatchProvider, *,
         if not job.open or job.batch_id is None:
             continue
         st = provider.status(job.batch_id)
-        yield Polled(run.run_id, job.round, job.part, job.provider, job.batch_id, job.status, len(job.keys),
-                     st.state, st.done, dict(st.counts))
+        yield Polled(
+            run.run_id,
+            job.round,
+            job.part,
+            job.provider,
+            job.batch_id,
+            job.status,
+            len(job.keys),
+            st.state,
+            st.done,
+            dict(st.counts),
+        )
         if not st.done:
             continue
         ok, failed = provider.results(job.batch_id, set(job.keys))
         ledger.add_results(run.run_id, ok, failed)
         ledger.mark_job(run.run_id, job.tag, st.state)
         lines = {failure_text(v) for v, _ in failed.values() if " line " in failure_text(v)}
-        yield Collected(run.run_id, job.batch_id, st.state, len(ok), len(failed),
-                        sum(final for _, final in failed.values()), tuple(sorted(lines)[:3]))
+        yield Collected(
+            run.run_id,
+            job.batch_id,
+            st.state,
+            len(ok),
+            len(failed),
+            sum(final for _, final in failed.values()),
+            tuple(sorted(lines)[:3]),
+        )
         if not keep_files:
-            yield FilesDeleted(run.run_id, job.batch_id, provider.name, tuple(provider.delete(job.batch_id)))
+            yield FilesDeleted(
+                run.run_id, job.batch_id, provider.name, tuple(provider.delete(job.batch_id))
+            )
 
 
-def collect(store: RunStore, run_id: str, *, wait: float | None = None, online: bool = False,
-            keep_files: bool = False, max_unscored: float = DEFAULT_MAX_UNSCORED, http_client: Any = None,
-            base_url: str | None = None, sleep: Callable[[float], None] = time.sleep) -> Iterator[Event]:
+def collect(
+    store: RunStore,
+    run_id: str,
+    *,
+    wait: float | None = None,
+    online: bool = False,
+    keep_files: bool = False,
+    max_unscored: float = DEFAULT_MAX_UNSCORED,
+    http_client: Any = None,
+    base_url: str | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[Event]:
     """Collect the run's ended batches, judge as far as their replies allow, submit the next round; with
     `wait`, poll every `wait` seconds until the run is `Finished`. Holds the run's lock (one writer per run).
 
@@ -270,7 +364,9 @@ def collect(store: RunStore, run_id: str, *, wait: float | None = None, online: 
     while True:
         run = Run.attach(store, run_id)
         if not BatchLedger(store).jobs(run.run_id):
-            raise ConfigError(f"run {run.run_id} has no batches; submit one with `judgeflow run ... --batch`")
+            raise ConfigError(
+                f"run {run.run_id} has no batches; submit one with `judgeflow run ... --batch`"
+            )
         if run.info.status == "done":
             if online:
                 yield Rejudged(run.run_id, asyncio.run(rejudge_online(run, input_rows(run))))
@@ -281,7 +377,9 @@ def collect(store: RunStore, run_id: str, *, wait: float | None = None, online: 
         polled = list(collect_ended(store, run.info, provider, keep_files=keep_files))
         yield from polled
         if all(p.done for p in polled if isinstance(p, Polled)):
-            yield from step(run, input_rows(run), provider, online=online, max_unscored=max_unscored)
+            yield from step(
+                run, input_rows(run), provider, online=online, max_unscored=max_unscored
+            )
             if store.get_run(run.run_id).status == "done" or not wait:
                 return
             continue
@@ -300,5 +398,7 @@ def cost_line(store: RunStore, run_id: str, model: str, prices: Any) -> str | No
     cost_o = estimate_cost(model, online, prices=prices)
     if cost_b is None or cost_o is None:
         return f"estimated cost: unknown (no price for {model}; add it with --prices FILE)"
-    return (f"estimated cost: ${cost_b + cost_o:,.4f} for {model}: ${cost_b:,.4f} for {batch.calls:,} batch calls "
-            f"at batch prices (half of list), ${cost_o:,.4f} for {online.calls:,} online calls at list prices")
+    return (
+        f"estimated cost: ${cost_b + cost_o:,.4f} for {model}: ${cost_b:,.4f} for {batch.calls:,} batch calls "
+        f"at batch prices (half of list), ${cost_o:,.4f} for {online.calls:,} online calls at list prices"
+    )
