@@ -6,8 +6,8 @@ requests sent beside it wait in its queue, and their deadline runs out while the
 are sent again, or scored as nothing). `LocalPace`, one per local endpoint and shared by every
 client of it, sits under the SDK as a transport (`attach`) and
 - **concurrency**: starts at START request in flight and grows on evidence that the server serves
-  requests side by side: a reply sent with k in flight whose latency stayed within the larger of
-  FLAT x and QUEUED x k x the latency of requests sent alone ("flat") raises the limit to GROWTH x k
+  requests side by side: k flat replies, the last sent with k in flight (a latency within the larger
+  of FLAT x and QUEUED x k x the latency of requests sent alone), raise the limit to GROWTH x k
   (OPENING after the first reply, sent alone; k + 1 at k = 2); the limit is what the endpoint
   showed, never its host name. A slower reply (latency growing with the requests in flight: the
   server queued it), or a 503 ("no slot available"), sets the limit to the slots the endpoint
@@ -89,6 +89,8 @@ class LocalPace:
     """Latency of requests sent with nothing else in flight: the lowest at once, a running mean upwards."""
     slowest: float = 0.0
     flat: int = 0
+    widest: int = 0
+    """The most requests in flight beside one of the flat replies counted in `flat`."""
     timeouts: int = 0
     stretched: float = 0.0
     """The deadline a timeout doubled to (later requests get at least this)."""
@@ -132,23 +134,32 @@ class LocalPace:
     def _hold(self, slots: int) -> None:
         """The endpoint showed `slots` at once: the limit and its ceiling (never above the limit now)."""
         self.limit = self.ceiling = max(1, min(self.limit, slots))
-        self.flat = 0
+        self.flat = self.widest = 0
 
     def _learn(self, latency: float, crowd: int) -> None:
         self.slowest = max(self.slowest, latency)
         if crowd <= 1:
             # down at once (the first request's latency includes opening the connection), up slowly
             self.solo = latency if self.solo is None else min(latency, (1 - _WEIGHT) * self.solo + _WEIGHT * latency)
+        elif self.solo is not None:
+            # any reply shows the server can answer that fast: a queue only ever adds (the first
+            # reply, sent alone, may have been slow with the connection's opening)
+            self.solo = min(self.solo, latency)
         solo = self.solo
         if crowd > 1 and solo is not None and latency > solo * max(FLAT, QUEUED * crowd):  # it waited in a queue
             self._hold(round(crowd * solo / latency))
             return
         self.flat += 1
-        if self.ceiling is None:  # no queue seen yet: grow from what was served side by side
-            # (also with no request waiting here: the run's other requests may still be on
-            # their way, e.g. behind the client's wait for its first answer: the limit at 1)
-            self.limit = max(self.limit, GROWTH * crowd if crowd > 2 else max(OPENING, crowd + 1))
-            self.flat = 0
+        if self.ceiling is None:  # no queue seen yet: grow from what was served side by side, once
+            # as many flat replies are in as were in flight with this one (the first of k served by
+            # a one-slot server is flat too: its queue shows in the others); also with no request
+            # waiting here: the run's other requests may still be on their way (the limit at 1)
+            self.widest = k = max(self.widest, crowd)
+            if self.flat < k:
+                return
+            grown = max(self.limit, GROWTH * k if k > 2 else max(OPENING, k + 1))
+            if grown > self.limit:
+                self.limit, self.flat, self.widest = grown, 0, 0
         elif self.waiters and self.flat >= max(self.limit, REPROBE):  # at a ceiling: probe one more
             self.limit = self.ceiling = self.limit + 1
             self.flat = 0
