@@ -106,7 +106,7 @@ class RunLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = os.read(fd, 200).decode(errors="replace").strip() or "another process"
+                holder = _holder(fd)
                 os.close(fd)
                 raise RunBusy(
                     f"run {run_id} is being written by another judgeflow process ({holder}); two writers would "
@@ -138,6 +138,17 @@ def _open(path: Path) -> int:
     except OSError as e:
         raise StoreError(f"{path}: cannot open the run lock ({e.strerror}); pass --store PATH in a writable "
                          "directory") from None
+
+
+def _holder(fd: int, wait: float = 1.0) -> str:
+    """What the holder wrote into the lock file. It writes just after it locks, so a writer refused
+    in between finds the file empty: read again for up to `wait` seconds before saying less."""
+    deadline = time.monotonic() + wait
+    while True:
+        text = os.pread(fd, 200, 0).decode(errors="replace").strip()
+        if text or time.monotonic() >= deadline:
+            return text or "another process"
+        time.sleep(0.02)
 
 
 def _still_there(fd: int, path: Path) -> bool:
