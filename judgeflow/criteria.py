@@ -407,7 +407,8 @@ class Criterion(BaseModel):
             tag = " (an error)" if v in self.error_verdicts else " (not an error)"
             lines.append(f"- {v}{tag}: {meaning}")
         if self.fact_kinds and any(_KIND.search(meaning) for meaning in shown.values()):
-            lines.append(f"Concrete fact kinds: {', '.join(self.fact_kinds)}.")
+            concrete = [k for k in self.fact_kinds if k != "other"]  # "other": the fallback, no kind
+            lines.append(f"Concrete fact kinds: {', '.join(concrete or self.fact_kinds)}.")
         if self.not_errors:
             lines.append(self.not_errors_text())
         return "\n".join(lines)

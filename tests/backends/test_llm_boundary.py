@@ -20,7 +20,7 @@ import pytest
 from fakes import FakeLLM, RawArgs, SchemaProvider, Status, moscow, moscow_checks, moscow_claims
 from fakes.labelled import factual_rows, faithfulness_rows, spec_rows, write_rows
 
-from judgeflow import Judge
+from judgeflow import Judge, load_criterion
 from judgeflow.backends import LLMJudge
 from judgeflow.backends.llm import make_client
 from judgeflow.cli import main
@@ -76,7 +76,8 @@ def test_the_schema_sent_carries_the_constraints() -> None:
                                                                           "kind": "date"}]},
                              lambda req: seen.append(req) or {"c1": {"evidence": "1147", "reason": "r",
                                                                     "basis": "reference", "verdict": "contradicted"}}])
-    r = Judge(backend=llm.backend()).judge(MOSCOW)
+    asks_kinds = load_criterion("factual_correctness").model_copy(update={"ask_kinds": True})
+    r = Judge(backend=llm.backend(), criterion=asks_kinds).judge(MOSCOW)
     assert r.label == 1 and r.claims[0].id == "c1"
     dec = seen[0]["tools"][0]["function"]["parameters"]
     claim = dec["properties"]["claims"]["items"]

@@ -121,7 +121,7 @@ def test_extra_correct_details_0_under_factual_1_under_reference_faithfulness(pr
     fc_check, rf_check = first_user_text(factual.requests[1]), first_user_text(strict.requests[1])
     assert "false_fact" in fc_check and "not_in_reference" not in fc_check
     assert "not_in_reference" in rf_check and "false_fact" not in rf_check
-    extra = "- correct facts that the reference does not mention"  # factual's "never an error" list
+    extra = "- correct facts the reference lacks"  # factual's "never an error" list
     assert extra in fc_check and extra not in rf_check
     assert "Do not use\nyour own knowledge" in system_text(strict.requests[1])
 
@@ -445,7 +445,8 @@ def test_trace_keeps_prompts_and_replies(provider: str) -> None:
     dec, chk = result.trace
     assert dec.messages[0]["role"] == "system" and "<answer>" in dec.messages[1]["content"]
     # the model's own reply (ids are assigned by code, c1..cn in answer order, so it carries none)
-    assert dec.reply == {"claims": [{"text": c.text, "kind": c.kind, "quote": c.quote} for c in MOSCOW_CLAIMS.claims]}
+    # (factual asks no kind: ask_kinds = false, the kind is found in code)
+    assert dec.reply == {"claims": [{"text": c.text, "quote": c.quote} for c in MOSCOW_CLAIMS.claims]}
     assert chk.reply["c1"]["verdict"] == "contradicted"  # keyed by claim id
     assert result.usage.model_dump() == {"calls": 2, "input_tokens": 140, "output_tokens": 18, "reasoning_tokens": 0,
                                          "cached_tokens": 0, "cache_write_tokens": 0, "repairs": 0, "reasks": 0, "over_bound": 0}

@@ -50,7 +50,7 @@ def test_not_errors_are_shown_where_the_criterion_defines_errors() -> None:
     single = FACTUAL.render("single", {"answer": "<answer>x</answer>"})
     for prompt in (check, single):
         assert "Never an error on its own" in prompt
-        assert "- correct facts that the reference does not mention" in prompt
+        assert "- correct facts the reference lacks" in prompt
         assert "Concrete fact kinds: date, number, name" in prompt
     assert "Never an error" not in STRICT.render("check", {"claims": ""})
     assert load_criterion("reference_faithfulness").not_errors == []  # it does not apply there
@@ -90,7 +90,7 @@ def test_an_edit_changes_one_field_and_the_file_keeps_everything_else(edit: Crit
 @pytest.mark.parametrize("edit, message", [
     (CriterionEdit(field="prompts.system", action="replace", new="x"), "not editable"),
     (CriterionEdit(field="not_errors", action="remove", old="no such entry"), "not an entry"),
-    (CriterionEdit(field="not_errors", action="add", new="Synonyms and paraphrases of the reference answer"), "already"),
+    (CriterionEdit(field="not_errors", action="add", new="Clarifications, synonyms, paraphrases"), "already"),
     (CriterionEdit(field="verdicts.supported", action="remove", old="x"), "only be replaced"),
     (CriterionEdit(field="verdicts.supported", action="replace", old="something else", new="x"), "current meaning"),
     (CriterionEdit(field="fact_kinds", action="add", new=""), "needs new text"),

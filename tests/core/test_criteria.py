@@ -183,7 +183,7 @@ def test_user_criterion_requirements_are_enforced(tmp_path: Path, as_type) -> No
 
 def test_fingerprint_changes_with_the_prompt(tmp_path: Path) -> None:
     a = load_criterion(write(tmp_path, "a", BASE))
-    b = load_criterion(write(tmp_path, "b", BASE.replace("careful fact-checking judge", "fact-checking judge")))
+    b = load_criterion(write(tmp_path, "b", BASE.replace("Judge every claim:", "Judge each claim:")))
     assert a.fingerprint == load_criterion("factual_correctness").fingerprint
     assert a.fingerprint != b.fingerprint
 

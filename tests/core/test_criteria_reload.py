@@ -16,9 +16,9 @@ def test_editing_a_criterion_file_changes_its_fingerprint(tmp_path: Path) -> Non
     before = load_criterion(str(mine))
     assert load_criterion(str(mine)) is before  # unchanged file: served from the cache
     text = mine.read_text(encoding="utf-8")
-    mine.write_text(text.replace("careful fact-checking judge", "strict fact-checking judge"), encoding="utf-8")
+    mine.write_text(text.replace("Judge every claim:", "Judge each claim strictly:"), encoding="utf-8")
     st = mine.stat()
     os.utime(mine, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
     after = load_criterion(str(mine))
-    assert "strict fact-checking judge" in after.prompts.system
+    assert "Judge each claim strictly:" in after.prompts.system
     assert after.fingerprint != before.fingerprint

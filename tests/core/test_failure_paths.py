@@ -343,7 +343,7 @@ def _criterion_file(tmp_path: Path, **changes: str) -> Path:
     ("{question}\n{answer}\n'''", "{question}\n'''", "prompts.decompose: lacks {answer}"),
     ("{question}\n{claims}", "{question}", "prompts.check: lacks {claims}"),
     ('error_verdicts = ["contradicted", "false_fact"]', "error_verdicts = []", "error_verdicts: is empty"),
-    ("You are a careful fact-checking judge.", "You are a careful judge of {answer}.", "prompts.system: uses {answer}"),
+    ("Judge every claim:", "Judge every claim of {answer}:", "prompts.system: uses {answer}"),
 ])
 def test_a_criterion_that_could_never_work_is_refused_at_load(tmp_path, old: str, new: str, words: str) -> None:
     text = (ROOT / "criteria" / "factual_correctness.toml").read_text()

@@ -1,6 +1,7 @@
 """A criterion's `ask_kinds = false` (#50): the decompose request leaves the fact-kind enum out and
 the claim's kind is found in code. source_faithfulness ships it (no verdict of its refers to a
-kind); factual_correctness still asks (its false_fact verdict names the kinds).
+kind) and factual_correctness too: its false_fact verdict names the kinds, but the check sees
+each claim as `cN: text`, never the decompose step's kind, so the kind only labels reports.
 
 Faked at the HTTP boundary (`FakeLLM`: the real SDK and Instructor run).
 """
@@ -44,7 +45,8 @@ def test_the_reply_schema_without_kinds_stays_strict() -> None:
 
 def test_shipped_criteria() -> None:
     assert load_criterion("source_faithfulness").ask_kinds is False
-    assert load_criterion("factual_correctness").ask_kinds is True
+    assert load_criterion("factual_correctness").ask_kinds is False
+    assert load_criterion("reference_faithfulness").ask_kinds is True
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -63,12 +65,26 @@ def test_faithfulness_asks_no_kind_and_finds_it_in_code(provider: str) -> None:
     assert "kind" not in llm.user_prompts()[0]
 
 
-def test_factual_still_asks_the_model_for_kinds() -> None:
+def test_factual_asks_no_kind_but_its_check_still_names_the_concrete_kinds() -> None:
+    claims = {"claims": [{"text": "Moscow was founded in 1147.", "quote": "founded in 1147"}]}
+    checks = ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="supported", basis="reference")])
+    llm = FakeLLM("openai", [claims, checks])
+    r = Judge(backend=llm.backend(), criterion="factual_correctness").judge(
+        {"id": "m", "answer": "Moscow was founded in 1147.", "reference": "1147"})
+    assert [c.kind for c in r.claims] == ["date"]  # found in code
+    assert '"kind"' not in json.dumps(llm.requests[0].get("tools"))
+    check = llm.user_prompts()[1]
+    assert "Concrete fact kinds: date, number, name, place, title, quantity, event." in check  # "other" is no kind
+    assert "c1: Moscow was founded in 1147." in check
+
+
+def test_a_criterion_that_asks_for_kinds_keeps_the_models_kind() -> None:
     claims = {"claims": [
         {"text": "Moscow was founded in 1147.", "kind": "event", "quote": "founded in 1147"}]}
     checks = ClaimChecks(checks=[ClaimCheck(claim_id="c1", verdict="supported", basis="reference")])
     llm = FakeLLM("openai", [claims, checks])
-    r = Judge(backend=llm.backend(), criterion="factual_correctness").judge(
+    asks = load_criterion("factual_correctness").model_copy(update={"ask_kinds": True})
+    r = Judge(backend=llm.backend(), criterion=asks).judge(
         {"id": "m", "answer": "Moscow was founded in 1147.", "reference": "1147"})
     assert [c.kind for c in r.claims] == ["event"]  # the model's kind, not code's "date"
     assert '"kind"' in json.dumps(llm.requests[0].get("tools"))
