@@ -45,11 +45,18 @@ def _parse(path: Path, mtime_ns: int, size: int) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
+@functools.cache
+def walk(node: ast.AST) -> tuple[ast.AST, ...]:
+    """`ast.walk(node)`, walked once per node: the checks below walk the same cached trees again and
+    again (nodes hash by identity; the trees are never changed)."""
+    return tuple(ast.walk(node))
+
+
 def _type_checking_nodes(tree: ast.AST) -> set[int]:
     skip = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+            skip |= {id(n) for stmt in node.body for n in walk(stmt)}
     return skip
 
 
@@ -78,7 +85,7 @@ def _import_graph(root: Path, type_only: bool, version: tuple[tuple[str, int, in
         tree = parsed(path)
         skip = set() if type_only else _type_checking_nodes(tree)
         base = mod if is_pkg else mod.rpartition(".")[0]
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if id(node) in skip:
                 continue
             if isinstance(node, ast.Import):
@@ -195,9 +202,9 @@ def _all_calls(root: Path, version: tuple[tuple[str, int, int], ...]) -> tuple[t
     out = []
     for mod, (path, _) in modules(root).items():
         tree = parsed(path)
-        scopes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        scopes = [tree] + [n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for scope in scopes:
-            for node in ast.walk(scope):
+            for node in walk(scope):
                 if isinstance(node, ast.Call):
                     out.append((mod, node, scope))
     return tuple(out)
@@ -297,10 +304,10 @@ def long_functions(root: Path = PACKAGE, limit: int = MAX_FUNCTION_LINES) -> lis
     out = []
     for mod, (path, _) in modules(root).items():
         tree = parsed(path)
-        for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
+        for scope in [tree, *(n for n in walk(tree) if isinstance(n, ast.ClassDef))]:
             prefix = mod if scope is tree else f"{mod}.{scope.name}"  # type: ignore[attr-defined]
             for node in scope.body:
-                for f in [node, *ast.walk(node)] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []:
+                for f in [node, *walk(node)] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []:
                     if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         n = f.end_lineno - f.lineno + 1  # type: ignore[operator]
                         if n > limit:
@@ -332,9 +339,9 @@ def provider_name_comparisons(root: Path = PACKAGE) -> list[str]:
     for mod, (path, _) in modules(root).items():
         if mod.startswith("judgeflow.backends.providers"):
             continue
-        for node in ast.walk(parsed(path)):
+        for node in walk(parsed(path)):
             if isinstance(node, (ast.Compare, ast.Dict)):
-                consts = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+                consts = {n.value for n in walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
                 hit = consts & names if isinstance(node, ast.Compare) else (
                     {k.value for k in node.keys if isinstance(k, ast.Constant)} & names
                     if len({k.value for k in node.keys if isinstance(k, ast.Constant)} & names) > 1 else set())
@@ -365,7 +372,7 @@ def wires_outside_providers(root: Path = PACKAGE) -> list[str]:
     for mod, (path, _) in modules(root).items():
         if mod.startswith("judgeflow.backends.providers"):
             continue
-        for node in ast.walk(parsed(path)):
+        for node in walk(parsed(path)):
             if isinstance(node, ast.ClassDef) and any(ast.unparse(b).split(".")[-1].endswith("Wire") for b in node.bases):
                 found.append(f"{mod}.{node.name}")
     return found
@@ -417,7 +424,7 @@ def private_imports(root: Path = PACKAGE) -> list[str]:
     module, or move the code to where it is used)."""
     found = []
     for mod, (path, _) in modules(root).items():
-        for node in ast.walk(parsed(path)):
+        for node in walk(parsed(path)):
             if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("judgeflow")):
                 found += [f"{mod}: {node.module}.{a.name}" for a in node.names
                           if a.name.startswith("_") and not a.name.startswith("__")]
@@ -495,11 +502,11 @@ def shared_uses(path: Path) -> list[str]:
     """What in a test file reaches for ../shared: a `fake_llm` / `shared_data` fixture argument, the
     conftest's FAKE_LLM / SHARED / SHARED_DATA, or a string (not a docstring) naming shared/ or fake_llm.py."""
     tree = parsed(path)
-    docs = {id(n.body[0].value) for n in ast.walk(tree)
+    docs = {id(n.body[0].value) for n in walk(tree)
             if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
             and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
     found = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         name = node.arg if isinstance(node, ast.arg) else node.id if isinstance(node, ast.Name) else None
         if name in _SHARED_NAMES:
             found.append(f"{path.name}:{node.lineno}: {name}")  # type: ignore[attr-defined]
@@ -680,7 +687,7 @@ def config_imports(root: Path = PACKAGE) -> list[str]:
     for mod, (path, is_pkg) in modules(root).items():
         if mod.startswith("judgeflow.config"):
             base = mod if is_pkg else mod.rpartition(".")[0]
-            for name in (n for node in ast.walk(parsed(path)) for n in _imported(base, node)):
+            for name in (n for node in walk(parsed(path)) for n in _imported(base, node)):
                 allowed = any(name == m or name.startswith(m + ".") for m in CONFIG_MAY_IMPORT)
                 if not allowed and name.partition(".")[0] not in sys.stdlib_module_names:
                     found.add(f"{mod} -> {name}")
@@ -733,7 +740,7 @@ def settings_classes(root: Path = PACKAGE) -> set[str]:
         rel = path.relative_to(root).as_posix()
         if rel.startswith("config/"):
             continue
-        for node in ast.walk(parsed(path)):
+        for node in walk(parsed(path)):
             if (isinstance(node, ast.ClassDef) and SETTINGS_NAME.fullmatch(node.name)
                     and (node.bases or node.decorator_list)):
                 found.add(f"{rel}:{node.name}")

@@ -65,10 +65,12 @@ def sdk_client(module: str, cls: str, *, transport: str = "auto", limiter: Any =
     given = kwargs.get("http_client") is not None
     if transport != "httpx" and not given:
         try:  # the SDK's aiohttp client raises RuntimeError when aiohttp is not installed
-            kwargs["http_client"] = sdk.DefaultAioHttpClient(timeout=kwargs.get("timeout"))
+            kwargs["http_client"] = sdk.DefaultAioHttpClient(timeout=kwargs.get("timeout"), verify=tls_context())
         except (AttributeError, RuntimeError):
             if transport == "aiohttp":
                 raise ConfigError(f"--http-transport aiohttp needs aiohttp: pip install '{module}[aiohttp]'") from None
+    if kwargs.get("http_client") is None and hasattr(sdk, "DefaultAsyncHttpxClient"):
+        kwargs["http_client"] = sdk.DefaultAsyncHttpxClient(timeout=kwargs.get("timeout"), verify=tls_context())
     client = getattr(sdk, cls)(**kwargs)
     if not given and isinstance(kwargs.get("timeout"), (int, float)):
         with_deadline(client, float(kwargs["timeout"]))
@@ -81,6 +83,18 @@ def sdk_client(module: str, cls: str, *, transport: str = "auto", limiter: Any =
 
         pace_attach(client, pace)
     return client
+
+
+@lru_cache(maxsize=1)
+def tls_context() -> Any:
+    """One TLS context for every SDK client this process builds, made as the SDKs make theirs
+    (httpx2's default: the system's CA store, or SSL_CERT_FILE / SSL_CERT_DIR as set when the
+    first client is built). Each SDK client used to load the CA store itself: about 70 ms of CPU a
+    client, paid again by every event loop that judges (one client per loop) and every process.
+    A context is safe to share between connections, threads and event loops."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
 
 
 def with_deadline(raw: Any, seconds: float) -> None:

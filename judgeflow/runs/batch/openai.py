@@ -8,6 +8,7 @@ from typing import Any
 
 import openai
 
+from ...backends.connections import tls_context
 from ...errors import ConfigError
 from .types import BatchStatus, encode_reply, failure, output_rows, unreadable
 
@@ -26,7 +27,8 @@ class OpenAIBatches:
         key = os.environ.get("OPENAI_API_KEY")
         if not key and base_url is None:
             raise ConfigError("the OpenAI Batch API needs an API key: set OPENAI_API_KEY")
-        kwargs = {"http_client": http_client} if http_client is not None else {}
+        # the process's one TLS context (loading the CA store per client cost ~70 ms of CPU each)
+        kwargs = {"http_client": http_client if http_client is not None else openai.DefaultHttpxClient(verify=tls_context())}
         self.client = openai.OpenAI(api_key=key or "not-needed", base_url=base_url, **kwargs)
 
     @staticmethod
