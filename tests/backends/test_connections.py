@@ -99,23 +99,27 @@ def test_the_cli_flag_reaches_the_client_and_the_resume_command() -> None:
 
 def test_every_sdk_client_shares_one_verifying_tls_context(monkeypatch) -> None:
     """Each SDK client used to load the CA store itself (about 70 ms of CPU a client, again in every
-    event loop and process); now one context, made as httpx2 makes its default, serves them all."""
+    event loop and process); now one context, made as httpx2 makes its default, serves them all.
+    Counted where every context is born (`ssl.SSLContext.__new__`), whichever httpx2 makes it
+    (2.14 on Python 3.10 builds it itself, 2.16 asks httpcore2)."""
     import ssl
 
-    import httpcore2
+    import aiohttp  # noqa: F401  (aiohttp makes its own two contexts once, at import)
+    import anthropic  # noqa: F401
+    import openai  # noqa: F401
 
     from judgeflow.backends import connections
 
     made = []
-    real = httpcore2.default_ssl_context
-    monkeypatch.setattr(httpcore2, "default_ssl_context", lambda **k: made.append(1) or real(**k))
+    real = ssl.SSLContext.__new__
+    monkeypatch.setattr(ssl.SSLContext, "__new__", lambda cls, *a, **k: made.append(cls) or real(cls, *a, **k))
     connections.tls_context.cache_clear()
     try:
         clients = [sdk_client(module, cls, transport=t, api_key="sk-test", base_url="http://127.0.0.1:9/v1")
                    for module, cls in (("openai", "AsyncOpenAI"), ("anthropic", "AsyncAnthropic"))
                    for t in ("aiohttp", "httpx")]
         assert {transport_of(c) for c in clients} == {"aiohttp", "httpx"}
-        assert len(made) == 1
+        assert len(made) == 1, f"{len(made)} TLS contexts made for {len(clients)} clients"
         ctx = connections.tls_context()
         assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
         assert ctx.cert_store_stats()["x509_ca"] > 0  # the system's CA store is loaded
