@@ -14,11 +14,8 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
-from langgraph.graph import END, START, StateGraph
-from langgraph.runtime import Runtime
-from langgraph.types import Command
 from pydantic import BaseModel, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
@@ -40,6 +37,32 @@ from .schemas import Claim, ClaimCheck
 from .traces import attribute
 
 Strategy = Literal["graph", "single"]
+
+END = "__end__"  # LangGraph's END: the node after aggregate
+
+
+class Run(Protocol):
+    """What a node reads of its run: the invoke-time context (a LangGraph `Runtime` is one)."""
+
+    @property
+    def context(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Step:
+    """A routing node's update and the node it names next. The compiled graph hands LangGraph a
+    `Command(update=..., goto=...)` made from it (`build_graph`), so judging an item in this
+    process never imports LangGraph (about a second of CPU a process, `run_steps`)."""
+
+    update: dict[str, Any]
+    goto: str
+
+
+@dataclass(frozen=True)
+class _Given:
+    """A `Run` for `run_steps`: the context, as LangGraph's Runtime carries it."""
+
+    context: Any
 
 
 @dataclass
@@ -116,7 +139,7 @@ def _served_backend(
     return make_backend(model, **options)
 
 
-def _context(runtime: Runtime[JudgeContext]) -> JudgeContext:
+def _context(runtime: Run) -> JudgeContext:
     """The invoke-time context; none given (a bare server run) means the defaults."""
     ctx = runtime.context
     if ctx is None:
@@ -190,19 +213,20 @@ def _fresh() -> tuple[Usage, list[TraceEntry]]:
 
 
 def _then(
-    state: JudgeState, runtime: Runtime[JudgeContext], update: dict[str, Any], decide: Any
-) -> Command[Any]:
+    state: JudgeState, runtime: Run, update: dict[str, Any], decide: Any
+) -> Step:
     """The node's update and the next node, decided on the state as it will be after the update.
 
-    Nodes route with `Command(goto=...)` rather than conditional edges: the same graph (the
-    return annotations name the possible next nodes), at about a third of LangGraph's per-item
-    overhead (a conditional edge is one more runnable call per step)."""
-    return Command(update=update, goto=decide(state.model_copy(update=update), runtime))
+    Nodes route by naming their next node (a LangGraph `Command(goto=...)` in the compiled graph)
+    rather than by conditional edges: the same graph (`_GOES` names the possible next nodes), at
+    about a third of LangGraph's per-item overhead (a conditional edge is one more runnable call
+    per step)."""
+    return Step(update=update, goto=decide(state.model_copy(update=update), runtime))
 
 
 async def route(
-    state: JudgeState, runtime: Runtime[JudgeContext]
-) -> Command[Literal["decompose", "single", "aggregate"]]:
+    state: JudgeState, runtime: Run
+) -> Step:
     """Pick the criterion: explicit settings first, else by which evidence the item has."""
     ctx = _context(runtime)
     checked = (
@@ -227,7 +251,7 @@ async def route(
 
 
 def after_route(
-    state: JudgeState, runtime: Runtime[JudgeContext]
+    state: JudgeState, runtime: Run
 ) -> Literal["decompose", "single", "aggregate"]:
     if state.status != "judged":
         return "aggregate"
@@ -240,8 +264,8 @@ def _why(step: str, e: LLMError) -> str:
 
 
 async def decompose(
-    state: JudgeState, runtime: Runtime[JudgeContext]
-) -> Command[Literal["check", "cover", "aggregate"]]:
+    state: JudgeState, runtime: Run
+) -> Step:
     """Split the answer into claims."""
     assert state.criterion is not None
     usage, trace = _fresh()
@@ -278,13 +302,13 @@ async def decompose(
 
 
 def after_decompose(
-    state: JudgeState, runtime: Runtime[JudgeContext]
+    state: JudgeState, runtime: Run
 ) -> Literal["check", "cover", "aggregate"]:
     return "check" if state.status == "judged" and state.claims else after_claims(state, runtime)
 
 
 def after_claims(
-    state: JudgeState, runtime: Runtime[JudgeContext]
+    state: JudgeState, runtime: Run
 ) -> Literal["cover", "aggregate"]:
     """Requirement coverage next, for a spec criterion when the judge has it on; else aggregate."""
     c = state.criterion
@@ -298,8 +322,8 @@ def after_claims(
 
 
 async def check(
-    state: JudgeState, runtime: Runtime[JudgeContext]
-) -> Command[Literal["know", "cover", "aggregate"]]:
+    state: JudgeState, runtime: Run
+) -> Step:
     """Check all claims of the item (one call per chunk of claims)."""
     assert state.criterion is not None
     usage, trace = _fresh()
@@ -320,8 +344,8 @@ async def check(
 
 
 async def single(
-    state: JudgeState, runtime: Runtime[JudgeContext]
-) -> Command[Literal["know", "cover", "aggregate"]]:
+    state: JudgeState, runtime: Run
+) -> Step:
     """One call: claims and their verdicts together."""
     assert state.criterion is not None
     usage, trace = _fresh()
@@ -356,7 +380,7 @@ async def single(
 
 
 def after_checks(
-    state: JudgeState, runtime: Runtime[JudgeContext]
+    state: JudgeState, runtime: Run
 ) -> Literal["know", "cover", "aggregate"]:
     """The knowledge step next when it has work (commit-first or given evidence, claims the
     reference did not settle); else as after any claims."""
@@ -375,8 +399,8 @@ def after_checks(
 
 
 async def know(
-    state: JudgeState, runtime: Runtime[JudgeContext]
-) -> Command[Literal["cover", "aggregate"]]:
+    state: JudgeState, runtime: Run
+) -> Step:
     """Claims the reference did not settle: checked against given evidence (quotes verified in code),
     then, with commit-first, against what the judge commits to before it sees their values."""
     ctx, criterion = _context(runtime), state.criterion
@@ -498,7 +522,7 @@ def _unquoted(check: ClaimCheck) -> ClaimCheck:
     )
 
 
-async def cover(state: JudgeState, runtime: Runtime[JudgeContext]) -> dict[str, Any]:
+async def cover(state: JudgeState, runtime: Run) -> dict[str, Any]:
     """Requirement coverage: split the spec (once per spec), mark every requirement against the output."""
     coverage = _context(runtime).coverage
     assert state.criterion is not None and coverage is not None
@@ -579,6 +603,14 @@ _NODES: dict[str, Any] = {
     "cover": cover,
 }
 _NEXT = {"cover": "aggregate", "aggregate": END}
+#: where each routing node may go (the compiled graph's edges; its drawing)
+_GOES: dict[str, tuple[str, ...]] = {
+    "route": ("decompose", "single", "aggregate"),
+    "decompose": ("check", "cover", "aggregate"),
+    "check": ("know", "cover", "aggregate"),
+    "single": ("know", "cover", "aggregate"),
+    "know": ("cover", "aggregate"),
+}
 
 
 async def run_steps(state: JudgeState, context: JudgeContext) -> JudgeState:
@@ -588,11 +620,11 @@ async def run_steps(state: JudgeState, context: JudgeContext) -> JudgeState:
     (`graph_runs_listened`): LangGraph's per-step channels, checkpoints and task bookkeeping cost
     more client CPU than the nodes themselves; the compiled graph (`build_graph`) stays what a
     served or traced run executes."""
-    runtime: Runtime[JudgeContext] = Runtime(context=context)
+    runtime: Run = _Given(context)
     node = "route"
     while node != END:
         out = await (aggregate(state) if node == "aggregate" else _NODES[node](state, runtime))
-        update, node = (out.update, out.goto) if isinstance(out, Command) else (out, _NEXT[node])
+        update, node = (out.update, out.goto) if isinstance(out, Step) else (out, _NEXT[node])
         changed = dict(update)
         if "usage" in changed:
             changed["usage"] = add_usage(state.usage, changed["usage"])
@@ -605,7 +637,15 @@ async def run_steps(state: JudgeState, context: JudgeContext) -> JudgeState:
 def graph_runs_listened() -> bool:
     """True when a LangChain tracer or callback would see a graph run (LangSmith tracing on by its
     environment or context, a parent run's callbacks, a registered tracing hook): then an item runs
-    through the compiled graph, so what is traced stays as it was."""
+    through the compiled graph, so what is traced stays as it was. Until LangChain or LangSmith is
+    imported no callback, tracing context or hook can exist, so only the tracing environment
+    variables are read (LangChain's import is about a second of CPU a process)."""
+    import os
+    import sys
+
+    if "langchain_core" not in sys.modules and "langsmith" not in sys.modules:
+        if not any(_env_on(k) for k in os.environ if "TRACING" in k and k.startswith(_TRACING_ENV)):
+            return False
     from langchain_core.runnables.config import var_child_runnable_config
     from langchain_core.tracers import context as tracers
 
@@ -618,6 +658,10 @@ def graph_runs_listened() -> bool:
     return any(var.get() is not None or (env and _env_on(env)) for var, _, _, env in hooks)
 
 
+#: LangSmith's tracing switches are `LANGSMITH_TRACING(_V2)` and `LANGCHAIN_TRACING(_V2)`
+_TRACING_ENV = ("LANGSMITH_", "LANGCHAIN_")
+
+
 def _env_on(name: str) -> bool:
     import os
 
@@ -628,11 +672,33 @@ def build_graph(context_schema: type[Any] = JudgeContext) -> Any:
     """Compile the judge graph. Invoke with `context=JudgeContext(model=...)` (or `backend=...`).
 
     context_schema: what a JSON context is read as; `served.build_served_graph` passes its
-    `ServedContext` (names the operator allows, nothing more)."""
+    `ServedContext` (names the operator allows, nothing more). LangGraph is imported here, when a
+    graph is built, not when an item is judged in this process."""
+    from langgraph.graph import END as _END
+    from langgraph.graph import START, StateGraph
+
+    assert _END == END
     g = StateGraph(JudgeState, context_schema=context_schema, input_schema=JudgeInput)
-    for node in (route, decompose, check, single, know, cover, aggregate):
-        g.add_node(node)
-    g.add_edge(START, "route")  # route, decompose, check and single name their next node (Command)
+    for name, node in _NODES.items():
+        if name in _GOES:  # its Step becomes LangGraph's Command
+            g.add_node(name, _commanding(node), destinations=_GOES[name])
+        else:
+            g.add_node(name, node)
+    g.add_node("aggregate", aggregate)
+    g.add_edge(START, "route")  # route, decompose, check, single and know name their next node
     g.add_edge("cover", "aggregate")
     g.add_edge("aggregate", END)
     return g.compile(name="judgeflow")
+
+
+def _commanding(node: Any) -> Any:
+    """`node` for LangGraph: its `Step` as a `Command`; LangGraph injects `runtime` by its name."""
+    from langgraph.types import Command
+
+    async def step(state: JudgeState, runtime: Run) -> Any:
+        out = await node(state, runtime)
+        return Command(update=out.update, goto=out.goto)
+
+    step.__name__ = step.__qualname__ = node.__name__
+    step.__doc__ = node.__doc__
+    return step

@@ -1,4 +1,6 @@
-"""The offline path never imports the provider SDKs (issue 11: they cost seconds at start-up)."""
+"""The offline path never imports the provider SDKs (issue 11: they cost seconds at start-up), nor
+LangGraph and LangChain when nothing traces (about a second of CPU a process: an item is judged by
+`workflow.run_steps`; the compiled graph is built only for a tracer, a Runnable or a server)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ r = judge.judge({"id": "q1", "question": "When was Moscow founded?",
                  "answer": "In 1247, by Yuri Dolgorukiy.", "reference": "1147, by Yuri Dolgorukiy"})
 rs = list(judge.judge_many([{"id": "s", "answer": "Paris is in France.", "source": "Paris is the capital of France."}]))
 print(json.dumps({"label": r.label, "labels": [x.label for x in rs],
-                  "loaded": sorted(m for m in ("openai", "anthropic", "instructor") if m in sys.modules)}))
+                  "loaded": sorted(m for m in ("openai", "anthropic", "instructor", "langgraph", "langchain_core")
+                                  if m in sys.modules)}))
 """
 
 

@@ -142,3 +142,19 @@ def test_a_callback_or_langsmith_tracing_still_sees_the_graphs_run(
 
     with tracing_context(enabled=True):  # as LANGSMITH_TRACING=true (langsmith reads it once)
         assert workflow.graph_runs_listened()
+
+
+def test_the_compiled_graph_keeps_its_nodes_and_every_route_a_node_names() -> None:
+    """The nodes name their next node as a `Step` (no LangGraph import to judge an item); the compiled
+    graph turns it into LangGraph's Command and draws the same edges the return annotations drew."""
+    from judgeflow.workflow import build_graph
+
+    drawn = build_graph().get_graph()
+    edges = {(e.source, e.target) for e in drawn.edges}
+    assert set(drawn.nodes) == {"__start__", "route", "decompose", "check", "single", "know", "cover",
+                                "aggregate", "__end__"}
+    assert edges == {("__start__", "route"), ("route", "decompose"), ("route", "single"), ("route", "aggregate"),
+                     ("decompose", "check"), ("decompose", "cover"), ("decompose", "aggregate"),
+                     ("check", "know"), ("check", "cover"), ("check", "aggregate"), ("single", "know"),
+                     ("single", "cover"), ("single", "aggregate"), ("know", "cover"), ("know", "aggregate"),
+                     ("cover", "aggregate"), ("aggregate", "__end__")}
