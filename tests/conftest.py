@@ -22,9 +22,12 @@ def pytest_configure(config: pytest.Config) -> None:
     judgeflow again. Where PYTHONDONTWRITEBYTECODE is set (common in containers and CI) each one
     compiled every judgeflow module it imported from source, about 0.3-0.45 s of CPU a process.
     The children write bytecode beside the sources, as Python does by default (`__pycache__/`,
-    ignored by git); third-party packages already have theirs. The test process itself is
-    unchanged."""
+    ignored by git); third-party packages already have theirs. The test process writes them too,
+    and pytest keeps each test module's rewritten asserts beside it: without that every run
+    rewrote and compiled all the test modules again (a collection 20 -> 11 s of CPU from the
+    second run on)."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
