@@ -12,6 +12,8 @@ becomes a 0 or a 1.
 from __future__ import annotations
 
 import operator
+import os
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any, Literal, Protocol
@@ -212,9 +214,7 @@ def _fresh() -> tuple[Usage, list[TraceEntry]]:
     return Usage(), []
 
 
-def _then(
-    state: JudgeState, runtime: Run, update: dict[str, Any], decide: Any
-) -> Step:
+def _then(state: JudgeState, runtime: Run, update: dict[str, Any], decide: Any) -> Step:
     """The node's update and the next node, decided on the state as it will be after the update.
 
     Nodes route by naming their next node (a LangGraph `Command(goto=...)` in the compiled graph)
@@ -224,9 +224,7 @@ def _then(
     return Step(update=update, goto=decide(state.model_copy(update=update), runtime))
 
 
-async def route(
-    state: JudgeState, runtime: Run
-) -> Step:
+async def route(state: JudgeState, runtime: Run) -> Step:
     """Pick the criterion: explicit settings first, else by which evidence the item has."""
     ctx = _context(runtime)
     checked = (
@@ -250,9 +248,7 @@ async def route(
     return _then(state, runtime, {"criterion": criterion, "routed_by": why}, after_route)
 
 
-def after_route(
-    state: JudgeState, runtime: Run
-) -> Literal["decompose", "single", "aggregate"]:
+def after_route(state: JudgeState, runtime: Run) -> Literal["decompose", "single", "aggregate"]:
     if state.status != "judged":
         return "aggregate"
     return "single" if _context(runtime).judge_spec.strategy == "single" else "decompose"
@@ -263,9 +259,7 @@ def _why(step: str, e: LLMError) -> str:
     return str(e) if isinstance(e, BudgetExceeded) else f"{step}: {e}"
 
 
-async def decompose(
-    state: JudgeState, runtime: Run
-) -> Step:
+async def decompose(state: JudgeState, runtime: Run) -> Step:
     """Split the answer into claims."""
     assert state.criterion is not None
     usage, trace = _fresh()
@@ -301,15 +295,11 @@ async def decompose(
     )
 
 
-def after_decompose(
-    state: JudgeState, runtime: Run
-) -> Literal["check", "cover", "aggregate"]:
+def after_decompose(state: JudgeState, runtime: Run) -> Literal["check", "cover", "aggregate"]:
     return "check" if state.status == "judged" and state.claims else after_claims(state, runtime)
 
 
-def after_claims(
-    state: JudgeState, runtime: Run
-) -> Literal["cover", "aggregate"]:
+def after_claims(state: JudgeState, runtime: Run) -> Literal["cover", "aggregate"]:
     """Requirement coverage next, for a spec criterion when the judge has it on; else aggregate."""
     c = state.criterion
     wanted = (
@@ -321,9 +311,7 @@ def after_claims(
     return "cover" if wanted and state.status != "invalid" else "aggregate"
 
 
-async def check(
-    state: JudgeState, runtime: Run
-) -> Step:
+async def check(state: JudgeState, runtime: Run) -> Step:
     """Check all claims of the item (one call per chunk of claims)."""
     assert state.criterion is not None
     usage, trace = _fresh()
@@ -343,9 +331,7 @@ async def check(
     return _then(state, runtime, {"checks": checks, "usage": usage, "trace": trace}, after_checks)
 
 
-async def single(
-    state: JudgeState, runtime: Run
-) -> Step:
+async def single(state: JudgeState, runtime: Run) -> Step:
     """One call: claims and their verdicts together."""
     assert state.criterion is not None
     usage, trace = _fresh()
@@ -379,9 +365,7 @@ async def single(
     )
 
 
-def after_checks(
-    state: JudgeState, runtime: Run
-) -> Literal["know", "cover", "aggregate"]:
+def after_checks(state: JudgeState, runtime: Run) -> Literal["know", "cover", "aggregate"]:
     """The knowledge step next when it has work (commit-first or given evidence, claims the
     reference did not settle); else as after any claims."""
     ctx, c = _context(runtime), state.criterion
@@ -398,9 +382,7 @@ def after_checks(
     return "know" if wanted else after_claims(state, runtime)
 
 
-async def know(
-    state: JudgeState, runtime: Run
-) -> Step:
+async def know(state: JudgeState, runtime: Run) -> Step:
     """Claims the reference did not settle: checked against given evidence (quotes verified in code),
     then, with commit-first, against what the judge commits to before it sees their values."""
     ctx, criterion = _context(runtime), state.criterion
@@ -640,9 +622,6 @@ def graph_runs_listened() -> bool:
     through the compiled graph, so what is traced stays as it was. Until LangChain or LangSmith is
     imported no callback, tracing context or hook can exist, so only the tracing environment
     variables are read (LangChain's import is about a second of CPU a process)."""
-    import os
-    import sys
-
     if "langchain_core" not in sys.modules and "langsmith" not in sys.modules:
         if not any(_env_on(k) for k in os.environ if "TRACING" in k and k.startswith(_TRACING_ENV)):
             return False
@@ -663,8 +642,6 @@ _TRACING_ENV = ("LANGSMITH_", "LANGCHAIN_")
 
 
 def _env_on(name: str) -> bool:
-    import os
-
     return os.environ.get(name, "").lower() not in ("", "0", "false", "no")
 
 
