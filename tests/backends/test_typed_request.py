@@ -212,3 +212,20 @@ def test_reasks_stop_at_the_request_timeout_as_in_instructors_loop(timeout, atte
                                         strict=True, mode=Mode.TOOLS, provider=Provider.OPENAI))
         counts.append((len(sent), caught.value.n_attempts, len(caught.value.failed_attempts)))
     assert counts[0] == counts[1] == (attempts, attempts, attempts)
+
+
+@pytest.mark.parametrize("structured", ["tools", "tools_strict", "json_schema", "json"])
+def test_the_openai_wire_makes_the_client_from_openai_makes(structured: str) -> None:
+    """The wire builds Instructor's client as `instructor.from_openai` does (the same SDK client,
+    provider and mode), only without looking up `chat.completions.create` until it is called (the
+    cases above call it: Instructor's own create answers as the fast path does)."""
+    import instructor
+    import openai
+
+    from judgeflow.backends.providers.wire import Wire, instructor_mode
+
+    sdk = openai.AsyncOpenAI(api_key="sk-test", base_url="http://127.0.0.1:9/v1")
+    ours, theirs = Wire().instructor(sdk, structured), instructor.from_openai(sdk, mode=instructor_mode(structured))
+    assert type(ours) is type(theirs)
+    assert (ours.client, ours.provider, ours.mode, ours.kwargs) == (theirs.client, theirs.provider, theirs.mode,
+                                                                    theirs.kwargs)
