@@ -206,5 +206,10 @@ def test_every_example_runs_in_a_plain_archive(archive: Path, example: str) -> N
 
 @pytest.mark.slow
 def test_the_ci_example_runs_in_a_plain_archive(archive: Path) -> None:
-    r = _run(archive, "-m", "pytest", "examples/qa_bot_ci", "-q", "-p", "no:cacheprovider")
+    # its own pytest run, offline, as a user's `python -m pytest examples/qa_bot_ci` (the workflow's step
+    # with its cache directory: tests/cli/test_qa_bot_ci_workflow.py)
+    r = _run(archive, "-m", "pytest", "examples/qa_bot_ci", "-rP", "-p", "no:cacheprovider")
     assert r.returncode == 0, r.stdout[-3000:]
+    assert re.search(r"\b4 passed\b", r.stdout), r.stdout[-3000:]
+    assert "c1 [contradicted] Moscow was first mentioned in 1247." in r.stdout  # what a failing item shows
+    assert "hallucination rate 1/40, 95% interval 0.4% to 12.9%" in r.stdout
