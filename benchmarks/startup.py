@@ -5,9 +5,12 @@
                                                     # DIR main`), run alternately, with the ratios
 
 Commands: `judgeflow --version`, `judgeflow --help`, an offline run of `examples/qa_items.jsonl`
-(9 items, `--no-cache`, so every item is judged), and `calibrate` on its 9 result rows. Each is
-`python -m judgeflow ...` with PYTHONPATH set to the checkout and no bytecode written (as on a
-machine that sets PYTHONDONTWRITEBYTECODE, where every start compiles judgeflow's modules); prints
+(9 items, `--no-cache`, so every item is judged), the same run through the OpenAI SDK against a
+local OpenAI-compatible server (tests/fakes/provider.py --asyncio, fixed replies, started once;
+its CPU is not counted), and `calibrate` on its 9 result rows. Each is
+`python -m judgeflow ...` with PYTHONPATH set to the checkout, each checkout's judgeflow compiled
+to bytecode first (as after a user's first run: a checkout with bytecode and one without are not
+comparable, compiling costs about a third of a second a start); prints
 the median wall and CPU seconds (children included), and which heavy packages each one imported
 (from `python -X importtime`). Runs in a plain clone: no key, no network, nothing outside it.
 """
@@ -29,6 +32,10 @@ HEAVY = ("pydantic", "rich", "langgraph", "langchain_core", "langsmith", "openai
          "numpy", "sklearn", "scipy", "pandas")
 
 
+#: the local OpenAI-compatible server's URL (set in main)
+SERVER = ""
+
+
 def commands(work: Path) -> dict[str, list[str]]:
     items = str(ROOT / "examples" / "qa_items.jsonl")
     results = str(work / "results.jsonl")
@@ -37,13 +44,17 @@ def commands(work: Path) -> dict[str, list[str]]:
         "--help": ["--help"],
         "run, 9 items offline": ["run", items, "-o", results, "--no-cache", "--no-progress",
                                  "--store", str(work / "runs.sqlite")],
+        "run, 9 items via OpenAI": ["run", items, "-o", str(work / "online.jsonl"), "--no-cache", "--no-progress",
+                                    "--store", str(work / "online.sqlite"), "--model", "openai/fake-judge",
+                                    "--base-url", f"{SERVER}/v1"],
         "calibrate, 9 rows": ["calibrate", results],
     }
 
 
 def env_for(checkout: Path, work: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGEFLOW_", "OPENAI_", "ANTHROPIC_"))}
-    return {**env, "PYTHONPATH": str(checkout), "PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(work)}
+    return {**env, "PYTHONPATH": str(checkout), "PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(work),
+            "OPENAI_API_KEY": "bench"}
 
 
 def once(checkout: Path, args: list[str], work: Path) -> tuple[float, float]:
@@ -67,6 +78,9 @@ def heavy_imports(checkout: Path, args: list[str], work: Path) -> list[str]:
 def measure(checkouts: dict[str, Path], runs: int) -> dict[str, dict[str, list[tuple[float, float]]]]:
     """name -> command -> [(wall, cpu)], the checkouts alternating run by run."""
     out: dict[str, dict[str, list[tuple[float, float]]]] = {n: {} for n in checkouts}
+    for checkout in checkouts.values():
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(checkout / "judgeflow")], check=True,
+                       stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""})
     for name, checkout in checkouts.items():  # warm-up, and the results file calibrate reads
         with tempfile.TemporaryDirectory() as d:
             for args in commands(Path(d)).values():
@@ -85,7 +99,20 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=7, help="runs of each command (default 7; the median is printed)")
     a = ap.parse_args()
     checkouts = {"this": ROOT, **({"baseline": a.baseline.resolve()} if a.baseline else {})}
-    got = measure(checkouts, a.n)
+    global SERVER
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import cpu  # benchmarks/ helpers: the fake
+
+    proc, SERVER = cpu.start_async_fake(0.0)
+    try:
+        got = measure(checkouts, a.n)
+        report(checkouts, got, a)
+    finally:
+        cpu.stop_async_fake(proc)
+
+
+def report(checkouts: dict[str, Path], got: dict[str, dict[str, list[tuple[float, float]]]],
+           a: argparse.Namespace) -> None:
     print(f"median of {a.n} runs, whole process, seconds (wall / CPU incl. children)")
     with tempfile.TemporaryDirectory() as d:
         labels = commands(Path(d))
@@ -96,9 +123,9 @@ def main() -> None:
                 wall, cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
                 cells.append(f"{name} {wall:.3f} / {cpu:.3f}")
             if a.baseline:
-                this = statistics.median(r[0] for r in got["this"][label])
-                base = statistics.median(r[0] for r in got["baseline"][label])
-                cells.append(f"ratio {this / base:.2f}")
+                ratios = [statistics.median(r[k] for r in got["this"][label])
+                          / statistics.median(r[k] for r in got["baseline"][label]) for k in (0, 1)]
+                cells.append(f"ratio {ratios[0]:.2f} / {ratios[1]:.2f}")
             print(f"  {label:<22} " + "; ".join(cells))
         print("heavy packages imported:")
         for label, args in labels.items():
