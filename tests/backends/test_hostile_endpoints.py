@@ -183,29 +183,32 @@ def test_a_connection_dropped_mid_body_on_the_first_call_is_not_a_bad_base_url(t
 EMFILE_SCRIPT = """
 import asyncio, os, resource, sys
 from judgeflow.backends.llm import make_client
-from judgeflow.errors import ProviderUnavailable
 from judgeflow.schemas import claims_reply
 
-# the loopback fake stands in for a provider's API: a given timeout keeps every request in flight at
-# once (a local endpoint without one is paced, one request at a time to start: no new sockets)
-client = make_client("openai/m", base_url=sys.argv[1] + "/v1", api_key="k", provider_retries=0, max_retries=0,
-                     http_transport=sys.argv[2], timeout=60)
-ask = lambda: client.ask(claims_reply(("other",)), [{"role": "user", "content": "hi"}])
-
-async def main():
+async def main(transport):
+    # the loopback fake stands in for a provider's API: a given timeout keeps every request in flight at
+    # once (a local endpoint without one is paced, one request at a time to start: no new sockets)
+    client = make_client("openai/m", base_url=sys.argv[1] + "/v1", api_key="k", provider_retries=0, max_retries=0,
+                         http_transport=transport, timeout=60)
+    ask = lambda: client.ask(claims_reply(("other",)), [{"role": "user", "content": "hi"}])
     await ask()  # the client is built and one connection is open and idle
     busy = len(os.listdir("/proc/self/fd")) - 1
-    resource.setrlimit(resource.RLIMIT_NOFILE, (busy, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-    for r in await asyncio.gather(*(ask() for _ in range(5)), return_exceptions=True):
-        print(type(r).__name__, "|", r)  # one takes the idle connection; the others need a new socket
+    limits = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (busy, limits[1]))
+    try:
+        for r in await asyncio.gather(*(ask() for _ in range(5)), return_exceptions=True):
+            print(transport, "|", type(r).__name__, "|", r)  # one takes the idle connection; the others need a new socket
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+        await client.aclose()
 
-asyncio.run(main())
+for transport in sys.argv[2:]:  # each transport with a client of its own, in one process
+    asyncio.run(main(transport))
 """
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("transport", TRANSPORTS)
-def test_too_many_open_files_is_reported_as_a_local_limit(tmp_path, transport: str) -> None:
+def test_too_many_open_files_is_reported_as_a_local_limit(tmp_path) -> None:
     import os
     import subprocess
     import sys
@@ -214,14 +217,19 @@ def test_too_many_open_files_is_reported_as_a_local_limit(tmp_path, transport: s
 
     script = tmp_path / "emfile.py"
     script.write_text(EMFILE_SCRIPT)
-    with FakeProvider() as fake:
-        proc = subprocess.run([sys.executable, str(script), fake.base_url, transport], capture_output=True, text=True,
-                              timeout=120, check=False, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    with FakeProvider() as fake:  # one child for both transports (a child's start-up was most of its CPU)
+        proc = subprocess.run([sys.executable, str(script), fake.base_url, *TRANSPORTS], capture_output=True,
+                              text=True, timeout=120, check=False,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     lines = proc.stdout.splitlines()
-    assert len(lines) == 5 and lines[0].startswith("Claims |"), proc.stdout + proc.stderr
-    for line in lines[1:]:
-        assert "ran out of file descriptors" in line and "ulimit -n" in line, line
-        assert "cannot connect" not in line and "unparseable" not in line, line
+    assert len(lines) == 5 * len(TRANSPORTS), proc.stdout + proc.stderr
+    for transport in TRANSPORTS:
+        first, *rest = (line.partition(" | ")[2] for line in lines if line.startswith(f"{transport} |"))
+        assert first.startswith("Claims |"), (transport, proc.stdout + proc.stderr)
+        assert len(rest) == 4, (transport, proc.stdout)
+        for line in rest:
+            assert "ran out of file descriptors" in line and "ulimit -n" in line, (transport, line)
+            assert "cannot connect" not in line and "unparseable" not in line, (transport, line)
 
 
 # 6. a reply's list is cut to its schema's bound ----------------------------------------------------------

@@ -57,10 +57,11 @@ def test_runnable_batch_uses_the_shared_loop() -> None:
 CLOSING = """
 import asyncio, gc, sys
 from judgeflow import Judge
-url, transport, hows = sys.argv[1], sys.argv[2], sys.argv[3:]
+url, transports, hows = sys.argv[1], sys.argv[2].split(","), sys.argv[3:]
 item = {"id": "m", "question": "When was Moscow founded?", "answer": "Moscow was founded in 1247.", "reference": "1147"}
 
-for how in hows:  # each way with its own Judge, in one process (what is left at exit is checked once, for all)
+# each transport and way with its own Judge, in one process (what is left at exit is checked once, for all)
+for transport, how in [(t, h) for t in transports for h in hows]:
     judge = Judge("openai/fake", base_url=url, api_key="k", provider_retries=0, http_transport=transport)
 
     async def once():
@@ -77,15 +78,14 @@ for how in hows:  # each way with its own Judge, in one process (what is left at
             loop.close()
 
     run = handmade if how == "handmade" else lambda: asyncio.run(once())
-    print(how, run(), run(), flush=True)  # two event loops, one Judge
+    print(f"{transport}:{how}", run(), run(), flush=True)  # two event loops, one Judge
     del judge
     gc.collect()
 """
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
-def test_one_judge_across_event_loops_with_or_without_closing(tmp_path, transport: str) -> None:
+def test_one_judge_across_event_loops_with_or_without_closing(tmp_path) -> None:
     """The SDK's connections belong to the loop that opened them. `async with Judge(...)` (or
     `await judge.aclose()`) closes them before the loop ends; without it, asyncio.run's end closes
     them (judgeflow's finaliser), and a loop closed by hand leaves them to the next loop's first
@@ -99,12 +99,13 @@ def test_one_judge_across_event_loops_with_or_without_closing(tmp_path, transpor
 
     script = tmp_path / "closing.py"
     script.write_text(CLOSING)
-    hows = ("close", "keep", "handmade")
-    with FakeProvider() as fake:  # one child for the three ways (a child's start-up was most of the CPU)
-        run = subprocess.run([sys.executable, str(script), fake.base_url + "/v1", transport, *hows],
+    hows, transports = ("close", "keep", "handmade"), ("aiohttp", "httpx")
+    with FakeProvider() as fake:  # one child for all six (a child's start-up was most of the CPU)
+        run = subprocess.run([sys.executable, str(script), fake.base_url + "/v1", ",".join(transports), *hows],
                              capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == [w for how in hows for w in (how, "1", "1")], (run.stdout, run.stderr)
+    assert run.stdout.split() == [w for t in transports for how in hows for w in (f"{t}:{how}", "1", "1")], (
+        run.stdout, run.stderr)
     for noise in ("Event loop is closed", "never retrieved", "Unclosed", "Traceback"):
         assert noise not in run.stderr, run.stderr
 
