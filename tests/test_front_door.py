@@ -173,7 +173,8 @@ def _collect_in_child(archive: Path, args: list[str], log: Path) -> int:
                                                          sys.base_exec_prefix, *site.getsitepackages()})
 
     def is_installed(path: str) -> bool:
-        return str(Path(path).resolve()).startswith(installed)
+        where = str(Path(path).resolve())
+        return any(where == p or where.startswith(p + os.sep) for p in installed)
 
     stream = open(log, "w", encoding="utf-8")  # noqa: SIM115 - the child's stdout and stderr until os._exit
     os.dup2(stream.fileno(), 1)
