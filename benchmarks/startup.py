@@ -27,16 +27,16 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cpu  # noqa: E402  (benchmarks/ helpers: the local OpenAI-compatible fake)
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pydantic", "rich", "langgraph", "langchain_core", "langsmith", "openai", "anthropic", "instructor",
          "numpy", "sklearn", "scipy", "pandas")
 
 
-#: the local OpenAI-compatible server's URL (set in main)
-SERVER = ""
-
-
-def commands(work: Path) -> dict[str, list[str]]:
+def commands(work: Path, server: str) -> dict[str, list[str]]:
+    """label -> the judgeflow arguments; `server`: the local OpenAI-compatible server's URL."""
     items = str(ROOT / "examples" / "qa_items.jsonl")
     results = str(work / "results.jsonl")
     return {
@@ -46,7 +46,7 @@ def commands(work: Path) -> dict[str, list[str]]:
                                  "--store", str(work / "runs.sqlite")],
         "run, 9 items via OpenAI": ["run", items, "-o", str(work / "online.jsonl"), "--no-cache", "--no-progress",
                                     "--store", str(work / "online.sqlite"), "--model", "openai/fake-judge",
-                                    "--base-url", f"{SERVER}/v1"],
+                                    "--base-url", f"{server}/v1"],
         "calibrate, 9 rows": ["calibrate", results],
     }
 
@@ -75,7 +75,7 @@ def heavy_imports(checkout: Path, args: list[str], work: Path) -> list[str]:
     return [m for m in HEAVY if m in seen]
 
 
-def measure(checkouts: dict[str, Path], runs: int) -> dict[str, dict[str, list[tuple[float, float]]]]:
+def measure(checkouts: dict[str, Path], runs: int, server: str) -> dict[str, dict[str, list[tuple[float, float]]]]:
     """name -> command -> [(wall, cpu)], the checkouts alternating run by run."""
     out: dict[str, dict[str, list[tuple[float, float]]]] = {n: {} for n in checkouts}
     for checkout in checkouts.values():
@@ -83,12 +83,12 @@ def measure(checkouts: dict[str, Path], runs: int) -> dict[str, dict[str, list[t
                        stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""})
     for name, checkout in checkouts.items():  # warm-up, and the results file calibrate reads
         with tempfile.TemporaryDirectory() as d:
-            for args in commands(Path(d)).values():
+            for args in commands(Path(d), server).values():
                 once(checkout, args, Path(d))
     for _ in range(runs):
         for name, checkout in checkouts.items():
             with tempfile.TemporaryDirectory() as d:
-                for label, args in commands(Path(d)).items():
+                for label, args in commands(Path(d), server).items():
                     out[name].setdefault(label, []).append(once(checkout, args, Path(d)))
     return out
 
@@ -99,29 +99,24 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=7, help="runs of each command (default 7; the median is printed)")
     a = ap.parse_args()
     checkouts = {"this": ROOT, **({"baseline": a.baseline.resolve()} if a.baseline else {})}
-    global SERVER
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import cpu  # benchmarks/ helpers: the fake
-
-    proc, SERVER = cpu.start_async_fake(0.0)
+    proc, server = cpu.start_async_fake(0.0)
     try:
-        got = measure(checkouts, a.n)
-        report(checkouts, got, a)
+        report(checkouts, measure(checkouts, a.n, server), a, server)
     finally:
         cpu.stop_async_fake(proc)
 
 
 def report(checkouts: dict[str, Path], got: dict[str, dict[str, list[tuple[float, float]]]],
-           a: argparse.Namespace) -> None:
+           a: argparse.Namespace, server: str) -> None:
     print(f"median of {a.n} runs, whole process, seconds (wall / CPU incl. children)")
     with tempfile.TemporaryDirectory() as d:
-        labels = commands(Path(d))
+        labels = commands(Path(d), server)
         for label, args in labels.items():
             cells = []
             for name in checkouts:
                 runs = got[name][label]
-                wall, cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
-                cells.append(f"{name} {wall:.3f} / {cpu:.3f}")
+                wall, used = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+                cells.append(f"{name} {wall:.3f} / {used:.3f}")
             if a.baseline:
                 ratios = [statistics.median(r[k] for r in got["this"][label])
                           / statistics.median(r[k] for r in got["baseline"][label]) for k in (0, 1)]
