@@ -12,7 +12,6 @@ temporary file first, so the input can be read twice (checked, then judged), str
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from .. import interrupts
 from ..backends.llm_judge import DEFAULT_MODEL_ENV, OFFLINE_MODEL, default_model
 from ..build import build
 from ..config.run import RunSpec
@@ -37,7 +37,7 @@ from . import SUMMARIES, ensemble, otel_args, ray_cmd
 from .argtypes import Subparsers
 from .flags import add_run_flags, resume_command, to_spec
 from .render import console
-from .run_view import Session, note_aliases, progress_bar, report, sigterm_stops
+from .run_view import Session, note_aliases, progress_bar, report
 
 EXIT_CODES = """exit codes: 0 done; 1 done, but nothing was judged or the unscored share is above
 --max-unscored, or stopped at --budget (rows unscored 'budget: ...'; --resume continues them); 2 bad
@@ -172,8 +172,8 @@ def _judge_run(run: Run, judge: Judging, settings: RunSpec, con: Console, *, res
     output = Path(settings.output or "-")
     try:
         with tuned_gc():
-            asyncio.run(_judge_all(run, judge, settings, con, session, already, progress))
-    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (it cancels the task)
+            interrupts.run(_judge_all(run, judge, settings, con, session, already, progress))
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM, once the judging task has been cancelled
         n = run.stop("interrupted", output)
         con.print("[yellow]interrupted:[/yellow] " + escape(
             f"{n} of {run.total} rows are saved (in {settings.store} and {output}). Resume with:\n"
@@ -203,10 +203,7 @@ def _judge_run(run: Run, judge: Judging, settings: RunSpec, con: Console, *, res
 
 async def _judge_all(run: Run, judge: Judging, settings: RunSpec, con: Console, session: Session,
                      already: int, progress: bool) -> None:
-    task = asyncio.current_task()
-    assert task is not None
-    with sigterm_stops(task), progress_bar(con, total=run.total or 0, completed=already,
-                                           disable=not progress) as advance:
+    with progress_bar(con, total=run.total or 0, completed=already, disable=not progress) as advance:
         try:
             async for j in run.judge(judge, concurrency=settings.judging.concurrency,
                                      cache=not settings.no_cache):

@@ -1,17 +1,15 @@
 """What `judgeflow run` shows while it judges and once it is done: the progress bar with the
-session's counts, SIGTERM handling in the loop, and the end-of-run summary (or its JSON).
+session's counts, and the end-of-run summary (or its JSON).
 
     session = Session(exporter)                      # what this invocation judged
-    with sigterm_stops(task), progress_bar(con, total=n, completed=done, disable=False) as go: ...
+    with progress_bar(con, total=n, completed=done, disable=False) as go: ...
     code = report(run, judge, spec, tally, session, con, resume=False, as_json=False)
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import signal
 import sys
 import time
 from collections import Counter
@@ -131,24 +129,6 @@ def limit_report(elapsed: float, items: int) -> list[str]:
     from ..backends.limits import report
 
     return report(elapsed, items)
-
-
-@contextlib.contextmanager
-def sigterm_stops(task: asyncio.Task[Any]) -> Any:
-    """SIGTERM (a container stop, `kill`) stops the run as Ctrl-C does: the run's task is cancelled,
-    results are saved, the resume command printed. It is handled in the event loop itself, not by
-    re-raising SIGINT: a process started in the background by a shell ignores SIGINT, and SIGTERM
-    must still stop it."""
-    loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGTERM, task.cancel)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals
-        yield
-        return
-    try:
-        yield
-    finally:
-        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def client_notes(judging: Judging) -> list[str]:

@@ -19,13 +19,13 @@ again; after the last round the output is written from the store (`Finished`).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ... import interrupts
 from ...config.judging import JudgeSpec
 from ...config.run import RunSpec
 from ...errors import ConfigError
@@ -240,7 +240,7 @@ def step(
     transport = ReplayTransport(ledger, run.run_id)
     spec = run.info.spec
     assert spec is not None  # provider_for checked it
-    pending = asyncio.run(
+    pending = interrupts.run(
         advance(run, replay_judge(spec, transport), transport, rows, cache=not spec.no_cache)
     )
     if pending:
@@ -264,7 +264,7 @@ def step(
         )
         return
     if online:
-        yield Rejudged(run.run_id, asyncio.run(rejudge_online(run, rows)))
+        yield Rejudged(run.run_id, interrupts.run(rejudge_online(run, rows)))
     yield finish(run, max_unscored)
 
 
@@ -369,7 +369,7 @@ def collect(
             )
         if run.info.status == "done":
             if online:
-                yield Rejudged(run.run_id, asyncio.run(rejudge_online(run, input_rows(run))))
+                yield Rejudged(run.run_id, interrupts.run(rejudge_online(run, input_rows(run))))
             yield finish(run, max_unscored)
             return
         provider = provider_for(run.info, http_client=http_client, base_url=base_url)
