@@ -30,12 +30,13 @@ async def _stopped_by_signals(main: Coroutine[Any, Any, T]) -> T:
     task = asyncio.current_task()
     assert task is not None
     loop = asyncio.get_running_loop()
-    signalled: list[int] = []
+    signalled = False
 
-    def stop(sig: int) -> None:
+    def stop() -> None:
+        nonlocal signalled
         if signalled:  # the second: the clean-up itself is stuck, so stop now
             raise KeyboardInterrupt
-        signalled.append(sig)
+        signalled = True
         task.cancel()
 
     # SIGINT only while Python's own handler has it: not when the shell started us in the
@@ -45,7 +46,7 @@ async def _stopped_by_signals(main: Coroutine[Any, Any, T]) -> T:
     for sig in mine:
         old = signal.getsignal(sig)
         try:
-            loop.add_signal_handler(sig, stop, sig)
+            loop.add_signal_handler(sig, stop)
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals (Windows)
             continue
         before[sig] = old
